@@ -1,0 +1,79 @@
+// agent/benchmarks/benchmark.h — the benchmark plugin interface.
+//
+// A benchmark is one small class with a permanent name (history is stored
+// under it), a Probe() that says whether it can run on this node, and a Run()
+// that measures and returns samples. The runner never special-cases a name:
+// adding a benchmark is one file plus one line in registry.cc.
+//
+// Errors: Probe() returns FAILED_PRECONDITION with the reason when the node
+// lacks what the benchmark needs (no GPU, no RDMA device); the runner reports
+// that as "skipped". Run() returns INVALID_ARGUMENT for bad parameters,
+// CANCELLED when the context was cancelled, anything else as "failed".
+//
+// Thread safety: one Run() at a time per node (the runner guarantees it);
+// Run() may use as many threads as it likes internally.
+#ifndef FLEETBENCH_AGENT_BENCHMARKS_BENCHMARK_H_
+#define FLEETBENCH_AGENT_BENCHMARKS_BENCHMARK_H_
+
+#include <atomic>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "fleetbench/v1/result.pb.h"
+
+namespace fleetbench::agent {
+
+// What Run() gets from the runner besides its parameters.
+class RunContext {
+ public:
+  using ProgressFn = std::function<void(double fraction, const std::string&)>;
+
+  RunContext(std::string scratch_dir, const std::atomic<bool>* cancelled,
+             ProgressFn progress)
+      : scratch_dir_(std::move(scratch_dir)),
+        cancelled_(cancelled),
+        progress_(std::move(progress)) {}
+
+  // The only folder a benchmark may write to.
+  const std::string& scratch_dir() const { return scratch_dir_; }
+  bool cancelled() const { return cancelled_ != nullptr && cancelled_->load(); }
+  // fraction in [0,1] of this benchmark's work.
+  void ReportProgress(double fraction, const std::string& message) const {
+    if (progress_) progress_(fraction, message);
+  }
+
+ private:
+  std::string scratch_dir_;
+  const std::atomic<bool>* cancelled_;
+  ProgressFn progress_;
+};
+
+// Parameters as given by the user or a suite; all strings on the wire.
+using Params = std::map<std::string, std::string>;
+
+class Benchmark {
+ public:
+  virtual ~Benchmark() = default;
+
+  // Permanent key, e.g. "gemm". Never rename: history is stored under it.
+  virtual std::string name() const = 0;
+  // OK, or FAILED_PRECONDITION with the reason it cannot run here.
+  virtual absl::Status Probe() const = 0;
+  // Checks parameters without running (INVALID_ARGUMENT with a message a
+  // user can act on). The controller-side CLI cannot know plugin params, so
+  // the agent calls this before Run().
+  virtual absl::Status ValidateParams(const Params& params) const = 0;
+  // Measures. Returned samples carry metric, value, unit and params; the
+  // runner fills id, run, node, benchmark and time.
+  virtual absl::StatusOr<std::vector<v1::Sample>> Run(
+      const Params& params, const RunContext& context) = 0;
+};
+
+}  // namespace fleetbench::agent
+
+#endif  // FLEETBENCH_AGENT_BENCHMARKS_BENCHMARK_H_

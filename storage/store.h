@@ -1,0 +1,138 @@
+// storage/store.h — the history store.
+//
+// Owns: nodes (identity, labels, facts history), runs, node tasks with their
+// benchmark outcomes, and result samples. Everything the controller must not
+// forget lives here; everything else (who is connected, live progress) is in
+// memory in the controller.
+//
+// Thread safety: a Store is safe to call from several threads; the SQLite
+// implementation serialises calls on one connection. Calls block on disk I/O,
+// so the controller never calls them from a gRPC reactor callback.
+//
+// Errors: absl::Status. NOT_FOUND for a missing run or node, INVALID_ARGUMENT
+// for bad input, INTERNAL/DATA_LOSS for SQLite failures (with SQLite's message).
+//
+// Only storage/sqlite_store.cc includes sqlite3.h.
+#ifndef FLEETBENCH_STORAGE_STORE_H_
+#define FLEETBENCH_STORAGE_STORE_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "fleetbench/v1/agent_service.pb.h"
+#include "fleetbench/v1/facts.pb.h"
+#include "fleetbench/v1/fleet_service.pb.h"
+#include "fleetbench/v1/result.pb.h"
+
+namespace fleetbench::storage {
+
+struct NodeRecord {
+  std::string name;
+  std::map<std::string, std::string> labels;
+  v1::NodeFacts facts;
+  std::string agent_version;
+  absl::Time first_seen;
+  absl::Time last_seen;
+};
+
+struct RunRecord {
+  std::string run_id;
+  std::string state;  // queued, running, succeeded, failed, cancelled
+  absl::Time created;
+  absl::Time finished;  // absl::InfinitePast() while not finished
+  std::vector<v1::BenchmarkSpec> benchmarks;
+  uint32_t max_parallel = 0;
+  std::string suite;
+};
+
+struct TaskRecord {
+  std::string task_id;
+  std::string run_id;
+  std::string node;
+  v1::TaskState state = v1::TASK_STATE_QUEUED;
+  std::string reason;
+  std::vector<v1::BenchmarkOutcome> outcomes;
+  absl::Time updated;
+};
+
+// One value per (node, run) for ranking: a node's sample for the metric.
+struct MetricPoint {
+  std::string node;
+  std::string run_id;
+  double value = 0;
+  absl::Time time;
+};
+
+class Store {
+ public:
+  virtual ~Store() = default;
+
+  // Creates or updates the node; appends its facts to the facts history when
+  // they differ from the last stored facts.
+  virtual absl::Status UpsertNode(const NodeRecord& node) = 0;
+  virtual absl::Status TouchNode(const std::string& name, absl::Time seen) = 0;
+  virtual absl::StatusOr<std::vector<NodeRecord>> ListNodes() = 0;
+  // Number of facts versions stored for the node (1 after the first hello).
+  virtual absl::StatusOr<int> CountFactsVersions(const std::string& name) = 0;
+
+  // A run and its tasks, created in one transaction.
+  virtual absl::Status CreateRun(const RunRecord& run,
+                                 const std::vector<TaskRecord>& tasks) = 0;
+  virtual absl::StatusOr<RunRecord> GetRun(const std::string& run_id) = 0;
+  virtual absl::StatusOr<std::vector<RunRecord>> ListRuns(int limit) = 0;
+  virtual absl::Status SetRunState(const std::string& run_id,
+                                   const std::string& state,
+                                   absl::Time finished) = 0;
+  virtual absl::StatusOr<std::vector<TaskRecord>> ListTasks(
+      const std::string& run_id) = 0;
+  // Tasks in any of `states`, oldest first, across all runs.
+  virtual absl::StatusOr<std::vector<TaskRecord>> ListTasksInStates(
+      const std::vector<v1::TaskState>& states) = 0;
+  virtual absl::Status UpdateTask(const TaskRecord& task) = 0;
+
+  // Commits a report in one transaction: inserts samples whose id is new
+  // (ids already stored are ignored), and when `task` is set, updates it.
+  // Returns how many samples were new. Durable when it returns OK.
+  struct ReportWrite {
+    std::vector<v1::Sample> samples;
+    const TaskRecord* task = nullptr;  // optional task update
+  };
+  virtual absl::StatusOr<int> CommitReports(
+      const std::vector<ReportWrite>& reports) = 0;
+
+  virtual absl::StatusOr<std::vector<v1::Sample>> ListSamplesForRun(
+      const std::string& run_id) = 0;
+  virtual absl::StatusOr<std::vector<v1::Sample>> History(
+      const std::string& node, const std::string& metric, int limit) = 0;
+  // Every sample of `metric` with time >= since, for ranking.
+  virtual absl::StatusOr<std::vector<MetricPoint>> MetricPointsSince(
+      const std::string& metric, absl::Time since) = 0;
+  virtual absl::StatusOr<int64_t> CountSamples() = 0;
+  // PRAGMA integrity_check; OK when SQLite answers "ok".
+  virtual absl::Status CheckIntegrity() = 0;
+};
+
+struct SqliteOptions {
+  std::string path;
+  // NORMAL survives a process crash (SIGKILL) in WAL mode; FULL also
+  // survives power loss at the cost of an fsync per commit.
+  bool synchronous_full = false;
+};
+
+// Opens (creating if needed) the SQLite file and applies pending schema
+// migrations.
+absl::StatusOr<std::unique_ptr<Store>> OpenSqliteStore(
+    const SqliteOptions& options);
+
+// The schema version this build migrates to.
+int LatestSchemaVersion();
+
+}  // namespace fleetbench::storage
+
+#endif  // FLEETBENCH_STORAGE_STORE_H_
