@@ -99,6 +99,9 @@ class Store {
   // Commits a report in one transaction: inserts samples whose id is new
   // (ids already stored are ignored), and when `task` is set, updates it.
   // Returns how many samples were new. Durable when it returns OK.
+  // Every sample must name an existing run and node (INVALID_ARGUMENT
+  // otherwise); a task that does not exist is NOT_FOUND. On any error nothing
+  // of the call is stored. A full disk is RESOURCE_EXHAUSTED.
   struct ReportWrite {
     std::vector<v1::Sample> samples;
     const TaskRecord* task = nullptr;  // optional task update
@@ -123,6 +126,13 @@ struct SqliteOptions {
   // NORMAL survives a process crash (SIGKILL) in WAL mode; FULL also
   // survives power loss at the cost of an fsync per commit.
   bool synchronous_full = false;
+  // How long a call waits for a lock held by another connection (a reader
+  // such as the sqlite3 shell) before failing with UNAVAILABLE.
+  absl::Duration busy_timeout = absl::Seconds(5);
+  // Test hook, 0 in production: caps the file at this many pages (PRAGMA
+  // max_page_count) so tests can drive the disk-full path, where writes fail
+  // with RESOURCE_EXHAUSTED and earlier data stays intact.
+  int64_t max_page_count = 0;
 };
 
 // Opens (creating if needed) the SQLite file and applies pending schema

@@ -1,0 +1,411 @@
+#include "agent/benchmarks/cpu_gemm.h"
+
+#include <cblas.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <limits>
+#include <memory>
+#include <set>
+#include <utility>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
+#include "absl/strings/strip.h"
+#include "agent/benchmarks/gemm_math.h"
+#include "common/stats.h"
+
+namespace fleetbench::agent {
+namespace {
+
+constexpr absl::string_view kAllowedKeys[] = {
+    "dtypes", "sizes", "threads", "min_seconds", "max_runs", "warmup_runs"};
+constexpr absl::string_view kAllowedDtypes[] = {"fp32", "fp64"};
+constexpr int kMinSize = 16;
+constexpr int kMaxSize = 32768;
+constexpr char kMethod[] =
+    "openblas cblas_?gemm, median of timed runs after warm-up";
+// Matrices larger than this share of physical memory are refused: past it
+// the kernel's OOM killer, not this plugin, decides how the run ends.
+constexpr double kMaxMemoryShare = 0.9;
+
+absl::Status BadParam(absl::string_view key, absl::string_view what) {
+  return absl::InvalidArgumentError(absl::StrCat("gemm: ", key, ": ", what));
+}
+
+absl::StatusOr<int> ParseInt(absl::string_view key, absl::string_view text,
+                             int lo, int hi) {
+  int64_t value = 0;
+  if (!absl::SimpleAtoi(text, &value)) {
+    return BadParam(key, absl::StrCat("'", text, "' is not an integer"));
+  }
+  if (value < lo || value > hi) {
+    return BadParam(key, absl::StrCat(value, " is outside ", lo, "..", hi));
+  }
+  return static_cast<int>(value);
+}
+
+absl::StatusOr<double> ParseDouble(absl::string_view key,
+                                   absl::string_view text, double lo,
+                                   double hi) {
+  double value = 0;
+  if (!absl::SimpleAtod(text, &value) || !std::isfinite(value)) {
+    return BadParam(key, absl::StrCat("'", text, "' is not a number"));
+  }
+  if (!(value >= lo && value <= hi)) {
+    return BadParam(key, absl::StrCat(text, " is outside ", lo, "..", hi));
+  }
+  return value;
+}
+
+// Splits "a, b,c" into trimmed entries; rejects empty lists, empty entries
+// and repeats (a repeated case would give two samples nobody can tell apart).
+absl::StatusOr<std::vector<std::string>> ParseList(absl::string_view key,
+                                                   absl::string_view text) {
+  std::vector<std::string> items;
+  std::set<std::string> seen;
+  if (absl::StripAsciiWhitespace(text).empty()) {
+    return BadParam(key, "is empty; give a comma-separated list");
+  }
+  for (absl::string_view item : absl::StrSplit(text, ',')) {
+    item = absl::StripAsciiWhitespace(item);
+    if (item.empty()) {
+      return BadParam(key, absl::StrCat("'", text, "' has an empty entry"));
+    }
+    if (!seen.insert(std::string(item)).second) {
+      return BadParam(key, absl::StrCat("'", item, "' is listed twice"));
+    }
+    items.emplace_back(item);
+  }
+  return items;
+}
+
+int OnlineCores() {
+  const long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  return static_cast<int>(std::clamp<long>(cores, 1, 1024));
+}
+
+double PhysicalMemoryBytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page_size = sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page_size <= 0) return 0;
+  return static_cast<double>(pages) * static_cast<double>(page_size);
+}
+
+size_t ElementSize(const std::string& dtype) {
+  return dtype == "fp32" ? sizeof(float) : sizeof(double);
+}
+
+// OpenBLAS's thread count is process-wide: set it for the run, then put the
+// caller's value back.
+class ScopedBlasThreads {
+ public:
+  explicit ScopedBlasThreads(int threads)
+      : previous_(openblas_get_num_threads()) {
+    openblas_set_num_threads(threads);
+  }
+  ~ScopedBlasThreads() { openblas_set_num_threads(previous_); }
+  ScopedBlasThreads(const ScopedBlasThreads&) = delete;
+  ScopedBlasThreads& operator=(const ScopedBlasThreads&) = delete;
+
+ private:
+  int previous_;
+};
+
+struct FreeDeleter {
+  void operator()(void* p) const { std::free(p); }
+};
+
+// n×n row-major matrix on a 64-byte (cache line, AVX-512 vector) boundary.
+template <typename T>
+using Matrix = std::unique_ptr<T[], FreeDeleter>;
+
+template <typename T>
+Matrix<T> AllocateMatrix(int n) {
+  constexpr size_t kAlignment = 64;
+  size_t bytes = static_cast<size_t>(n) * static_cast<size_t>(n) * sizeof(T);
+  bytes = (bytes + kAlignment - 1) / kAlignment * kAlignment;
+  return Matrix<T>(static_cast<T*>(std::aligned_alloc(kAlignment, bytes)));
+}
+
+// Uniform in [-1, 1) from splitmix64: deterministic, and fast enough that
+// filling two 32768² matrices does not take longer than measuring them.
+template <typename T>
+void FillUniform(T* data, size_t count, uint64_t seed) {
+  uint64_t state = seed;
+  for (size_t i = 0; i < count; ++i) {
+    state += 0x9e3779b97f4a7c15ULL;
+    uint64_t z = state;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    z ^= z >> 31;
+    const double unit = static_cast<double>(z >> 11) * 0x1.0p-53;  // [0, 1)
+    data[i] = static_cast<T>(2.0 * unit - 1.0);
+  }
+}
+
+void Gemm(int n, const float* a, const float* b, float* c) {
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a, n, b,
+              n, 0.0f, c, n);
+}
+void Gemm(int n, const double* a, const double* b, double* c) {
+  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0, a, n, b,
+              n, 0.0, c, n);
+}
+
+// Recomputes C[i][j] in double and compares within the standard inner-product
+// error bound, so a BLAS that returns early cannot report absurd TFLOP/s.
+template <typename T>
+absl::Status CheckEntry(int n, const T* a, const T* b, const T* c, int i, int j,
+                        absl::string_view label) {
+  double want = 0;
+  double magnitude = 0;
+  for (int k = 0; k < n; ++k) {
+    const double term = static_cast<double>(a[static_cast<size_t>(i) * n + k]) *
+                        static_cast<double>(b[static_cast<size_t>(k) * n + j]);
+    want += term;
+    magnitude += std::abs(term);
+  }
+  const double got = c[static_cast<size_t>(i) * n + j];
+  const double tolerance =
+      2.0 * n * std::numeric_limits<T>::epsilon() * magnitude + 1e-30;
+  if (!(std::abs(got - want) <= tolerance)) {
+    return absl::InternalError(
+        absl::StrFormat("gemm: %s: result check failed at C[%d][%d]: got %g, "
+                        "want %g (tolerance %g)",
+                        label, i, j, got, want, tolerance));
+  }
+  return absl::OkStatus();
+}
+
+// Reports progress at the start of each case and at most once a second
+// inside it, so tiny sizes with many runs do not flood the runner.
+class Progress {
+ public:
+  Progress(const RunContext& context, int cases)
+      : context_(context), cases_(cases) {}
+
+  void Report(int case_index, double case_fraction, const std::string& what,
+              bool force) {
+    const auto now = std::chrono::steady_clock::now();
+    if (!force && now - last_ < std::chrono::seconds(1)) return;
+    last_ = now;
+    const double fraction =
+        (case_index + std::clamp(case_fraction, 0.0, 1.0)) / cases_;
+    context_.ReportProgress(fraction, what);
+  }
+
+ private:
+  const RunContext& context_;
+  int cases_;
+  std::chrono::steady_clock::time_point last_{};
+};
+
+// Times one (dtype, size) case; returns TFLOP/s per timed run.
+template <typename T>
+absl::StatusOr<std::vector<double>> TimeCase(int n, const CpuGemmConfig& config,
+                                             const RunContext& context,
+                                             Progress& progress, int case_index,
+                                             const std::string& label) {
+  Matrix<T> a = AllocateMatrix<T>(n);
+  Matrix<T> b = AllocateMatrix<T>(n);
+  Matrix<T> c = AllocateMatrix<T>(n);
+  if (a == nullptr || b == nullptr || c == nullptr) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("gemm: ", label, ": cannot allocate the matrices"));
+  }
+  const size_t count = static_cast<size_t>(n) * static_cast<size_t>(n);
+  // Random values, not zeros: some CPUs draw less power (and so clock higher)
+  // on zero operands, which would flatter the result.
+  FillUniform(a.get(), count, 1);
+  FillUniform(b.get(), count, 2);
+  // Touch C's pages now so the first call does not pay for page faults.
+  std::fill(c.get(), c.get() + count, T{0});
+
+  progress.Report(case_index, 0, absl::StrCat(label, ": warm-up"), true);
+  for (int i = 0; i < config.warmup_runs; ++i) {
+    if (context.cancelled()) return absl::CancelledError("gemm: cancelled");
+    Gemm(n, a.get(), b.get(), c.get());
+  }
+
+  const double flops = GemmFlops(n, n, n);
+  const RepetitionPolicy policy{config.min_seconds, config.max_runs};
+  std::vector<double> tflops;
+  double timed_seconds = 0;
+  while (!EnoughRuns(policy, static_cast<int>(tflops.size()), timed_seconds)) {
+    if (context.cancelled()) return absl::CancelledError("gemm: cancelled");
+    const auto start = std::chrono::steady_clock::now();
+    Gemm(n, a.get(), b.get(), c.get());
+    const auto stop = std::chrono::steady_clock::now();
+    const double seconds = std::chrono::duration<double>(stop - start).count();
+    timed_seconds += seconds;
+    tflops.push_back(TflopsFromSeconds(flops, seconds));
+    const double case_fraction = RepetitionFraction(
+        policy, static_cast<int>(tflops.size()), timed_seconds);
+    progress.Report(case_index, case_fraction,
+                    absl::StrCat(label, ": run ", tflops.size()), false);
+  }
+
+  for (const auto& [i, j] : {std::pair{0, 0}, std::pair{n - 1, n - 1}}) {
+    if (absl::Status s = CheckEntry(n, a.get(), b.get(), c.get(), i, j, label);
+        !s.ok()) {
+      return s;
+    }
+  }
+  return tflops;
+}
+
+std::string FormatNumber(double value) {
+  return absl::StrFormat("%.6g", value);
+}
+
+}  // namespace
+
+absl::StatusOr<CpuGemmConfig> ParseCpuGemmParams(const Params& params) {
+  for (const auto& [key, value] : params) {
+    if (std::find(std::begin(kAllowedKeys), std::end(kAllowedKeys), key) ==
+        std::end(kAllowedKeys)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("gemm: unknown parameter '", key,
+                       "' (allowed: ", absl::StrJoin(kAllowedKeys, ", "), ")"));
+    }
+  }
+  auto get = [&params](const std::string& key, const std::string& fallback) {
+    auto it = params.find(key);
+    return it == params.end() ? fallback : it->second;
+  };
+
+  CpuGemmConfig config;
+  absl::StatusOr<std::vector<std::string>> dtypes =
+      ParseList("dtypes", get("dtypes", "fp32,fp64"));
+  if (!dtypes.ok()) return dtypes.status();
+  for (const std::string& dtype : *dtypes) {
+    if (std::find(std::begin(kAllowedDtypes), std::end(kAllowedDtypes),
+                  dtype) == std::end(kAllowedDtypes)) {
+      return BadParam("dtypes",
+                      absl::StrCat("'", dtype, "' is not one of ",
+                                   absl::StrJoin(kAllowedDtypes, ", ")));
+    }
+  }
+  config.dtypes = *std::move(dtypes);
+
+  absl::StatusOr<std::vector<std::string>> sizes =
+      ParseList("sizes", get("sizes", "4096"));
+  if (!sizes.ok()) return sizes.status();
+  for (const std::string& text : *sizes) {
+    absl::StatusOr<int> size = ParseInt("sizes", text, kMinSize, kMaxSize);
+    if (!size.ok()) return size.status();
+    config.sizes.push_back(*size);
+  }
+
+  absl::StatusOr<int> threads =
+      ParseInt("threads", get("threads", absl::StrCat(OnlineCores())), 1, 1024);
+  if (!threads.ok()) return threads.status();
+  config.threads = *threads;
+
+  absl::StatusOr<double> min_seconds =
+      ParseDouble("min_seconds", get("min_seconds", "2"), 0.01, 600);
+  if (!min_seconds.ok()) return min_seconds.status();
+  config.min_seconds = *min_seconds;
+
+  absl::StatusOr<int> max_runs =
+      ParseInt("max_runs", get("max_runs", "50"), 1, 100000);
+  if (!max_runs.ok()) return max_runs.status();
+  config.max_runs = *max_runs;
+
+  absl::StatusOr<int> warmup_runs =
+      ParseInt("warmup_runs", get("warmup_runs", "1"), 0, 1000);
+  if (!warmup_runs.ok()) return warmup_runs.status();
+  config.warmup_runs = *warmup_runs;
+  return config;
+}
+
+absl::Status CpuGemmBenchmark::Probe() const { return absl::OkStatus(); }
+
+absl::Status CpuGemmBenchmark::ValidateParams(const Params& params) const {
+  return ParseCpuGemmParams(params).status();
+}
+
+absl::StatusOr<std::vector<v1::Sample>> CpuGemmBenchmark::Run(
+    const Params& params, const RunContext& context) {
+  absl::StatusOr<CpuGemmConfig> config = ParseCpuGemmParams(params);
+  if (!config.ok()) return config.status();
+
+  // Refuse up front rather than after measuring the smaller cases.
+  const double memory = PhysicalMemoryBytes();
+  for (const std::string& dtype : config->dtypes) {
+    for (int n : config->sizes) {
+      const double needed = 3.0 * n * n * ElementSize(dtype);
+      if (memory > 0 && needed > kMaxMemoryShare * memory) {
+        return absl::ResourceExhaustedError(absl::StrFormat(
+            "gemm: %s n=%d needs %.1f GiB for A, B and C; this node has "
+            "%.1f GiB of memory (at most %.0f%% is used); choose a smaller "
+            "size",
+            dtype, n, needed / (1 << 30), memory / (1 << 30),
+            kMaxMemoryShare * 100));
+      }
+    }
+  }
+
+  ScopedBlasThreads blas_threads(config->threads);
+  // OpenBLAS caps the count at its build-time maximum; report what it uses.
+  const int threads = openblas_get_num_threads();
+  const std::string blas_config(
+      absl::StripAsciiWhitespace(openblas_get_config()));
+
+  const int cases =
+      static_cast<int>(config->dtypes.size() * config->sizes.size());
+  Progress progress(context, cases);
+  std::vector<v1::Sample> samples;
+  int case_index = 0;
+  for (const std::string& dtype : config->dtypes) {
+    for (int n : config->sizes) {
+      if (context.cancelled()) return absl::CancelledError("gemm: cancelled");
+      const std::string label = absl::StrCat(dtype, " n=", n);
+      absl::StatusOr<std::vector<double>> tflops =
+          dtype == "fp32" ? TimeCase<float>(n, *config, context, progress,
+                                            case_index, label)
+                          : TimeCase<double>(n, *config, context, progress,
+                                             case_index, label);
+      if (!tflops.ok()) return tflops.status();
+      const Summary summary = Summarize(*tflops);
+
+      v1::Sample& sample = samples.emplace_back();
+      sample.set_metric(absl::StrCat("gemm.cpu.", dtype, ".tflops"));
+      sample.set_unit("tflops");
+      sample.set_value(summary.median);
+      auto& p = *sample.mutable_params();
+      p["dtype"] = dtype;
+      p["size"] = absl::StrCat(n);
+      p["threads"] = absl::StrCat(threads);
+      if (threads != config->threads) {
+        p["threads_requested"] = absl::StrCat(config->threads);
+      }
+      p["runs"] = absl::StrCat(summary.count);
+      p["warmup_runs"] = absl::StrCat(config->warmup_runs);
+      p["min_tflops"] = FormatNumber(summary.min);
+      p["max_tflops"] = FormatNumber(summary.max);
+      p["p10_tflops"] = FormatNumber(summary.p10);
+      p["p90_tflops"] = FormatNumber(summary.p90);
+      p["spread"] = FormatNumber(summary.spread);
+      p["method"] = kMethod;
+      p["blas"] = blas_config;
+      ++case_index;
+      progress.Report(
+          case_index, 0,
+          absl::StrCat(label, ": ", FormatNumber(summary.median), " TFLOP/s"),
+          true);
+    }
+  }
+  return samples;
+}
+
+}  // namespace fleetbench::agent

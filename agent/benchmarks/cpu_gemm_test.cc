@@ -1,0 +1,190 @@
+#include "agent/benchmarks/cpu_gemm.h"
+
+#include <atomic>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "agent/benchmarks/registry.h"
+#include "common/metrics.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace fleetbench::agent {
+namespace {
+
+using ::testing::HasSubstr;
+
+RunContext QuietContext(const std::atomic<bool>* cancelled = nullptr) {
+  return RunContext("/tmp", cancelled, nullptr);
+}
+
+TEST(CpuGemmParamsTest, DefaultsWhenEmpty) {
+  absl::StatusOr<CpuGemmConfig> config = ParseCpuGemmParams({});
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->dtypes, (std::vector<std::string>{"fp32", "fp64"}));
+  EXPECT_EQ(config->sizes, (std::vector<int>{4096}));
+  EXPECT_GE(config->threads, 1);
+  EXPECT_DOUBLE_EQ(config->min_seconds, 2);
+  EXPECT_EQ(config->max_runs, 50);
+  EXPECT_EQ(config->warmup_runs, 1);
+}
+
+TEST(CpuGemmParamsTest, AcceptsGoodValues) {
+  absl::StatusOr<CpuGemmConfig> config = ParseCpuGemmParams({
+      {"dtypes", "fp64, fp32"},
+      {"sizes", "16,512 ,32768"},
+      {"threads", "3"},
+      {"min_seconds", "0.01"},
+      {"max_runs", "100000"},
+      {"warmup_runs", "0"},
+  });
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->dtypes, (std::vector<std::string>{"fp64", "fp32"}));
+  EXPECT_EQ(config->sizes, (std::vector<int>{16, 512, 32768}));
+  EXPECT_EQ(config->threads, 3);
+  EXPECT_DOUBLE_EQ(config->min_seconds, 0.01);
+  EXPECT_EQ(config->max_runs, 100000);
+  EXPECT_EQ(config->warmup_runs, 0);
+}
+
+struct BadCase {
+  Params params;
+  std::string message;
+  // Short names in test listings (and so in CTest) instead of raw bytes.
+  friend void PrintTo(const BadCase& c, std::ostream* os) {
+    for (const auto& [key, value] : c.params)
+      *os << key << "='" << value << "'";
+  }
+};
+
+class CpuGemmBadParamsTest : public ::testing::TestWithParam<BadCase> {};
+
+TEST_P(CpuGemmBadParamsTest, RejectedWithActionableMessage) {
+  CpuGemmBenchmark gemm;
+  const absl::Status status = gemm.ValidateParams(GetParam().params);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(status.message()), HasSubstr(GetParam().message));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    All, CpuGemmBadParamsTest,
+    ::testing::Values(
+        BadCase{{{"sizes", "40x"}}, "gemm: sizes: '40x' is not an integer"},
+        BadCase{{{"sizes", "8"}}, "gemm: sizes: 8 is outside 16..32768"},
+        BadCase{{{"sizes", "65536"}}, "outside 16..32768"},
+        BadCase{{{"sizes", "64,,128"}}, "has an empty entry"},
+        BadCase{{{"sizes", ""}}, "gemm: sizes: is empty"},
+        BadCase{{{"sizes", "64,64"}}, "'64' is listed twice"},
+        BadCase{{{"dtypes", "fp16"}},
+                "gemm: dtypes: 'fp16' is not one of fp32, fp64"},
+        BadCase{{{"threads", "0"}}, "gemm: threads: 0 is outside 1..1024"},
+        BadCase{{{"threads", "1025"}}, "outside 1..1024"},
+        BadCase{{{"threads", "two"}}, "'two' is not an integer"},
+        BadCase{{{"min_seconds", "0"}}, "gemm: min_seconds: 0 is outside"},
+        BadCase{{{"min_seconds", "nan"}}, "'nan' is not a number"},
+        BadCase{{{"min_seconds", "601"}}, "outside 0.01..600"},
+        BadCase{{{"max_runs", "0"}}, "gemm: max_runs: 0 is outside 1..100000"},
+        BadCase{{{"warmup_runs", "-1"}}, "gemm: warmup_runs: -1 is outside"},
+        BadCase{{{"size", "64"}},
+                "gemm: unknown parameter 'size' (allowed: dtypes, sizes, "
+                "threads, min_seconds, max_runs, warmup_runs)"}));
+
+TEST(CpuGemmBenchmarkTest, NameAndProbe) {
+  CpuGemmBenchmark gemm;
+  EXPECT_EQ(gemm.name(), "gemm");
+  EXPECT_TRUE(gemm.Probe().ok());
+}
+
+TEST(CpuGemmBenchmarkTest, RegisteredUnderItsName) {
+  int found = 0;
+  for (const auto& benchmark : MakeAllBenchmarks()) {
+    if (benchmark->name() == "gemm") ++found;
+  }
+  EXPECT_EQ(found, 1);
+}
+
+TEST(CpuGemmBenchmarkTest, SmallRealRunGivesOneSamplePerDtype) {
+  CpuGemmBenchmark gemm;
+  std::vector<double> fractions;
+  RunContext context("/tmp", nullptr,
+                     [&fractions](double fraction, const std::string&) {
+                       fractions.push_back(fraction);
+                     });
+  absl::StatusOr<std::vector<v1::Sample>> samples = gemm.Run(
+      {{"sizes", "64"}, {"min_seconds", "0.01"}, {"threads", "1"}}, context);
+  ASSERT_TRUE(samples.ok()) << samples.status();
+  ASSERT_EQ(samples->size(), 2u);
+  const char* kMetrics[] = {"gemm.cpu.fp32.tflops", "gemm.cpu.fp64.tflops"};
+  const char* kDtypes[] = {"fp32", "fp64"};
+  for (size_t i = 0; i < 2; ++i) {
+    const v1::Sample& s = (*samples)[i];
+    EXPECT_EQ(s.metric(), kMetrics[i]);
+    EXPECT_EQ(s.unit(), "tflops");
+    ASSERT_NE(FindMetric(s.metric()), nullptr) << "not in common/metrics.cc";
+    EXPECT_EQ(FindMetric(s.metric())->unit, s.unit());
+    EXPECT_GT(s.value(), 0);
+    EXPECT_EQ(s.params().at("dtype"), kDtypes[i]);
+    EXPECT_EQ(s.params().at("size"), "64");
+    EXPECT_EQ(s.params().at("threads"), "1");
+    EXPECT_GE(std::stoi(s.params().at("runs")), 3);
+    EXPECT_LE(std::stod(s.params().at("min_tflops")), s.value());
+    EXPECT_GE(std::stod(s.params().at("max_tflops")), s.value());
+    EXPECT_GE(std::stod(s.params().at("spread")), 0);
+    EXPECT_EQ(s.params().at("method"),
+              "openblas cblas_?gemm, median of timed runs after warm-up");
+    for (const char* key : {"p10_tflops", "p90_tflops", "blas"}) {
+      EXPECT_TRUE(s.params().contains(key)) << key;
+    }
+  }
+  ASSERT_FALSE(fractions.empty());
+  EXPECT_DOUBLE_EQ(fractions.back(), 1.0);
+  for (size_t i = 1; i < fractions.size(); ++i) {
+    EXPECT_GE(fractions[i], fractions[i - 1]);
+  }
+}
+
+TEST(CpuGemmBenchmarkTest, MaxRunsBelowThreeIsHonoured) {
+  CpuGemmBenchmark gemm;
+  absl::StatusOr<std::vector<v1::Sample>> samples =
+      gemm.Run({{"dtypes", "fp64"},
+                {"sizes", "16"},
+                {"max_runs", "1"},
+                {"min_seconds", "0.01"}},
+               QuietContext());
+  ASSERT_TRUE(samples.ok()) << samples.status();
+  ASSERT_EQ(samples->size(), 1u);
+  EXPECT_EQ(samples->front().params().at("runs"), "1");
+}
+
+TEST(CpuGemmBenchmarkTest, CancelledBeforeStart) {
+  CpuGemmBenchmark gemm;
+  std::atomic<bool> cancelled{true};
+  absl::StatusOr<std::vector<v1::Sample>> samples = gemm.Run(
+      {{"sizes", "64"}, {"min_seconds", "0.01"}}, QuietContext(&cancelled));
+  EXPECT_EQ(samples.status().code(), absl::StatusCode::kCancelled);
+}
+
+TEST(CpuGemmBenchmarkTest, CancelledBetweenRuns) {
+  CpuGemmBenchmark gemm;
+  std::atomic<bool> cancelled{false};
+  // The first progress report (start of the first case) cancels; the run
+  // must notice before its next BLAS call, long before 600 s are spent.
+  RunContext context(
+      "/tmp", &cancelled,
+      [&cancelled](double, const std::string&) { cancelled = true; });
+  absl::StatusOr<std::vector<v1::Sample>> samples = gemm.Run(
+      {{"sizes", "64"}, {"min_seconds", "600"}, {"max_runs", "100000"}},
+      context);
+  EXPECT_EQ(samples.status().code(), absl::StatusCode::kCancelled);
+}
+
+TEST(CpuGemmBenchmarkTest, RunRejectsBadParams) {
+  CpuGemmBenchmark gemm;
+  EXPECT_EQ(gemm.Run({{"sizes", "40x"}}, QuietContext()).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace fleetbench::agent

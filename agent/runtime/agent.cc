@@ -1,0 +1,263 @@
+#include "agent/runtime/agent.h"
+
+#include <random>
+
+#include "absl/strings/str_cat.h"
+#include "agent/facts/facts.h"
+#include "common/logging.h"
+#include "common/token.h"
+#include "grpcpp/grpcpp.h"
+
+namespace fleetbench::agent {
+namespace {
+
+constexpr char kAgentVersion[] = "fleetbench-agent/0.1.0";
+
+// Full jitter: a random wait in [backoff/2, backoff], so a fleet that lost
+// its controller does not reconnect in lockstep.
+absl::Duration Jittered(absl::Duration backoff) {
+  thread_local std::mt19937_64 gen{std::random_device{}()};
+  std::uniform_real_distribution<double> dist(0.5, 1.0);
+  return backoff * dist(gen);
+}
+
+}  // namespace
+
+Agent::Agent(AgentOptions options, std::unique_ptr<Spool> spool, TaskRunner* runner)
+    : options_(std::move(options)), spool_(std::move(spool)), runner_(runner) {
+  capabilities_ = runner_->Capabilities();
+  executor_ = std::thread([this] { ExecutorLoop(); });
+}
+
+Agent::~Agent() {
+  Stop();
+  if (executor_.joinable()) executor_.join();
+}
+
+void Agent::Stop() {
+  absl::MutexLock lock(&mu_);
+  stopping_ = true;
+  cancel_running_ = true;
+  if (context_ != nullptr) context_->TryCancel();
+}
+
+absl::Status Agent::Run() {
+  grpc::ChannelArguments args;
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 20000);
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 10000);
+  args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  // Our own backoff decides when to redial; keep gRPC's short.
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+  auto channel = grpc::CreateCustomChannel(options_.controller,
+                                           grpc::InsecureChannelCredentials(), args);
+  auto stub = v1::AgentGateway::NewStub(channel);
+  absl::Duration backoff = options_.initial_backoff;
+  while (true) {
+    {
+      absl::MutexLock lock(&mu_);
+      if (stopping_) return absl::OkStatus();
+    }
+    absl::Status s = Session(*stub);
+    if (absl::IsUnauthenticated(s) || absl::IsInvalidArgument(s)) return s;
+    if (s.ok()) backoff = options_.initial_backoff;  // was connected: start over
+    const absl::Duration wait = Jittered(backoff);
+    LOG(WARNING) << "controller " << options_.controller << ": " << s.message()
+                 << "; reconnecting in " << absl::FormatDuration(wait);
+    backoff = std::min(backoff * 2, options_.max_backoff);
+    absl::MutexLock lock(&mu_);
+    auto stopping = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) { return stopping_; };
+    mu_.AwaitWithTimeout(absl::Condition(&stopping), wait);
+  }
+}
+
+v1::Hello Agent::MakeHello() {
+  v1::Hello hello;
+  hello.set_name(options_.name);
+  for (const auto& [k, v] : options_.labels) (*hello.mutable_labels())[k] = v;
+  FactsOptions facts;
+  facts.scratch_dir = options_.scratch_dir;
+  *hello.mutable_facts() = ReadNodeFacts(facts);
+  hello.set_agent_version(kAgentVersion);
+  {
+    absl::MutexLock lock(&mu_);
+    hello.set_running_task_id(running_task_);
+  }
+  for (const std::string& id : spool_->FinishedTaskIds()) hello.add_finished_task_ids(id);
+  for (const auto& c : capabilities_) *hello.add_capabilities() = c;
+  return hello;
+}
+
+absl::Status Agent::Session(v1::AgentGateway::Stub& stub) {
+  grpc::ClientContext context;
+  context.AddMetadata(kAuthMetadataKey, "Bearer " + options_.token);
+  {
+    absl::MutexLock lock(&mu_);
+    if (stopping_) return absl::OkStatus();
+    context_ = &context;
+  }
+  std::unique_ptr<Stream> stream = stub.Connect(&context);
+  auto end = [&](absl::Status why) {
+    {
+      absl::MutexLock lock(&write_mu_);
+      stream_ = nullptr;
+    }
+    {
+      absl::MutexLock lock(&mu_);
+      context_ = nullptr;
+    }
+    return why;
+  };
+
+  v1::AgentMessage hello;
+  *hello.mutable_hello() = MakeHello();
+  v1::ControllerMessage first;
+  const bool sent = stream->Write(hello);
+  if (!sent || !stream->Read(&first) || !first.has_welcome()) {
+    // A stream that did read something other than a welcome is still open:
+    // end it. One that failed already carries the controller's status (e.g.
+    // UNAUTHENTICATED), which must reach the caller intact.
+    if (sent && first.kind_case() != v1::ControllerMessage::KIND_NOT_SET) context.TryCancel();
+    grpc::Status status = stream->Finish();
+    if (status.ok()) status = grpc::Status(grpc::StatusCode::UNAVAILABLE, "no welcome");
+    return end(absl::Status(static_cast<absl::StatusCode>(status.error_code()),
+                            status.error_message()));
+  }
+  LOG(INFO) << "connected to " << options_.controller << " as " << options_.name;
+  {
+    absl::MutexLock lock(&write_mu_);
+    stream_ = stream.get();
+  }
+  // Everything not acknowledged before goes again; the controller ignores
+  // sample ids it already stored.
+  for (const v1::Report& report : spool_->Pending()) {
+    v1::AgentMessage m;
+    *m.mutable_report() = report;
+    if (!Send(m)) break;
+  }
+  std::atomic<bool> connection_over{false};
+  const absl::Duration interval =
+      absl::Milliseconds(std::max<int64_t>(first.welcome().heartbeat_interval_ms(), 100));
+  std::thread heartbeat([&] { HeartbeatLoop(interval, &connection_over); });
+
+  v1::ControllerMessage message;
+  while (stream->Read(&message)) {
+    HandleControllerMessage(message);
+  }
+  {
+    absl::MutexLock lock(&write_mu_);
+    stream_ = nullptr;
+  }
+  connection_over = true;
+  {
+    // Wake the heartbeat thread now rather than at its next tick.
+    absl::MutexLock lock(&mu_);
+  }
+  heartbeat.join();
+  grpc::Status status = stream->Finish();
+  return end(absl::UnavailableError(
+      status.ok() ? "stream closed by controller" : status.error_message()));
+}
+
+bool Agent::Send(const v1::AgentMessage& message) {
+  absl::MutexLock lock(&write_mu_);
+  if (stream_ == nullptr) return false;
+  return stream_->Write(message);
+}
+
+void Agent::HeartbeatLoop(absl::Duration interval, std::atomic<bool>* connection_over) {
+  v1::AgentMessage beat;
+  beat.mutable_heartbeat();
+  auto wake = [&]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
+    return stopping_ || connection_over->load();
+  };
+  while (true) {
+    {
+      absl::MutexLock lock(&mu_);
+      if (mu_.AwaitWithTimeout(absl::Condition(&wake), interval)) return;
+    }
+    Send(beat);
+  }
+}
+
+void Agent::HandleControllerMessage(const v1::ControllerMessage& message) {
+  if (message.has_ack()) {
+    if (absl::Status s = spool_->Remove(message.ack().report_id()); !s.ok()) {
+      LOG(ERROR) << s;
+    }
+    return;
+  }
+  if (message.has_run_task()) {
+    const v1::RunTask& task = message.run_task();
+    absl::MutexLock lock(&mu_);
+    if (running_task_ == task.task_id()) return;  // resent after a reconnect
+    for (const auto& q : queue_) {
+      if (q.task_id() == task.task_id()) return;
+    }
+    queue_.push_back(task);
+    return;
+  }
+  if (message.has_cancel_task()) {
+    const std::string& id = message.cancel_task().task_id();
+    v1::RunTask dropped;
+    {
+      absl::MutexLock lock(&mu_);
+      if (running_task_ == id) {
+        cancel_running_ = true;
+        return;
+      }
+      auto it = std::find_if(queue_.begin(), queue_.end(),
+                             [&](const v1::RunTask& t) { return t.task_id() == id; });
+      if (it == queue_.end()) return;
+      dropped = *it;
+      queue_.erase(it);
+    }
+    EmitReport(FinalReport(id, v1::TASK_STATE_CANCELLED, "cancelled before it started", {}));
+  }
+}
+
+void Agent::EmitReport(const v1::Report& report) {
+  if (absl::Status s = spool_->Put(report); !s.ok()) {
+    // Still send it: the controller may store it. But say loudly that a
+    // crash now would lose it.
+    LOG(ERROR) << "spooling report: " << s;
+  }
+  v1::AgentMessage m;
+  *m.mutable_report() = report;
+  Send(m);
+}
+
+void Agent::ExecutorLoop() {
+  while (true) {
+    v1::RunTask task;
+    {
+      absl::MutexLock lock(&mu_);
+      auto ready = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
+        return stopping_ || !queue_.empty();
+      };
+      mu_.Await(absl::Condition(&ready));
+      if (stopping_) return;
+      task = std::move(queue_.front());
+      queue_.pop_front();
+      running_task_ = task.task_id();
+      cancel_running_ = false;
+    }
+    v1::AgentMessage started;
+    started.mutable_task_started()->set_task_id(task.task_id());
+    Send(started);
+    LOG(INFO) << "task " << task.task_id() << ": " << task.benchmarks_size() << " benchmark(s)";
+    TaskRunner::Hooks hooks;
+    hooks.report = [this](const v1::Report& r) { EmitReport(r); };
+    hooks.progress = [this](const v1::Progress& p) {
+      v1::AgentMessage m;
+      *m.mutable_progress() = p;
+      Send(m);
+    };
+    runner_->Execute(task, cancel_running_, hooks);
+    absl::MutexLock lock(&mu_);
+    running_task_.clear();
+  }
+}
+
+}  // namespace fleetbench::agent

@@ -1,0 +1,86 @@
+// agent/runtime/agent.h — the node agent: dials out to the controller, holds
+// one bidirectional stream, runs the tasks it is given one at a time, and
+// spools every report until the controller acknowledged it.
+//
+// Connection: hello (identity, labels, facts, capabilities, the task it is
+// running and the finished tasks still spooled), then the spool is resent,
+// then heartbeats. On any stream error it reconnects with exponential
+// backoff and full jitter. UNAUTHENTICATED and INVALID_ARGUMENT from the
+// controller are not retried: they need the operator.
+//
+// Threads: Run() owns the connection (reader); one heartbeat thread per
+// connection; one executor thread for tasks. Stop() may be called from any
+// thread (a signal handler thread).
+#ifndef FLEETBENCH_AGENT_RUNTIME_AGENT_H_
+#define FLEETBENCH_AGENT_RUNTIME_AGENT_H_
+
+#include <atomic>
+#include <deque>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "agent/runtime/spool.h"
+#include "agent/runtime/task_runner.h"
+#include "fleetbench/v1/agent_service.grpc.pb.h"
+
+namespace fleetbench::agent {
+
+struct AgentOptions {
+  std::string controller = "127.0.0.1:7070";
+  std::string name;
+  std::map<std::string, std::string> labels;
+  std::string state_dir;
+  std::string scratch_dir;  // empty: <state_dir>/scratch
+  std::string token;
+  absl::Duration initial_backoff = absl::Milliseconds(200);
+  absl::Duration max_backoff = absl::Seconds(30);
+};
+
+class Agent {
+ public:
+  // `runner` must outlive the agent.
+  Agent(AgentOptions options, std::unique_ptr<Spool> spool, TaskRunner* runner);
+  ~Agent();
+
+  // Serves until Stop(); returns the reason for giving up, OK after Stop().
+  absl::Status Run();
+  void Stop();
+
+ private:
+  using Stream = grpc::ClientReaderWriter<v1::AgentMessage, v1::ControllerMessage>;
+
+  // One connection, from hello to the stream's end.
+  absl::Status Session(v1::AgentGateway::Stub& stub);
+  bool Send(const v1::AgentMessage& message);
+  void HandleControllerMessage(const v1::ControllerMessage& message);
+  void HeartbeatLoop(absl::Duration interval, std::atomic<bool>* connection_over);
+  void ExecutorLoop();
+  v1::Hello MakeHello();
+  // Spools then sends; kept in the spool until acked.
+  void EmitReport(const v1::Report& report);
+
+  const AgentOptions options_;
+  std::unique_ptr<Spool> spool_;
+  TaskRunner* const runner_;
+  std::vector<v1::BenchmarkOutcome> capabilities_;
+
+  absl::Mutex write_mu_;
+  Stream* stream_ ABSL_GUARDED_BY(write_mu_) = nullptr;
+
+  absl::Mutex mu_;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  grpc::ClientContext* context_ ABSL_GUARDED_BY(mu_) = nullptr;
+  std::deque<v1::RunTask> queue_ ABSL_GUARDED_BY(mu_);
+  std::string running_task_ ABSL_GUARDED_BY(mu_);
+  std::atomic<bool> cancel_running_{false};
+  std::thread executor_;
+};
+
+}  // namespace fleetbench::agent
+
+#endif  // FLEETBENCH_AGENT_RUNTIME_AGENT_H_

@@ -1,0 +1,133 @@
+#include "agent/runtime/task_runner.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "common/ulid.h"
+
+namespace fleetbench::agent {
+
+v1::Report FinalReport(const std::string& task_id, v1::TaskState state,
+                       const std::string& reason,
+                       const std::vector<v1::BenchmarkOutcome>& outcomes) {
+  v1::Report report;
+  report.set_report_id(NewUlid());
+  report.set_task_id(task_id);
+  report.set_task_finished(true);
+  report.set_task_state(state);
+  report.set_task_reason(reason);
+  for (const auto& o : outcomes) *report.add_outcomes() = o;
+  return report;
+}
+
+v1::TaskState TaskStateFromOutcomes(const std::vector<v1::BenchmarkOutcome>& outcomes) {
+  bool any_cancelled = false, any_failed = false, all_skipped = !outcomes.empty();
+  for (const auto& o : outcomes) {
+    any_cancelled |= o.state() == v1::TASK_STATE_CANCELLED;
+    any_failed |= o.state() == v1::TASK_STATE_FAILED;
+    all_skipped &= o.state() == v1::TASK_STATE_SKIPPED;
+  }
+  if (any_cancelled) return v1::TASK_STATE_CANCELLED;
+  if (any_failed) return v1::TASK_STATE_FAILED;
+  if (all_skipped) return v1::TASK_STATE_SKIPPED;
+  return v1::TASK_STATE_SUCCEEDED;
+}
+
+TaskRunner::TaskRunner(std::vector<std::unique_ptr<Benchmark>> benchmarks,
+                       std::string scratch_dir)
+    : benchmarks_(std::move(benchmarks)), scratch_dir_(std::move(scratch_dir)) {}
+
+std::vector<v1::BenchmarkOutcome> TaskRunner::Capabilities() const {
+  std::vector<v1::BenchmarkOutcome> out;
+  for (const auto& b : benchmarks_) {
+    v1::BenchmarkOutcome o;
+    o.set_benchmark(b->name());
+    absl::Status probe = b->Probe();
+    o.set_state(probe.ok() ? v1::TASK_STATE_SUCCEEDED : v1::TASK_STATE_SKIPPED);
+    o.set_reason(std::string(probe.message()));
+    out.push_back(std::move(o));
+  }
+  return out;
+}
+
+Benchmark* TaskRunner::Find(const std::string& name) const {
+  for (const auto& b : benchmarks_) {
+    if (b->name() == name) return b.get();
+  }
+  return nullptr;
+}
+
+void TaskRunner::Execute(const v1::RunTask& task, const std::atomic<bool>& cancelled,
+                         const Hooks& hooks) {
+  std::vector<v1::BenchmarkOutcome> outcomes;
+  const int total = task.benchmarks_size();
+  for (int i = 0; i < total; ++i) {
+    const v1::BenchmarkSpec& spec = task.benchmarks(i);
+    v1::BenchmarkOutcome outcome;
+    outcome.set_benchmark(spec.name());
+    auto finish = [&](v1::TaskState state, const std::string& reason) {
+      outcome.set_state(state);
+      outcome.set_reason(reason);
+      outcomes.push_back(outcome);
+    };
+    if (cancelled.load()) {
+      finish(v1::TASK_STATE_CANCELLED, "cancelled before it started");
+      continue;
+    }
+    Benchmark* bench = Find(spec.name());
+    if (bench == nullptr) {
+      finish(v1::TASK_STATE_FAILED, absl::StrCat("unknown benchmark '", spec.name(), "'"));
+      continue;
+    }
+    if (absl::Status probe = bench->Probe(); !probe.ok()) {
+      finish(v1::TASK_STATE_SKIPPED, std::string(probe.message()));
+      continue;
+    }
+    Params params(spec.params().begin(), spec.params().end());
+    if (absl::Status valid = bench->ValidateParams(params); !valid.ok()) {
+      finish(v1::TASK_STATE_FAILED, std::string(valid.message()));
+      continue;
+    }
+    auto progress = [&, i](double fraction, const std::string& message) {
+      if (!hooks.progress) return;
+      v1::Progress p;
+      p.set_task_id(task.task_id());
+      p.set_benchmark(spec.name());
+      p.set_fraction((i + std::clamp(fraction, 0.0, 1.0)) / total);
+      p.set_message(message);
+      hooks.progress(p);
+    };
+    progress(0, "starting");
+    RunContext context(scratch_dir_, &cancelled, progress);
+    absl::StatusOr<std::vector<v1::Sample>> samples = bench->Run(params, context);
+    if (!samples.ok()) {
+      finish(absl::IsCancelled(samples.status()) ? v1::TASK_STATE_CANCELLED
+                                                 : v1::TASK_STATE_FAILED,
+             std::string(samples.status().message()));
+      continue;
+    }
+    v1::Report report;
+    report.set_report_id(NewUlid());
+    report.set_task_id(task.task_id());
+    const int64_t now_ms = absl::ToUnixMillis(absl::Now());
+    for (v1::Sample& s : *samples) {
+      s.set_id(NewUlid());
+      s.set_run_id(task.run_id());
+      s.set_benchmark(spec.name());
+      if (s.time_unix_ms() == 0) s.set_time_unix_ms(now_ms);
+      *report.add_samples() = std::move(s);
+    }
+    hooks.report(report);
+    finish(v1::TASK_STATE_SUCCEEDED, "");
+  }
+  const v1::TaskState state = TaskStateFromOutcomes(outcomes);
+  std::string reason;
+  for (const auto& o : outcomes) {
+    if (o.state() == v1::TASK_STATE_FAILED) {
+      reason = absl::StrCat(o.benchmark(), ": ", o.reason());
+      break;
+    }
+  }
+  hooks.report(FinalReport(task.task_id(), state, reason, outcomes));
+}
+
+}  // namespace fleetbench::agent

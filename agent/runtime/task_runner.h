@@ -1,0 +1,55 @@
+// agent/runtime/task_runner.h — executes one RunTask: each benchmark in
+// order, probing first, turning every outcome into a durable Report.
+//
+// The runner never special-cases a benchmark name. Thread-compatible: one
+// Execute() at a time (one benchmark at a time per node).
+#ifndef FLEETBENCH_AGENT_RUNTIME_TASK_RUNNER_H_
+#define FLEETBENCH_AGENT_RUNTIME_TASK_RUNNER_H_
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "agent/benchmarks/benchmark.h"
+#include "fleetbench/v1/agent_service.pb.h"
+
+namespace fleetbench::agent {
+
+class TaskRunner {
+ public:
+  struct Hooks {
+    // Called with each report, in order; the last has task_finished set.
+    std::function<void(const v1::Report&)> report;
+    std::function<void(const v1::Progress&)> progress;
+  };
+
+  TaskRunner(std::vector<std::unique_ptr<Benchmark>> benchmarks, std::string scratch_dir);
+
+  // Every benchmark with SUCCEEDED when Probe() passed, else SKIPPED and why.
+  std::vector<v1::BenchmarkOutcome> Capabilities() const;
+  // Runs the task to the end (or until `cancelled`), reporting through hooks.
+  void Execute(const v1::RunTask& task, const std::atomic<bool>& cancelled,
+               const Hooks& hooks);
+
+ private:
+  Benchmark* Find(const std::string& name) const;
+
+  std::vector<std::unique_ptr<Benchmark>> benchmarks_;
+  std::string scratch_dir_;
+};
+
+// The report that ends a task without running it (e.g. cancelled while
+// still queued on the agent).
+v1::Report FinalReport(const std::string& task_id, v1::TaskState state,
+                       const std::string& reason,
+                       const std::vector<v1::BenchmarkOutcome>& outcomes);
+
+// Task state from its benchmark outcomes: cancelled if any was cancelled,
+// failed if any failed, skipped if all were skipped, else succeeded.
+v1::TaskState TaskStateFromOutcomes(const std::vector<v1::BenchmarkOutcome>& outcomes);
+
+}  // namespace fleetbench::agent
+
+#endif  // FLEETBENCH_AGENT_RUNTIME_TASK_RUNNER_H_

@@ -1,0 +1,122 @@
+#include "agent/runtime/task_runner.h"
+
+#include "absl/status/status.h"
+#include "gtest/gtest.h"
+
+namespace fleetbench::agent {
+namespace {
+
+// A stand-in plugin with scripted behaviour: the runner's contract is what
+// is tested here, the real plugins have their own tests.
+class ScriptedBenchmark : public Benchmark {
+ public:
+  ScriptedBenchmark(std::string name, absl::Status probe, bool fail_run = false)
+      : name_(std::move(name)), probe_(std::move(probe)), fail_run_(fail_run) {}
+  std::string name() const override { return name_; }
+  absl::Status Probe() const override { return probe_; }
+  absl::Status ValidateParams(const Params& params) const override {
+    if (params.contains("bad")) return absl::InvalidArgumentError("bad param");
+    return absl::OkStatus();
+  }
+  absl::StatusOr<std::vector<v1::Sample>> Run(const Params&, const RunContext& context) override {
+    if (context.cancelled()) return absl::CancelledError("cancelled");
+    if (fail_run_) return absl::InternalError("boom");
+    context.ReportProgress(0.5, "half");
+    v1::Sample s;
+    s.set_metric(name_ + ".x.tflops");
+    s.set_value(1);
+    s.set_unit("tflops");
+    return std::vector<v1::Sample>{s};
+  }
+
+ private:
+  std::string name_;
+  absl::Status probe_;
+  bool fail_run_;
+};
+
+TaskRunner MakeRunner() {
+  std::vector<std::unique_ptr<Benchmark>> b;
+  b.push_back(std::make_unique<ScriptedBenchmark>("ok", absl::OkStatus()));
+  b.push_back(std::make_unique<ScriptedBenchmark>(
+      "nogpu", absl::FailedPreconditionError("no NVIDIA driver")));
+  b.push_back(std::make_unique<ScriptedBenchmark>("broken", absl::OkStatus(), true));
+  return TaskRunner(std::move(b), "/tmp");
+}
+
+v1::RunTask Task(std::vector<std::string> names) {
+  v1::RunTask t;
+  t.set_task_id("task1");
+  t.set_run_id("run1");
+  for (const auto& n : names) t.add_benchmarks()->set_name(n);
+  return t;
+}
+
+std::vector<v1::Report> Execute(TaskRunner& runner, const v1::RunTask& task, bool cancel = false) {
+  std::vector<v1::Report> reports;
+  std::atomic<bool> cancelled{cancel};
+  TaskRunner::Hooks hooks;
+  hooks.report = [&](const v1::Report& r) { reports.push_back(r); };
+  runner.Execute(task, cancelled, hooks);
+  return reports;
+}
+
+TEST(TaskRunnerTest, SamplesGetIdsAndTheTaskEndsSucceeded) {
+  TaskRunner runner = MakeRunner();
+  auto reports = Execute(runner, Task({"ok"}));
+  ASSERT_EQ(reports.size(), 2u);
+  ASSERT_EQ(reports[0].samples_size(), 1);
+  EXPECT_EQ(reports[0].samples(0).run_id(), "run1");
+  EXPECT_EQ(reports[0].samples(0).benchmark(), "ok");
+  EXPECT_EQ(reports[0].samples(0).id().size(), 26u);
+  EXPECT_TRUE(reports[1].task_finished());
+  EXPECT_EQ(reports[1].task_state(), v1::TASK_STATE_SUCCEEDED);
+}
+
+TEST(TaskRunnerTest, ProbeFailureIsSkippedWithTheReason) {
+  TaskRunner runner = MakeRunner();
+  auto reports = Execute(runner, Task({"nogpu"}));
+  ASSERT_EQ(reports.size(), 1u);
+  EXPECT_EQ(reports[0].task_state(), v1::TASK_STATE_SKIPPED);
+  ASSERT_EQ(reports[0].outcomes_size(), 1);
+  EXPECT_EQ(reports[0].outcomes(0).reason(), "no NVIDIA driver");
+}
+
+TEST(TaskRunnerTest, FailureAndUnknownNamesFailTheTaskButOthersRun) {
+  TaskRunner runner = MakeRunner();
+  auto reports = Execute(runner, Task({"broken", "ok", "nope"}));
+  ASSERT_EQ(reports.size(), 2u);  // one sample report, one final
+  const v1::Report& last = reports.back();
+  EXPECT_EQ(last.task_state(), v1::TASK_STATE_FAILED);
+  EXPECT_EQ(last.outcomes(0).state(), v1::TASK_STATE_FAILED);
+  EXPECT_EQ(last.outcomes(1).state(), v1::TASK_STATE_SUCCEEDED);
+  EXPECT_EQ(last.outcomes(2).state(), v1::TASK_STATE_FAILED);
+  EXPECT_NE(last.task_reason().find("boom"), std::string::npos);
+}
+
+TEST(TaskRunnerTest, BadParamsFailBeforeRunning) {
+  TaskRunner runner = MakeRunner();
+  v1::RunTask task = Task({"ok"});
+  (*task.mutable_benchmarks(0)->mutable_params())["bad"] = "1";
+  auto reports = Execute(runner, task);
+  ASSERT_EQ(reports.size(), 1u);
+  EXPECT_EQ(reports[0].task_state(), v1::TASK_STATE_FAILED);
+}
+
+TEST(TaskRunnerTest, CancelledTaskEndsCancelled) {
+  TaskRunner runner = MakeRunner();
+  auto reports = Execute(runner, Task({"ok", "ok"}), /*cancel=*/true);
+  ASSERT_EQ(reports.size(), 1u);
+  EXPECT_EQ(reports[0].task_state(), v1::TASK_STATE_CANCELLED);
+}
+
+TEST(TaskRunnerTest, CapabilitiesCarryProbeReasons) {
+  TaskRunner runner = MakeRunner();
+  auto caps = runner.Capabilities();
+  ASSERT_EQ(caps.size(), 3u);
+  EXPECT_EQ(caps[1].state(), v1::TASK_STATE_SKIPPED);
+  EXPECT_EQ(caps[1].reason(), "no NVIDIA driver");
+}
+
+}  // namespace
+}  // namespace fleetbench::agent

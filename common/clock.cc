@@ -1,0 +1,18 @@
+#include "common/clock.h"
+
+namespace fleetbench {
+namespace {
+
+class RealClock : public Clock {
+ public:
+  absl::Time Now() override { return absl::Now(); }
+};
+
+}  // namespace
+
+Clock* Clock::Real() {
+  static RealClock* clock = new RealClock;
+  return clock;
+}
+
+}  // namespace fleetbench

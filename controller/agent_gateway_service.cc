@@ -1,0 +1,170 @@
+#include "controller/agent_gateway_service.h"
+
+#include <deque>
+#include <memory>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "controller/auth.h"
+#include "controller/grpc_status.h"
+
+namespace fleetbench::controller {
+namespace {
+
+bool IsNameChar(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+         c == '-' || c == '_' || c == '.';
+}
+
+using Reactor = grpc::ServerBidiReactor<v1::AgentMessage, v1::ControllerMessage>;
+
+// The write side of one stream, shared with FleetCore. Outlives the reactor:
+// once the stream is done, Send and Close do nothing.
+class StreamLink final : public AgentLink {
+ public:
+  explicit StreamLink(Reactor* reactor) : reactor_(reactor) {}
+
+  void Send(const v1::ControllerMessage& message) override {
+    absl::MutexLock lock(&mu_);
+    if (reactor_ == nullptr || finishing_) return;
+    outbox_.push_back(message);
+    // The callback API allows one write in flight; the rest wait here.
+    if (!write_in_flight_) StartNextWriteLocked();
+  }
+
+  void Close() override { FinishLocked(grpc::Status(grpc::StatusCode::ABORTED,
+                                                    "replaced by a newer stream")); }
+
+  // Reactor side.
+  void OnWriteDone(bool ok) {
+    absl::MutexLock lock(&mu_);
+    write_in_flight_ = false;
+    if (!outbox_.empty()) outbox_.pop_front();
+    if (!ok) outbox_.clear();
+    if (finishing_) {
+      MaybeFinishLocked();
+    } else if (!outbox_.empty()) {
+      StartNextWriteLocked();
+    }
+  }
+  void Finish(const grpc::Status& status) { FinishLocked(status); }
+  void Detach() {
+    absl::MutexLock lock(&mu_);
+    reactor_ = nullptr;
+  }
+
+ private:
+  void StartNextWriteLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    write_in_flight_ = true;
+    reactor_->StartWrite(&outbox_.front());
+  }
+  void FinishLocked(const grpc::Status& status) {
+    absl::MutexLock lock(&mu_);
+    if (reactor_ == nullptr || finishing_) return;
+    finishing_ = true;
+    final_status_ = status;
+    outbox_.clear();
+    MaybeFinishLocked();
+  }
+  void MaybeFinishLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    // Finish only once no write is in flight.
+    if (write_in_flight_ || finished_ || reactor_ == nullptr) return;
+    finished_ = true;
+    reactor_->Finish(final_status_);
+  }
+
+  absl::Mutex mu_;
+  Reactor* reactor_ ABSL_GUARDED_BY(mu_);
+  std::deque<v1::ControllerMessage> outbox_ ABSL_GUARDED_BY(mu_);
+  bool write_in_flight_ ABSL_GUARDED_BY(mu_) = false;
+  bool finishing_ ABSL_GUARDED_BY(mu_) = false;
+  bool finished_ ABSL_GUARDED_BY(mu_) = false;
+  grpc::Status final_status_ ABSL_GUARDED_BY(mu_);
+};
+
+class AgentStream final : public Reactor {
+ public:
+  AgentStream(FleetCore* core, grpc::Status auth) : core_(core) {
+    link_ = std::make_shared<StreamLink>(this);
+    if (!auth.ok()) {
+      link_->Finish(auth);
+      return;
+    }
+    StartRead(&in_);
+  }
+
+  void OnReadDone(bool ok) override {
+    if (!ok) {
+      // The agent went away or half-closed.
+      if (said_hello_) core_->OnDisconnect(link_);
+      link_->Finish(grpc::Status::OK);
+      return;
+    }
+    if (!said_hello_) {
+      if (!in_.has_hello()) {
+        link_->Finish(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                                   "the first message must be hello"));
+        return;
+      }
+      if (absl::Status s = CheckHello(in_.hello()); !s.ok()) {
+        link_->Finish(ToGrpcStatus(s));
+        return;
+      }
+      said_hello_ = true;
+      core_->OnHello(link_, std::move(*in_.mutable_hello()));
+    } else if (in_.has_hello()) {
+      link_->Finish(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "hello sent twice"));
+      return;
+    } else {
+      core_->OnAgentMessage(link_, std::move(in_));
+    }
+    in_.Clear();
+    StartRead(&in_);
+  }
+
+  void OnWriteDone(bool ok) override { link_->OnWriteDone(ok); }
+
+  void OnDone() override {
+    link_->Detach();
+    delete this;
+  }
+
+ private:
+  FleetCore* const core_;
+  std::shared_ptr<StreamLink> link_;
+  v1::AgentMessage in_;
+  bool said_hello_ = false;
+};
+
+}  // namespace
+
+absl::Status CheckHello(const v1::Hello& hello) {
+  const std::string& name = hello.name();
+  if (name.empty() || name.size() > 64) {
+    return absl::InvalidArgumentError("node name must be 1..64 characters");
+  }
+  for (char c : name) {
+    if (!IsNameChar(c)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("node name '", name, "' may use only letters, digits, '-', '_', '.'"));
+    }
+  }
+  if (hello.labels_size() > 64) return absl::InvalidArgumentError("at most 64 labels");
+  for (const auto& [k, v] : hello.labels()) {
+    if (k.empty() || k.size() > 64 || v.size() > 256) {
+      return absl::InvalidArgumentError(absl::StrCat("label '", k.substr(0, 64),
+                                                     "' out of bounds (key 1..64, value ..256)"));
+    }
+  }
+  if (hello.capabilities_size() > 256 || hello.finished_task_ids_size() > 10000) {
+    return absl::InvalidArgumentError("hello lists too many entries");
+  }
+  return absl::OkStatus();
+}
+
+grpc::ServerBidiReactor<v1::AgentMessage, v1::ControllerMessage>* AgentGatewayService::Connect(
+    grpc::CallbackServerContext* context) {
+  return new AgentStream(core_, CheckBearerToken(*context, token_));
+}
+
+}  // namespace fleetbench::controller

@@ -1,0 +1,34 @@
+// controller/agent_gateway_service.h — the AgentGateway gRPC service: one
+// bidirectional stream per agent, served with the callback API so that a
+// thousand idle agents cost no threads. Thin: authentication and bounds on
+// the hello here, everything else in FleetCore.
+#ifndef FLEETBENCH_CONTROLLER_AGENT_GATEWAY_SERVICE_H_
+#define FLEETBENCH_CONTROLLER_AGENT_GATEWAY_SERVICE_H_
+
+#include <string>
+
+#include "controller/fleet_core.h"
+#include "fleetbench/v1/agent_service.grpc.pb.h"
+
+namespace fleetbench::controller {
+
+class AgentGatewayService final : public v1::AgentGateway::CallbackService {
+ public:
+  // `core` must outlive the service.
+  AgentGatewayService(FleetCore* core, std::string token)
+      : core_(core), token_(std::move(token)) {}
+
+  grpc::ServerBidiReactor<v1::AgentMessage, v1::ControllerMessage>* Connect(
+      grpc::CallbackServerContext* context) override;
+
+ private:
+  FleetCore* const core_;
+  const std::string token_;
+};
+
+// INVALID_ARGUMENT when the hello's name or labels are out of bounds.
+absl::Status CheckHello(const v1::Hello& hello);
+
+}  // namespace fleetbench::controller
+
+#endif  // FLEETBENCH_CONTROLLER_AGENT_GATEWAY_SERVICE_H_

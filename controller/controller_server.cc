@@ -1,0 +1,53 @@
+#include "controller/controller_server.h"
+
+#include "absl/strings/str_cat.h"
+#include "controller/agent_gateway_service.h"
+#include "controller/fleet_service.h"
+#include "grpcpp/grpcpp.h"
+
+namespace fleetbench::controller {
+
+absl::StatusOr<std::unique_ptr<ControllerServer>> ControllerServer::Start(
+    const ControllerOptions& options) {
+  if (options.token.empty()) {
+    return absl::InvalidArgumentError("the controller needs a token");
+  }
+  std::unique_ptr<ControllerServer> server(new ControllerServer);
+  storage::SqliteOptions sqlite;
+  sqlite.path = options.db_path;
+  sqlite.synchronous_full = options.synchronous_full;
+  auto store = storage::OpenSqliteStore(sqlite);
+  if (!store.ok()) return store.status();
+  server->store_ = std::move(*store);
+  server->core_ = std::make_unique<FleetCore>(server->store_.get(), Clock::Real(), options.fleet);
+  if (absl::Status s = server->core_->Start(); !s.ok()) return s;
+  server->gateway_ = std::make_unique<AgentGatewayService>(server->core_.get(), options.token);
+  server->fleet_ = std::make_unique<FleetService>(server->core_.get(), options.token);
+
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(options.listen, grpc::InsecureServerCredentials(), &server->port_);
+  builder.RegisterService(server->gateway_.get());
+  builder.RegisterService(server->fleet_.get());
+  builder.SetMaxReceiveMessageSize(16 << 20);
+  // Notice dead peers on idle streams (a NAT dropping the mapping).
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, 30000);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 10000);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 5000);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  server->server_ = builder.BuildAndStart();
+  if (server->server_ == nullptr || server->port_ == 0) {
+    return absl::UnavailableError(absl::StrCat("cannot listen on ", options.listen));
+  }
+  return server;
+}
+
+ControllerServer::~ControllerServer() { Shutdown(); }
+
+void ControllerServer::Shutdown() {
+  if (shut_down_) return;
+  shut_down_ = true;
+  if (server_) server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  if (core_) core_->Stop();
+}
+
+}  // namespace fleetbench::controller

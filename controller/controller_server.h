@@ -1,0 +1,56 @@
+// controller/controller_server.h — wires a Store, a FleetCore and both gRPC
+// services onto one listening port. Used by `fleetbench controller`.
+#ifndef FLEETBENCH_CONTROLLER_CONTROLLER_SERVER_H_
+#define FLEETBENCH_CONTROLLER_CONTROLLER_SERVER_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "controller/fleet_core.h"
+#include "storage/store.h"
+
+namespace grpc {
+class Server;
+}
+
+namespace fleetbench::controller {
+
+class AgentGatewayService;
+class FleetService;
+
+struct ControllerOptions {
+  std::string listen = "127.0.0.1:7070";
+  std::string db_path;
+  std::string token;  // required
+  bool synchronous_full = false;
+  FleetOptions fleet;
+};
+
+class ControllerServer {
+ public:
+  // Opens the store, recovers unfinished runs and starts serving.
+  static absl::StatusOr<std::unique_ptr<ControllerServer>> Start(const ControllerOptions& options);
+  ~ControllerServer();
+
+  // The port actually bound (useful with port 0).
+  int port() const { return port_; }
+  FleetCore* core() { return core_.get(); }
+  // Stops accepting, ends streams, stops the core. Idempotent.
+  void Shutdown();
+
+ private:
+  ControllerServer() = default;
+
+  std::unique_ptr<storage::Store> store_;
+  std::unique_ptr<FleetCore> core_;
+  std::unique_ptr<AgentGatewayService> gateway_;
+  std::unique_ptr<FleetService> fleet_;
+  std::unique_ptr<grpc::Server> server_;
+  int port_ = 0;
+  bool shut_down_ = false;
+};
+
+}  // namespace fleetbench::controller
+
+#endif  // FLEETBENCH_CONTROLLER_CONTROLLER_SERVER_H_

@@ -1,0 +1,184 @@
+// controller/fleet_core.h — the controller's domain core.
+//
+// Owns the registry of nodes (online/offline by heartbeat), the run
+// lifecycle (queued -> dispatched -> running -> succeeded | failed | skipped
+// | cancelled | lost) and the ingest of results into the Store. Knows nothing
+// of gRPC: the services in agent_gateway_service.* and fleet_service.* turn
+// wire calls into calls here.
+//
+// Threading: one actor thread applies every state change in order; callers
+// post events and return at once (agent side) or wait for the answer (user
+// side). Store writes happen only on the actor thread, never on a gRPC
+// reactor thread; read-only queries (Rank, History) read the store from the
+// caller's thread so a long query does not stall ingest. Consecutive reports are committed in one transaction (group
+// commit) and acknowledged only after the commit returned OK.
+//
+// Errors: user calls return absl::Status with codes chosen to map 1:1 to
+// gRPC: INVALID_ARGUMENT for bad requests, NOT_FOUND for unknown runs or
+// nodes, FAILED_PRECONDITION when no node can take the run.
+#ifndef FLEETBENCH_CONTROLLER_FLEET_CORE_H_
+#define FLEETBENCH_CONTROLLER_FLEET_CORE_H_
+
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <thread>
+#include <variant>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "common/clock.h"
+#include "fleetbench/v1/agent_service.pb.h"
+#include "fleetbench/v1/fleet_service.pb.h"
+#include "storage/store.h"
+
+namespace fleetbench::controller {
+
+struct FleetOptions {
+  // A node silent for this long is offline, and its running task is lost.
+  absl::Duration heartbeat_timeout = absl::Seconds(15);
+  // What agents are told to use; a third of the timeout by default.
+  absl::Duration heartbeat_interval = absl::Seconds(5);
+  // How often expiry is checked.
+  absl::Duration sweep_interval = absl::Milliseconds(250);
+  absl::Duration rank_window = absl::Hours(24 * 7);
+};
+
+// The controller's handle on one connected agent stream. Implementations
+// queue the message for writing and never block; Send after the stream has
+// ended is a no-op.
+class AgentLink {
+ public:
+  virtual ~AgentLink() = default;
+  virtual void Send(const v1::ControllerMessage& message) = 0;
+  // Ends the stream (a newer connection of the same node replaced it).
+  virtual void Close() = 0;
+};
+
+class FleetCore {
+ public:
+  // `store` and `clock` must outlive the core.
+  FleetCore(storage::Store* store, Clock* clock, FleetOptions options);
+  ~FleetCore();
+  FleetCore(const FleetCore&) = delete;
+  FleetCore& operator=(const FleetCore&) = delete;
+
+  // Loads unfinished tasks from the store (after a restart) and starts the
+  // actor thread.
+  absl::Status Start();
+  // Stops the actor; pending events are dropped (they are not acked, so
+  // agents resend them).
+  void Stop();
+
+  // --- Agent side: return at once; effects happen on the actor thread. ---
+  // A stream said hello. The core answers with Welcome through `link`.
+  void OnHello(std::shared_ptr<AgentLink> link, v1::Hello hello);
+  void OnAgentMessage(const std::shared_ptr<AgentLink>& link,
+                      v1::AgentMessage message);
+  void OnDisconnect(const std::shared_ptr<AgentLink>& link);
+
+  // --- User side: block until the actor answered. ---
+  absl::StatusOr<v1::ListNodesResponse> ListNodes();
+  absl::StatusOr<v1::StartRunResponse> StartRun(const v1::StartRunRequest& request);
+  absl::StatusOr<v1::Run> GetRun(const v1::GetRunRequest& request);
+  absl::Status CancelRun(const std::string& run_id);
+  absl::StatusOr<v1::ListRunsResponse> ListRuns(uint32_t limit);
+  absl::StatusOr<v1::RankResponse> Rank(const v1::RankRequest& request);
+  absl::StatusOr<v1::HistoryResponse> History(const v1::HistoryRequest& request);
+
+  // Counters for /metrics and benchmarks.
+  struct Stats {
+    int64_t samples_stored = 0;
+    int64_t samples_duplicate = 0;
+    int64_t reports_committed = 0;
+    int64_t commits = 0;
+    int nodes_online = 0;
+  };
+  Stats GetStats();
+
+ private:
+  struct Session {
+    std::shared_ptr<AgentLink> link;  // null while disconnected
+    absl::Time last_seen;
+    bool online = false;
+    std::map<std::string, std::string> labels;
+    v1::NodeFacts facts;
+    std::string agent_version;
+    std::vector<v1::BenchmarkOutcome> capabilities;
+  };
+  struct LiveProgress {
+    std::string benchmark;
+    double fraction = 0;
+    std::string message;
+  };
+  struct PendingReport {
+    std::shared_ptr<AgentLink> link;
+    std::string node;
+    v1::Report report;
+  };
+  using Closure = std::function<void()>;
+  using Event = std::variant<Closure, PendingReport>;
+
+  void Post(Event event);
+  // Runs `fn` on the actor thread and waits for it.
+  template <typename T>
+  T Call(std::function<T()> fn);
+  void ActorLoop();
+  void CommitReports(std::vector<PendingReport>& batch);
+
+  // All below run on the actor thread only.
+  void HandleHello(std::shared_ptr<AgentLink> link, v1::Hello hello);
+  void HandleMessage(const std::shared_ptr<AgentLink>& link, v1::AgentMessage message);
+  void HandleDisconnect(const std::shared_ptr<AgentLink>& link);
+  void Sweep();
+  void TryDispatch();
+  void FinishTask(storage::TaskRecord& task, v1::TaskState state,
+                  const std::string& reason);
+  void UpdateRunState(const std::string& run_id);
+  // The node name behind a link, or "" when the link is not the node's
+  // current stream (a replaced or unauthenticated one).
+  std::string NodeOfLink(const std::shared_ptr<AgentLink>& link) const;
+  bool NodeBusy(const std::string& node) const;
+  absl::StatusOr<v1::StartRunResponse> HandleStartRun(const v1::StartRunRequest& request);
+  absl::StatusOr<v1::Run> HandleGetRun(const v1::GetRunRequest& request);
+  absl::Status HandleCancelRun(const std::string& run_id);
+  absl::Status ValidateReport(const std::string& node, const v1::Report& report) const;
+  // True when the report's samples were stored (or there were none).
+  bool StoreLateSamples(PendingReport& p);
+
+  storage::Store* const store_;
+  Clock* const clock_;
+  const FleetOptions options_;
+
+  absl::Mutex queue_mu_;
+  std::deque<Event> queue_ ABSL_GUARDED_BY(queue_mu_);
+  bool stopping_ ABSL_GUARDED_BY(queue_mu_) = false;
+  std::thread actor_;
+
+  // Actor-thread state.
+  std::map<std::string, Session> sessions_;
+  // Unfinished tasks (queued, dispatched, running) by task id.
+  std::map<std::string, storage::TaskRecord> active_tasks_;
+  // Runs with unfinished tasks, for max_parallel and ordering.
+  std::map<std::string, storage::RunRecord> active_runs_;
+  std::map<std::string, LiveProgress> progress_;  // by task id
+  absl::Time next_sweep_;
+
+  absl::Mutex stats_mu_;
+  Stats stats_ ABSL_GUARDED_BY(stats_mu_);
+};
+
+// Terminal states end a task; the rest are still to do or in flight.
+bool IsTerminal(v1::TaskState state);
+// "queued", "running", "succeeded", ... as the CLI and docs spell them.
+std::string TaskStateName(v1::TaskState state);
+
+}  // namespace fleetbench::controller
+
+#endif  // FLEETBENCH_CONTROLLER_FLEET_CORE_H_

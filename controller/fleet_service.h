@@ -1,0 +1,40 @@
+// controller/fleet_service.h — the user API (Fleet) the CLI talks to. Thin:
+// authenticate, call FleetCore, map the status. Served by gRPC's sync
+// thread pool, where blocking on the core is allowed.
+#ifndef FLEETBENCH_CONTROLLER_FLEET_SERVICE_H_
+#define FLEETBENCH_CONTROLLER_FLEET_SERVICE_H_
+
+#include <string>
+
+#include "controller/fleet_core.h"
+#include "fleetbench/v1/fleet_service.grpc.pb.h"
+
+namespace fleetbench::controller {
+
+class FleetService final : public v1::Fleet::Service {
+ public:
+  FleetService(FleetCore* core, std::string token) : core_(core), token_(std::move(token)) {}
+
+  grpc::Status ListNodes(grpc::ServerContext* context, const v1::ListNodesRequest* request,
+                         v1::ListNodesResponse* response) override;
+  grpc::Status StartRun(grpc::ServerContext* context, const v1::StartRunRequest* request,
+                        v1::StartRunResponse* response) override;
+  grpc::Status GetRun(grpc::ServerContext* context, const v1::GetRunRequest* request,
+                      v1::Run* response) override;
+  grpc::Status CancelRun(grpc::ServerContext* context, const v1::CancelRunRequest* request,
+                         v1::CancelRunResponse* response) override;
+  grpc::Status ListRuns(grpc::ServerContext* context, const v1::ListRunsRequest* request,
+                        v1::ListRunsResponse* response) override;
+  grpc::Status Rank(grpc::ServerContext* context, const v1::RankRequest* request,
+                    v1::RankResponse* response) override;
+  grpc::Status History(grpc::ServerContext* context, const v1::HistoryRequest* request,
+                       v1::HistoryResponse* response) override;
+
+ private:
+  FleetCore* const core_;
+  const std::string token_;
+};
+
+}  // namespace fleetbench::controller
+
+#endif  // FLEETBENCH_CONTROLLER_FLEET_SERVICE_H_

@@ -1,0 +1,143 @@
+#include "controller/ranking.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <optional>
+#include <set>
+
+#include "absl/status/status.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/metrics.h"
+#include "common/stats.h"
+
+namespace fleetbench::controller {
+namespace {
+
+constexpr const char* kGroupings[] = {"node", "instance_type", "region",
+                                      "provider"};
+
+// A price is usable when it is a finite number of USD per hour above zero.
+std::optional<double> PriceOf(const NodeSeries& node) {
+  auto it = node.labels.find(kPriceLabel);
+  if (it == node.labels.end()) return std::nullopt;
+  double price = 0;
+  if (!absl::SimpleAtod(it->second, &price) || !std::isfinite(price) ||
+      price <= 0) {
+    return std::nullopt;
+  }
+  return price;
+}
+
+std::string GroupOf(const NodeSeries& node, const std::string& by) {
+  if (by == "node") return node.node;
+  auto it = node.labels.find(by);
+  return it == node.labels.end() || it->second.empty() ? kNoLabelGroup
+                                                       : it->second;
+}
+
+struct Group {
+  uint32_t node_count = 0;
+  uint32_t run_count = 0;
+  // What median/p10/p90 are taken over: the node's own values for by=node,
+  // the member nodes' medians otherwise.
+  std::vector<double> points;
+  std::vector<double> prices;
+};
+
+bool Better(double a, double b, bool higher_is_better) {
+  return higher_is_better ? a > b : a < b;
+}
+
+}  // namespace
+
+absl::StatusOr<v1::RankResponse> RankByCostPerThroughput(
+    const std::string& metric, const std::string& by, bool higher_is_better,
+    const std::vector<NodeSeries>& series) {
+  if (std::find(std::begin(kGroupings), std::end(kGroupings), by) ==
+      std::end(kGroupings)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("rank: cannot group by '", by, "'; use one of ",
+                     absl::StrJoin(kGroupings, ", ")));
+  }
+  if (metric.empty()) {
+    return absl::InvalidArgumentError(
+        "rank: metric is empty; give one, e.g. gemm.cpu.fp32.tflops");
+  }
+
+  const bool by_node = by == "node";
+  std::set<std::string> seen;
+  std::map<std::string, Group> groups;  // ordered: output is deterministic
+  for (const NodeSeries& node : series) {
+    if (!seen.insert(node.node).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("rank: node '", node.node, "' is listed twice"));
+    }
+    std::vector<double> values;
+    for (double v : node.values) {
+      if (std::isfinite(v)) values.push_back(v);
+    }
+    if (values.empty()) continue;
+
+    Group& group = groups[GroupOf(node, by)];
+    ++group.node_count;
+    group.run_count += static_cast<uint32_t>(values.size());
+    if (by_node) {
+      group.points = values;
+    } else {
+      group.points.push_back(Median(values));
+    }
+    if (std::optional<double> price = PriceOf(node)) {
+      group.prices.push_back(*price);
+    }
+  }
+
+  std::vector<v1::RankRow> rows;
+  rows.reserve(groups.size());
+  for (const auto& [name, group] : groups) {
+    v1::RankRow& row = rows.emplace_back();
+    row.set_group(name);
+    row.set_node_count(group.node_count);
+    row.set_run_count(group.run_count);
+    const Summary summary = Summarize(group.points);
+    row.set_median(summary.median);
+    row.set_p10(summary.p10);
+    row.set_p90(summary.p90);
+    if (group.prices.empty()) continue;
+    const double price = Median(group.prices);
+    row.set_price_per_hour(price);
+    // Cost needs a positive median: dividing by zero (or a negative
+    // throughput) means nothing, and a zero latency is a failed measurement
+    // that must not come out as "free".
+    if (!(summary.median > 0)) continue;
+    const double cost =
+        higher_is_better ? price / summary.median : price * summary.median;
+    if (!std::isfinite(cost) || cost <= 0) continue;
+    row.set_cost_per_unit(cost);
+    row.set_priced(true);
+  }
+
+  std::sort(rows.begin(), rows.end(),
+            [higher_is_better](const v1::RankRow& a, const v1::RankRow& b) {
+              if (a.priced() != b.priced()) return a.priced();
+              if (a.priced() && a.cost_per_unit() != b.cost_per_unit()) {
+                return a.cost_per_unit() < b.cost_per_unit();
+              }
+              if (a.median() != b.median()) {
+                return Better(a.median(), b.median(), higher_is_better);
+              }
+              return a.group() < b.group();
+            });
+
+  v1::RankResponse response;
+  response.set_metric(metric);
+  response.set_unit(UnitOfMetricName(metric));
+  response.set_by(by);
+  response.set_higher_is_better(higher_is_better);
+  for (v1::RankRow& row : rows) *response.add_rows() = std::move(row);
+  return response;
+}
+
+}  // namespace fleetbench::controller

@@ -1,0 +1,63 @@
+#include "controller/report_limits.h"
+
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "common/ulid.h"
+
+namespace fleetbench::controller {
+
+bool IsValidMetricName(const std::string& name) {
+  if (name.size() < 3 || name.size() > kMaxNameLength) return false;
+  if (name.front() == '.' || name.back() == '.') return false;
+  bool dot = false;
+  for (char c : name) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                    (c >= '0' && c <= '9') || c == '_' || c == '.';
+    if (!ok) return false;
+    dot |= c == '.';
+  }
+  return dot;
+}
+
+absl::Status CheckReportBounds(const v1::Report& report) {
+  if (!IsUlid(report.report_id())) {
+    return absl::InvalidArgumentError("report_id is not a ULID");
+  }
+  if (report.samples_size() > kMaxSamplesPerReport) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("report has ", report.samples_size(), " samples; at most ",
+                     kMaxSamplesPerReport));
+  }
+  if (report.task_reason().size() > kMaxReasonLength) {
+    return absl::InvalidArgumentError("task_reason too long");
+  }
+  if (report.outcomes_size() > 64) {
+    return absl::InvalidArgumentError("too many outcomes");
+  }
+  for (const v1::BenchmarkOutcome& o : report.outcomes()) {
+    if (o.benchmark().size() > kMaxNameLength || o.reason().size() > kMaxReasonLength) {
+      return absl::InvalidArgumentError("outcome field too long");
+    }
+  }
+  for (int i = 0; i < report.samples_size(); ++i) {
+    const v1::Sample& s = report.samples(i);
+    auto bad = [&](const std::string& why) {
+      return absl::InvalidArgumentError(absl::StrCat("sample ", i, ": ", why));
+    };
+    if (!IsUlid(s.id())) return bad("id is not a ULID");
+    if (!IsValidMetricName(s.metric())) return bad(absl::StrCat("bad metric name '", s.metric().substr(0, 64), "'"));
+    if (s.benchmark().empty() || s.benchmark().size() > kMaxNameLength) return bad("bad benchmark name");
+    if (s.unit().size() > 32) return bad("unit too long");
+    if (!std::isfinite(s.value())) return bad("value is not finite");
+    if (s.params_size() > kMaxParamsPerSample) return bad("too many params");
+    for (const auto& [k, v] : s.params()) {
+      if (k.empty() || k.size() > kMaxParamLength || v.size() > kMaxParamLength) {
+        return bad("param key or value out of bounds");
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace fleetbench::controller

@@ -1,0 +1,25 @@
+// controller/report_limits.h — bounds on what an agent may send. Every
+// field of a report is checked before it reaches the store.
+#ifndef FLEETBENCH_CONTROLLER_REPORT_LIMITS_H_
+#define FLEETBENCH_CONTROLLER_REPORT_LIMITS_H_
+
+#include "absl/status/status.h"
+#include "fleetbench/v1/agent_service.pb.h"
+
+namespace fleetbench::controller {
+
+inline constexpr int kMaxSamplesPerReport = 20000;
+inline constexpr int kMaxParamsPerSample = 64;
+inline constexpr size_t kMaxNameLength = 128;     // metric, benchmark
+inline constexpr size_t kMaxParamLength = 1024;   // key or value
+inline constexpr size_t kMaxReasonLength = 4096;
+
+// INVALID_ARGUMENT naming the first offending field.
+absl::Status CheckReportBounds(const v1::Report& report);
+// Metric names: lower-case letters, digits, '_' and '.', 3..128 chars,
+// at least one dot (the unit is the last component).
+bool IsValidMetricName(const std::string& name);
+
+}  // namespace fleetbench::controller
+
+#endif  // FLEETBENCH_CONTROLLER_REPORT_LIMITS_H_

@@ -1,0 +1,62 @@
+#include "controller/report_limits.h"
+
+#include "common/ulid.h"
+#include "gtest/gtest.h"
+
+namespace fleetbench::controller {
+namespace {
+
+v1::Report GoodReport() {
+  v1::Report r;
+  r.set_report_id(NewUlid());
+  v1::Sample* s = r.add_samples();
+  s->set_id(NewUlid());
+  s->set_benchmark("gemm");
+  s->set_metric("gemm.cpu.fp32.tflops");
+  s->set_value(1.5);
+  s->set_unit("tflops");
+  return r;
+}
+
+TEST(ReportLimitsTest, AcceptsAWellFormedReport) {
+  EXPECT_TRUE(CheckReportBounds(GoodReport()).ok());
+}
+
+TEST(ReportLimitsTest, RejectsBadIdsNamesAndValues) {
+  v1::Report r = GoodReport();
+  r.set_report_id("not-a-ulid");
+  EXPECT_EQ(CheckReportBounds(r).code(), absl::StatusCode::kInvalidArgument);
+
+  r = GoodReport();
+  r.mutable_samples(0)->set_id("x");
+  EXPECT_EQ(CheckReportBounds(r).code(), absl::StatusCode::kInvalidArgument);
+
+  r = GoodReport();
+  r.mutable_samples(0)->set_metric("DROP TABLE samples;");
+  EXPECT_EQ(CheckReportBounds(r).code(), absl::StatusCode::kInvalidArgument);
+
+  r = GoodReport();
+  r.mutable_samples(0)->set_value(std::numeric_limits<double>::quiet_NaN());
+  EXPECT_EQ(CheckReportBounds(r).code(), absl::StatusCode::kInvalidArgument);
+
+  r = GoodReport();
+  (*r.mutable_samples(0)->mutable_params())["k"] = std::string(kMaxParamLength + 1, 'v');
+  EXPECT_EQ(CheckReportBounds(r).code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(ReportLimitsTest, BoundsSampleCount) {
+  v1::Report r = GoodReport();
+  for (int i = 0; i < kMaxSamplesPerReport; ++i) *r.add_samples() = r.samples(0);
+  EXPECT_EQ(CheckReportBounds(r).code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(MetricNameTest, NeedsAUnitComponent) {
+  EXPECT_TRUE(IsValidMetricName("gemm.cpu.fp32.tflops"));
+  EXPECT_TRUE(IsValidMetricName("disk.seq_read.MBps"));
+  EXPECT_FALSE(IsValidMetricName("tflops"));
+  EXPECT_FALSE(IsValidMetricName(".a.b"));
+  EXPECT_FALSE(IsValidMetricName("a b.c"));
+}
+
+}  // namespace
+}  // namespace fleetbench::controller

@@ -1,0 +1,111 @@
+#include "storage/migrations.h"
+
+namespace fleetbench::storage {
+
+const std::vector<SchemaMigration>& SchemaMigrations() {
+  static const auto* const kMigrations = new std::vector<SchemaMigration>{
+      {1, "nodes, facts history, runs, tasks, metrics, samples",
+       R"sql(
+CREATE TABLE nodes (
+  id            INTEGER PRIMARY KEY,
+  name          TEXT NOT NULL UNIQUE,
+  agent_version TEXT NOT NULL DEFAULT '',
+  first_seen_ms INTEGER NOT NULL,
+  last_seen_ms  INTEGER NOT NULL
+);
+CREATE TABLE node_labels (
+  node_id INTEGER NOT NULL REFERENCES nodes(id) ON DELETE CASCADE,
+  key     TEXT NOT NULL,
+  value   TEXT NOT NULL,
+  PRIMARY KEY (node_id, key)
+) WITHOUT ROWID;
+-- One row per distinct facts version: a row is appended only when a node's
+-- facts differ from its newest row.
+CREATE TABLE node_facts (
+  id      INTEGER PRIMARY KEY,
+  node_id INTEGER NOT NULL REFERENCES nodes(id) ON DELETE CASCADE,
+  seen_ms INTEGER NOT NULL,
+  facts   BLOB NOT NULL            -- serialized fleetbench.v1.NodeFacts
+);
+CREATE INDEX node_facts_by_node ON node_facts(node_id, id);
+
+CREATE TABLE runs (
+  key          INTEGER PRIMARY KEY,  -- compact id used by samples
+  run_id       TEXT NOT NULL UNIQUE,
+  state        TEXT NOT NULL,
+  created_ms   INTEGER NOT NULL,
+  finished_ms  INTEGER,              -- NULL while not finished
+  benchmarks   BLOB NOT NULL,        -- length-delimited BenchmarkSpec messages
+  max_parallel INTEGER NOT NULL DEFAULT 0,
+  suite        TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX runs_by_created ON runs(created_ms);
+
+CREATE TABLE tasks (
+  seq        INTEGER PRIMARY KEY,    -- creation order
+  task_id    TEXT NOT NULL UNIQUE,
+  run_key    INTEGER NOT NULL REFERENCES runs(key),
+  node       TEXT NOT NULL,
+  state      INTEGER NOT NULL,       -- fleetbench.v1.TaskState
+  reason     TEXT NOT NULL DEFAULT '',
+  outcomes   BLOB NOT NULL,          -- length-delimited BenchmarkOutcome messages
+  updated_ms INTEGER NOT NULL
+);
+CREATE INDEX tasks_by_run ON tasks(run_key);
+CREATE INDEX tasks_by_state ON tasks(state);
+
+CREATE TABLE metrics (
+  id   INTEGER PRIMARY KEY,
+  name TEXT NOT NULL UNIQUE
+);
+
+-- Clustered on the agent-made ULID: a resent sample hits the primary key and
+-- is ignored, and time-ordered ids make inserts append. run, node and metric
+-- are stored as integer keys to keep rows and index entries small; the store
+-- resolves them itself, so no foreign-key lookups slow the insert path.
+CREATE TABLE samples (
+  id        TEXT PRIMARY KEY,
+  run_key   INTEGER NOT NULL,
+  node_id   INTEGER NOT NULL,
+  metric_id INTEGER NOT NULL,
+  benchmark TEXT NOT NULL,
+  value     REAL,                    -- NULL stands for NaN
+  unit      TEXT NOT NULL,
+  params    BLOB,                    -- a serialized Sample holding only params
+  time_ms   INTEGER NOT NULL
+) WITHOUT ROWID;
+-- Run-major, so a commit touches only the few pages of the runs in flight
+-- (a node-major index would touch one page per node per commit). Serves
+-- ListSamplesForRun and History's row lookups.
+CREATE INDEX samples_by_run
+  ON samples(run_key, node_id, metric_id, time_ms);
+
+-- Ranking points: (metric, node, run, value, time) of every stored sample,
+-- packed 40 bytes each (layout in sqlite_store.cc), written in the same
+-- transaction as the samples. A commit appends its points as one row of
+-- recent_points; once those add up to a few ten thousand points (or a few
+-- hundred rows) one commit folds them into per-metric chunks. Ranking a
+-- million points reads a few dozen chunk rows instead of a million index
+-- entries.
+CREATE TABLE metric_points (
+  id          INTEGER PRIMARY KEY,   -- write order
+  metric_id   INTEGER NOT NULL REFERENCES metrics(id),
+  min_time_ms INTEGER NOT NULL,
+  max_time_ms INTEGER NOT NULL,
+  n_points    INTEGER NOT NULL,
+  points      BLOB NOT NULL
+);
+CREATE INDEX metric_points_by_metric ON metric_points(metric_id);
+CREATE TABLE recent_points (
+  id       INTEGER PRIMARY KEY,
+  n_points INTEGER NOT NULL,
+  points   BLOB NOT NULL             -- any metrics, in commit order
+);
+)sql"},
+  };
+  return *kMigrations;
+}
+
+int LatestSchemaVersion() { return SchemaMigrations().back().version; }
+
+}  // namespace fleetbench::storage

@@ -1,0 +1,1438 @@
+// The SQLite history store. The only file that includes sqlite3.h.
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
+#include "google/protobuf/util/delimited_message_util.h"
+#include "storage/migrations.h"
+#include "storage/sqlite_store_impl.h"
+#include "storage/store.h"
+
+namespace fleetbench::storage {
+namespace {
+
+#define FB_RETURN_IF_ERROR(expr)             \
+  do {                                       \
+    absl::Status _fb_status = (expr);        \
+    if (!_fb_status.ok()) return _fb_status; \
+  } while (0)
+
+#define FB_CONCAT_INNER(a, b) a##b
+#define FB_CONCAT(a, b) FB_CONCAT_INNER(a, b)
+#define FB_ASSIGN_OR_RETURN(lhs, expr) \
+  FB_ASSIGN_OR_RETURN_IMPL(FB_CONCAT(_fb_statusor_, __LINE__), lhs, expr)
+#define FB_ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr) \
+  auto tmp = (expr);                             \
+  if (!tmp.ok()) return std::move(tmp).status(); \
+  lhs = std::move(tmp).value()
+
+// Page size and caches, chosen by measurement (docs/storage.md): large pages
+// halve the page hops of the ranking scan, and mmap lets that scan read the
+// OS page cache without a copy per page.
+constexpr int kPageSize = 8192;
+constexpr int64_t kCacheKib = 64 * 1024;
+constexpr int64_t kMmapBytes = int64_t{1} << 30;
+
+// Turns a SQLite result code into a Status that carries what was being done
+// and SQLite's own message. Codes map to gRPC codes on purpose: a full disk
+// is RESOURCE_EXHAUSTED, a lock held elsewhere UNAVAILABLE (retry), a
+// damaged file DATA_LOSS, a violated constraint the caller's fault.
+absl::Status SqliteStatus(sqlite3* db, int rc, absl::string_view what) {
+  const char* detail = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+  std::string message =
+      absl::StrCat(what, ": ", detail, " (sqlite error ", rc, ")");
+  switch (rc & 0xff) {
+    case SQLITE_FULL:
+      return absl::ResourceExhaustedError(std::move(message));
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+      return absl::UnavailableError(std::move(message));
+    case SQLITE_CORRUPT:
+    case SQLITE_NOTADB:
+      return absl::DataLossError(std::move(message));
+    case SQLITE_CONSTRAINT:
+      if (rc == SQLITE_CONSTRAINT_PRIMARYKEY || rc == SQLITE_CONSTRAINT_UNIQUE) {
+        return absl::AlreadyExistsError(std::move(message));
+      }
+      return absl::InvalidArgumentError(std::move(message));
+    case SQLITE_TOOBIG:
+    case SQLITE_RANGE:
+      return absl::InvalidArgumentError(std::move(message));
+    default:
+      return absl::InternalError(std::move(message));
+  }
+}
+
+// A cached statement in use: binds, steps, reads columns, and on scope exit
+// resets it and clears its bindings so the cache holds it idle. Text and blob
+// bindings are SQLITE_STATIC: the caller keeps them alive for the scope.
+class Statement {
+ public:
+  Statement(sqlite3* db, sqlite3_stmt* stmt) : db_(db), stmt_(stmt) {}
+  ~Statement() {
+    sqlite3_reset(stmt_);
+    sqlite3_clear_bindings(stmt_);
+  }
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+
+  void BindInt(int index, int64_t value) {
+    Note(sqlite3_bind_int64(stmt_, index, value));
+  }
+  void BindDouble(int index, double value) {
+    // SQLite stores NaN as NULL; bind NULL explicitly so reads map it back.
+    Note(std::isnan(value) ? sqlite3_bind_null(stmt_, index)
+                           : sqlite3_bind_double(stmt_, index, value));
+  }
+  void BindText(int index, absl::string_view text) {
+    Note(sqlite3_bind_text(stmt_, index, text.data(),
+                           static_cast<int>(text.size()), SQLITE_STATIC));
+  }
+  void BindBlob(int index, absl::string_view bytes) {
+    // A zero-length blob, not NULL, for empty bytes.
+    Note(sqlite3_bind_blob(stmt_, index, bytes.empty() ? "" : bytes.data(),
+                           static_cast<int>(bytes.size()), SQLITE_STATIC));
+  }
+  void BindNull(int index) { Note(sqlite3_bind_null(stmt_, index)); }
+
+  // True with a row, false when done.
+  absl::StatusOr<bool> Step(absl::string_view what) {
+    if (bind_rc_ != SQLITE_OK) return SqliteStatus(db_, bind_rc_, what);
+    const int rc = sqlite3_step(stmt_);
+    if (rc == SQLITE_ROW) return true;
+    if (rc == SQLITE_DONE) return false;
+    return SqliteStatus(db_, rc, what);
+  }
+  // Steps a statement that returns no rows.
+  absl::Status Run(absl::string_view what) {
+    absl::StatusOr<bool> row = Step(what);
+    if (!row.ok()) return row.status();
+    return absl::OkStatus();
+  }
+
+  int64_t Int(int col) const { return sqlite3_column_int64(stmt_, col); }
+  bool IsNull(int col) const {
+    return sqlite3_column_type(stmt_, col) == SQLITE_NULL;
+  }
+  double Double(int col) const {
+    return IsNull(col) ? std::numeric_limits<double>::quiet_NaN()
+                       : sqlite3_column_double(stmt_, col);
+  }
+  std::string Text(int col) const {
+    const unsigned char* p = sqlite3_column_text(stmt_, col);
+    if (p == nullptr) return {};
+    return std::string(reinterpret_cast<const char*>(p),
+                       static_cast<size_t>(sqlite3_column_bytes(stmt_, col)));
+  }
+  absl::string_view Blob(int col) const {
+    const void* p = sqlite3_column_blob(stmt_, col);
+    if (p == nullptr) return {};
+    return {static_cast<const char*>(p),
+            static_cast<size_t>(sqlite3_column_bytes(stmt_, col))};
+  }
+
+ private:
+  void Note(int rc) {
+    if (rc != SQLITE_OK && bind_rc_ == SQLITE_OK) bind_rc_ = rc;
+  }
+
+  sqlite3* const db_;
+  sqlite3_stmt* const stmt_;
+  int bind_rc_ = SQLITE_OK;
+};
+
+int64_t ToMillis(absl::Time t) { return absl::ToUnixMillis(t); }
+absl::Time FromMillis(int64_t ms) { return absl::FromUnixMillis(ms); }
+
+// Repeated messages are stored as a sequence of varint-length-delimited
+// messages (protobuf's delimited format), so no wrapper proto is needed.
+template <typename Message>
+std::string SerializeDelimited(const std::vector<Message>& messages) {
+  std::string out;
+  {
+    google::protobuf::io::StringOutputStream raw(&out);
+    google::protobuf::io::CodedOutputStream coded(&raw);
+    coded.SetSerializationDeterministic(true);
+    for (const Message& m : messages) {
+      google::protobuf::util::SerializeDelimitedToCodedStream(m, &coded);
+    }
+  }
+  return out;
+}
+
+template <typename Message>
+absl::StatusOr<std::vector<Message>> ParseDelimited(absl::string_view bytes,
+                                                    absl::string_view what) {
+  std::vector<Message> out;
+  google::protobuf::io::ArrayInputStream raw(bytes.data(),
+                                             static_cast<int>(bytes.size()));
+  google::protobuf::io::CodedInputStream coded(&raw);
+  while (true) {
+    Message m;
+    bool clean_eof = false;
+    if (!google::protobuf::util::ParseDelimitedFromCodedStream(&m, &coded,
+                                                               &clean_eof)) {
+      if (clean_eof) break;
+      return absl::DataLossError(absl::StrCat("cannot parse stored ", what));
+    }
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+std::string SerializeDeterministic(const google::protobuf::MessageLite& m) {
+  std::string out;
+  {
+    google::protobuf::io::StringOutputStream raw(&out);
+    google::protobuf::io::CodedOutputStream coded(&raw);
+    coded.SetSerializationDeterministic(true);
+    m.SerializeToCodedStream(&coded);
+  }
+  return out;
+}
+
+// A sample's params are stored as the serialization of a Sample holding only
+// `params`; parsing that blob into the output Sample restores them. Written
+// by hand (map entry = {1: key, 2: value}) in sorted key order so equal maps
+// give equal bytes without copying the map into a carrier message.
+void SerializeParams(const google::protobuf::Map<std::string, std::string>& params,
+                     std::string& out) {
+  out.clear();
+  if (params.empty()) return;
+  std::vector<const google::protobuf::Map<std::string, std::string>::value_type*>
+      entries;
+  entries.reserve(params.size());
+  for (const auto& entry : params) entries.push_back(&entry);
+  std::sort(entries.begin(), entries.end(),
+            [](const auto* a, const auto* b) { return a->first < b->first; });
+  google::protobuf::io::StringOutputStream raw(&out);
+  google::protobuf::io::CodedOutputStream coded(&raw);
+  constexpr uint32_t kLengthDelimited = 2;
+  for (const auto* entry : entries) {
+    const size_t entry_size =
+        1 + google::protobuf::io::CodedOutputStream::VarintSize32(
+                static_cast<uint32_t>(entry->first.size())) +
+        entry->first.size() + 1 +
+        google::protobuf::io::CodedOutputStream::VarintSize32(
+            static_cast<uint32_t>(entry->second.size())) +
+        entry->second.size();
+    coded.WriteTag((v1::Sample::kParamsFieldNumber << 3) | kLengthDelimited);
+    coded.WriteVarint32(static_cast<uint32_t>(entry_size));
+    coded.WriteTag((1 << 3) | kLengthDelimited);
+    coded.WriteVarint32(static_cast<uint32_t>(entry->first.size()));
+    coded.WriteRaw(entry->first.data(), static_cast<int>(entry->first.size()));
+    coded.WriteTag((2 << 3) | kLengthDelimited);
+    coded.WriteVarint32(static_cast<uint32_t>(entry->second.size()));
+    coded.WriteRaw(entry->second.data(), static_cast<int>(entry->second.size()));
+  }
+}
+
+// Runs SQL without parameters (pragmas, migrations) on the raw connection.
+absl::Status Exec(sqlite3* db, const std::string& sql, absl::string_view what) {
+  char* error = nullptr;
+  const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &error);
+  if (rc == SQLITE_OK) return absl::OkStatus();
+  std::string detail = error != nullptr ? error : sqlite3_errstr(rc);
+  sqlite3_free(error);
+  absl::Status status = SqliteStatus(nullptr, rc, what);
+  return absl::Status(status.code(), absl::StrCat(what, ": ", detail,
+                                                  " (sqlite error ", rc, ")"));
+}
+
+// The single integer a pragma such as user_version answers.
+absl::StatusOr<int64_t> QueryInt(sqlite3* db, const char* sql,
+                                 absl::string_view what) {
+  sqlite3_stmt* stmt = nullptr;
+  int rc = sqlite3_prepare_v2(db, sql, -1, &stmt, nullptr);
+  if (rc != SQLITE_OK) return SqliteStatus(db, rc, what);
+  rc = sqlite3_step(stmt);
+  int64_t value = 0;
+  if (rc == SQLITE_ROW) value = sqlite3_column_int64(stmt, 0);
+  absl::Status status = (rc == SQLITE_ROW || rc == SQLITE_DONE)
+                            ? absl::OkStatus()
+                            : SqliteStatus(db, rc, what);
+  sqlite3_finalize(stmt);
+  if (!status.ok()) return status;
+  return value;
+}
+
+absl::StatusOr<std::string> QueryText(sqlite3* db, const char* sql,
+                                      absl::string_view what) {
+  sqlite3_stmt* stmt = nullptr;
+  int rc = sqlite3_prepare_v2(db, sql, -1, &stmt, nullptr);
+  if (rc != SQLITE_OK) return SqliteStatus(db, rc, what);
+  rc = sqlite3_step(stmt);
+  std::string value;
+  if (rc == SQLITE_ROW && sqlite3_column_text(stmt, 0) != nullptr) {
+    value = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
+  }
+  absl::Status status = (rc == SQLITE_ROW || rc == SQLITE_DONE)
+                            ? absl::OkStatus()
+                            : SqliteStatus(db, rc, what);
+  sqlite3_finalize(stmt);
+  if (!status.ok()) return status;
+  return value;
+}
+
+absl::Status CheckMigrationList(const std::vector<SchemaMigration>& migrations) {
+  if (migrations.empty()) {
+    return absl::InvalidArgumentError("no schema migrations");
+  }
+  int previous = 0;
+  for (const SchemaMigration& m : migrations) {
+    if (m.version <= previous) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "schema migrations out of order at version ", m.version));
+    }
+    previous = m.version;
+  }
+  return absl::OkStatus();
+}
+
+// Applies every step newer than the file's user_version, each in its own
+// transaction together with the user_version bump, so a crash mid-way leaves
+// the file at the last completed version.
+absl::Status Migrate(sqlite3* db, const std::string& path,
+                     const std::vector<SchemaMigration>& migrations) {
+  const int latest = migrations.back().version;
+  for (const SchemaMigration& m : migrations) {
+    const std::string what =
+        absl::StrCat("migrating ", path, " to schema version ", m.version, " (",
+                     m.description, ")");
+    FB_RETURN_IF_ERROR(Exec(db, "BEGIN IMMEDIATE", what));
+    absl::Status status = [&]() -> absl::Status {
+      // Read under the write lock: another process may have migrated.
+      FB_ASSIGN_OR_RETURN(int64_t current,
+                          QueryInt(db, "PRAGMA user_version", what));
+      if (current > latest) {
+        return absl::FailedPreconditionError(absl::StrCat(
+            "database ", path, " has schema version ", current,
+            ", newer than the latest this build knows (", latest,
+            "); use a newer fleetbench build or another database file"));
+      }
+      if (current >= m.version) return absl::OkStatus();
+      FB_RETURN_IF_ERROR(Exec(db, m.sql, what));
+      FB_RETURN_IF_ERROR(
+          Exec(db, absl::StrCat("PRAGMA user_version = ", m.version), what));
+      return Exec(db, "COMMIT", what);
+    }();
+    if (!sqlite3_get_autocommit(db)) {
+      sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
+    }
+    FB_RETURN_IF_ERROR(status);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Configure(sqlite3* db, const SqliteOptions& options, int latest) {
+  const std::string& path = options.path;
+  sqlite3_extended_result_codes(db, 1);
+  sqlite3_busy_timeout(
+      db, static_cast<int>(absl::ToInt64Milliseconds(options.busy_timeout)));
+  // Reading the header first: a file that is not a database fails here with
+  // DATA_LOSS, and a newer schema is refused before anything is written.
+  FB_ASSIGN_OR_RETURN(int64_t version,
+                      QueryInt(db, "PRAGMA user_version",
+                               absl::StrCat("reading ", path)));
+  if (version > latest) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "database ", path, " has schema version ", version,
+        ", newer than the latest this build knows (", latest,
+        "); use a newer fleetbench build or another database file"));
+  }
+  FB_ASSIGN_OR_RETURN(int64_t pages,
+                      QueryInt(db, "PRAGMA page_count",
+                               absl::StrCat("reading ", path)));
+  if (pages == 0) {
+    // Only a new, empty file can take a page size (not later in WAL mode).
+    FB_RETURN_IF_ERROR(Exec(db, absl::StrCat("PRAGMA page_size = ", kPageSize),
+                            "setting page size"));
+  }
+  FB_ASSIGN_OR_RETURN(std::string mode,
+                      QueryText(db, "PRAGMA journal_mode = WAL",
+                                absl::StrCat("enabling WAL on ", path)));
+  if (mode != "wal") {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "database ", path, " cannot use WAL journaling (got \"", mode,
+        "\"); use a file on a local filesystem"));
+  }
+  FB_RETURN_IF_ERROR(Exec(db,
+                          options.synchronous_full ? "PRAGMA synchronous = FULL"
+                                                   : "PRAGMA synchronous = NORMAL",
+                          "setting synchronous"));
+  FB_RETURN_IF_ERROR(
+      Exec(db, "PRAGMA foreign_keys = ON", "enabling foreign keys"));
+  FB_RETURN_IF_ERROR(Exec(db, absl::StrCat("PRAGMA cache_size = -", kCacheKib),
+                          "setting cache size"));
+  FB_RETURN_IF_ERROR(Exec(db, absl::StrCat("PRAGMA mmap_size = ", kMmapBytes),
+                          "setting mmap size"));
+  FB_RETURN_IF_ERROR(
+      Exec(db, "PRAGMA temp_store = MEMORY", "setting temp store"));
+  return absl::OkStatus();
+}
+
+// The mode and pragmas of a connection, then migrations, then the test cap.
+absl::StatusOr<std::unique_ptr<Store>> Open(
+    const SqliteOptions& options,
+    const std::vector<SchemaMigration>& migrations) {
+  if (options.path.empty()) {
+    return absl::InvalidArgumentError("SQLite store needs a file path");
+  }
+  FB_RETURN_IF_ERROR(CheckMigrationList(migrations));
+  sqlite3* db = nullptr;
+  // NOMUTEX: the store's own mutex serialises every use of the connection.
+  const int rc = sqlite3_open_v2(
+      options.path.c_str(), &db,
+      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+      nullptr);
+  if (rc != SQLITE_OK) {
+    absl::Status status =
+        SqliteStatus(db, rc, absl::StrCat("opening ", options.path));
+    sqlite3_close(db);
+    return status;
+  }
+  absl::Status status = Configure(db, options, migrations.back().version);
+  if (status.ok()) status = Migrate(db, options.path, migrations);
+  if (status.ok() && options.max_page_count > 0) {
+    status = Exec(db,
+                  absl::StrCat("PRAGMA max_page_count = ", options.max_page_count),
+                  "setting max_page_count");
+  }
+  if (!status.ok()) {
+    sqlite3_close(db);
+    return status;
+  }
+  return std::make_unique<SqliteStore>(db, options.path);
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Store>> OpenSqliteStore(
+    const SqliteOptions& options) {
+  return Open(options, SchemaMigrations());
+}
+
+absl::StatusOr<std::unique_ptr<Store>> OpenSqliteStoreWithMigrations(
+    const SqliteOptions& options,
+    const std::vector<SchemaMigration>& migrations) {
+  return Open(options, migrations);
+}
+
+SqliteStore::SqliteStore(sqlite3* db, std::string path)
+    : db_(db), path_(std::move(path)) {}
+
+SqliteStore::~SqliteStore() {
+  absl::MutexLock lock(&mu_);
+  for (auto& [sql, stmt] : statements_) sqlite3_finalize(stmt);
+  statements_.clear();
+  sqlite3_close(db_);
+}
+
+absl::StatusOr<sqlite3_stmt*> SqliteStore::Prepare(absl::string_view sql) {
+  auto it = statements_.find(sql);
+  if (it != statements_.end()) return it->second;
+  sqlite3_stmt* stmt = nullptr;
+  const int rc =
+      sqlite3_prepare_v3(db_, sql.data(), static_cast<int>(sql.size()),
+                         SQLITE_PREPARE_PERSISTENT, &stmt, nullptr);
+  if (rc != SQLITE_OK) {
+    return SqliteStatus(db_, rc, absl::StrCat("preparing \"", sql, "\""));
+  }
+  statements_.emplace(std::string(sql), stmt);
+  return stmt;
+}
+
+absl::Status SqliteStore::ExecCached(absl::string_view sql) {
+  FB_ASSIGN_OR_RETURN(sqlite3_stmt * stmt, Prepare(sql));
+  Statement s(db_, stmt);
+  return s.Run(sql);
+}
+
+void SqliteStore::ForgetCaches() {
+  node_ids_.clear();
+  node_names_.clear();
+  run_keys_.clear();
+  run_ids_.clear();
+  metric_ids_.clear();
+}
+
+absl::Status SqliteStore::InTransaction(TxnKind kind,
+                                        absl::FunctionRef<absl::Status()> body) {
+  FB_RETURN_IF_ERROR(
+      ExecCached(kind == TxnKind::kWrite ? "BEGIN IMMEDIATE" : "BEGIN"));
+  absl::Status status = body();
+  if (status.ok()) {
+    status = ExecCached("COMMIT");
+    if (status.ok()) return status;
+  }
+  // Some errors (a full disk among them) already rolled SQLite back.
+  if (!sqlite3_get_autocommit(db_)) {
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+  }
+  ForgetCaches();
+  return status;
+}
+
+absl::StatusOr<int64_t> SqliteStore::NodeIdLocked(const std::string& name) {
+  if (auto it = node_ids_.find(name); it != node_ids_.end()) return it->second;
+  FB_ASSIGN_OR_RETURN(sqlite3_stmt * stmt,
+                      Prepare("SELECT id FROM nodes WHERE name = ?1"));
+  Statement s(db_, stmt);
+  s.BindText(1, name);
+  FB_ASSIGN_OR_RETURN(bool row, s.Step("looking up node"));
+  if (!row) return absl::NotFoundError(absl::StrCat("node ", name, " not found"));
+  const int64_t id = s.Int(0);
+  node_ids_.emplace(name, id);
+  return id;
+}
+
+absl::StatusOr<int64_t> SqliteStore::RunKeyLocked(const std::string& run_id) {
+  if (auto it = run_keys_.find(run_id); it != run_keys_.end()) return it->second;
+  FB_ASSIGN_OR_RETURN(sqlite3_stmt * stmt,
+                      Prepare("SELECT key FROM runs WHERE run_id = ?1"));
+  Statement s(db_, stmt);
+  s.BindText(1, run_id);
+  FB_ASSIGN_OR_RETURN(bool row, s.Step("looking up run"));
+  if (!row) return absl::NotFoundError(absl::StrCat("run ", run_id, " not found"));
+  const int64_t key = s.Int(0);
+  run_keys_.emplace(run_id, key);
+  return key;
+}
+
+absl::StatusOr<int64_t> SqliteStore::MetricIdLocked(const std::string& name,
+                                                    bool create) {
+  if (auto it = metric_ids_.find(name); it != metric_ids_.end()) {
+    return it->second;
+  }
+  {
+    FB_ASSIGN_OR_RETURN(sqlite3_stmt * stmt,
+                        Prepare("SELECT id FROM metrics WHERE name = ?1"));
+    Statement s(db_, stmt);
+    s.BindText(1, name);
+    FB_ASSIGN_OR_RETURN(bool row, s.Step("looking up metric"));
+    if (row) {
+      const int64_t id = s.Int(0);
+      metric_ids_.emplace(name, id);
+      return id;
+    }
+  }
+  if (!create) return 0;
+  FB_ASSIGN_OR_RETURN(
+      sqlite3_stmt * stmt,
+      Prepare("INSERT INTO metrics(name) VALUES (?1) RETURNING id"));
+  Statement s(db_, stmt);
+  s.BindText(1, name);
+  FB_ASSIGN_OR_RETURN(bool row, s.Step("adding metric"));
+  if (!row) return absl::InternalError("adding metric returned no id");
+  const int64_t id = s.Int(0);
+  metric_ids_.emplace(name, id);
+  return id;
+}
+
+absl::StatusOr<const std::string*> SqliteStore::NodeNameLocked(int64_t id) {
+  if (auto it = node_names_.find(id); it != node_names_.end()) {
+    return &it->second;
+  }
+  FB_ASSIGN_OR_RETURN(sqlite3_stmt * stmt,
+                      Prepare("SELECT name FROM nodes WHERE id = ?1"));
+  Statement s(db_, stmt);
+  s.BindInt(1, id);
+  FB_ASSIGN_OR_RETURN(bool row, s.Step("looking up node name"));
+  if (!row) {
+    return absl::DataLossError(absl::StrCat("sample names missing node key ", id));
+  }
+  return &node_names_.emplace(id, s.Text(0)).first->second;
+}
+
+absl::StatusOr<const std::string*> SqliteStore::RunIdLocked(int64_t key) {
+  if (auto it = run_ids_.find(key); it != run_ids_.end()) return &it->second;
+  FB_ASSIGN_OR_RETURN(sqlite3_stmt * stmt,
+                      Prepare("SELECT run_id FROM runs WHERE key = ?1"));
+  Statement s(db_, stmt);
+  s.BindInt(1, key);
+  FB_ASSIGN_OR_RETURN(bool row, s.Step("looking up run id"));
+  if (!row) {
+    return absl::DataLossError(absl::StrCat("sample names missing run key ", key));
+  }
+  return &run_ids_.emplace(key, s.Text(0)).first->second;
+}
+
+// ---- nodes ----
+
+absl::Status SqliteStore::UpsertNode(const NodeRecord& node) {
+  if (node.name.empty()) return absl::InvalidArgumentError("node name is empty");
+  const std::string facts = SerializeDeterministic(node.facts);
+  absl::MutexLock lock(&mu_);
+  return InTransaction(TxnKind::kWrite, [&]() -> absl::Status {
+    int64_t id = 0;
+    {
+      // first_seen is kept from the first upsert; the rest is replaced.
+      FB_ASSIGN_OR_RETURN(
+          sqlite3_stmt * stmt,
+          Prepare("INSERT INTO nodes(name, agent_version, first_seen_ms, "
+                  "last_seen_ms) VALUES (?1, ?2, ?3, ?4) "
+                  "ON CONFLICT(name) DO UPDATE SET "
+                  "agent_version = excluded.agent_version, "
+                  "last_seen_ms = excluded.last_seen_ms "
+                  "RETURNING id"));
+      Statement s(db_, stmt);
+      s.BindText(1, node.name);
+      s.BindText(2, node.agent_version);
+      s.BindInt(3, ToMillis(node.first_seen));
+      s.BindInt(4, ToMillis(node.last_seen));
+      FB_ASSIGN_OR_RETURN(bool row, s.Step("upserting node"));
+      if (!row) return absl::InternalError("upserting node returned no id");
+      id = s.Int(0);
+    }
+    {
+      FB_ASSIGN_OR_RETURN(sqlite3_stmt * stmt,
+                          Prepare("DELETE FROM node_labels WHERE node_id = ?1"));
+      Statement s(db_, stmt);
+      s.BindInt(1, id);
+      FB_RETURN_IF_ERROR(s.Run("replacing node labels"));
+    }
+    {
+      FB_ASSIGN_OR_RETURN(
+          sqlite3_stmt * stmt,
+          Prepare("INSERT INTO node_labels(node_id, key, value) "
+                  "VALUES (?1, ?2, ?3)"));
+      for (const auto& [key, value] : node.labels) {
+        Statement s(db_, stmt);
+        s.BindInt(1, id);
+        s.BindText(2, key);
+        s.BindText(3, value);
+        FB_RETURN_IF_ERROR(s.Run("storing node label"));
+      }
+    }
+    bool facts_changed = true;
+    {
+      FB_ASSIGN_OR_RETURN(
+          sqlite3_stmt * stmt,
+          Prepare("SELECT facts FROM node_facts WHERE node_id = ?1 "
+                  "ORDER BY id DESC LIMIT 1"));
+      Statement s(db_, stmt);
+      s.BindInt(1, id);
+      FB_ASSIGN_OR_RETURN(bool row, s.Step("reading node facts"));
+      if (row) facts_changed = s.Blob(0) != facts;
+    }
+    if (facts_changed) {
+      FB_ASSIGN_OR_RETURN(
+          sqlite3_stmt * stmt,
+          Prepare("INSERT INTO node_facts(node_id, seen_ms, facts) "
+                  "VALUES (?1, ?2, ?3)"));
+      Statement s(db_, stmt);
+      s.BindInt(1, id);
+      s.BindInt(2, ToMillis(node.last_seen));
+      s.BindBlob(3, facts);
+      FB_RETURN_IF_ERROR(s.Run("storing node facts"));
+    }
+    node_ids_[node.name] = id;
+    return absl::OkStatus();
+  });
+}
+
+absl::Status SqliteStore::TouchNode(const std::string& name, absl::Time seen) {
+  absl::MutexLock lock(&mu_);
+  FB_ASSIGN_OR_RETURN(
+      sqlite3_stmt * stmt,
+      Prepare("UPDATE nodes SET last_seen_ms = ?1 WHERE name = ?2"));
+  Statement s(db_, stmt);
+  s.BindInt(1, ToMillis(seen));
+  s.BindText(2, name);
+  FB_RETURN_IF_ERROR(s.Run("touching node"));
+  if (sqlite3_changes(db_) == 0) {
+    return absl::NotFoundError(absl::StrCat("node ", name, " not found"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<NodeRecord>> SqliteStore::ListNodes() {
+  absl::MutexLock lock(&mu_);
+  std::vector<NodeRecord> nodes;
+  absl::Status status = InTransaction(TxnKind::kRead, [&]() -> absl::Status {
+    absl::flat_hash_map<int64_t, size_t> index_of;
+    {
+      FB_ASSIGN_OR_RETURN(
+          sqlite3_stmt * stmt,
+          Prepare("SELECT n.id, n.name, n.agent_version, n.first_seen_ms, "
+                  "n.last_seen_ms, (SELECT f.facts FROM node_facts f "
+                  "WHERE f.node_id = n.id ORDER BY f.id DESC LIMIT 1) "
+                  "FROM nodes n ORDER BY n.name"));
+      Statement s(db_, stmt);
+      while (true) {
+        FB_ASSIGN_OR_RETURN(bool row, s.Step("listing nodes"));
+        if (!row) break;
+        NodeRecord& node = nodes.emplace_back();
+        index_of[s.Int(0)] = nodes.size() - 1;
+        node.name = s.Text(1);
+        node.agent_version = s.Text(2);
+        node.first_seen = FromMillis(s.Int(3));
+        node.last_seen = FromMillis(s.Int(4));
+        const absl::string_view facts = s.Blob(5);
+        if (!node.facts.ParseFromArray(facts.data(),
+                                       static_cast<int>(facts.size()))) {
+          return absl::DataLossError(
+              absl::StrCat("cannot parse stored facts of node ", node.name));
+        }
+      }
+    }
+    FB_ASSIGN_OR_RETURN(
+        sqlite3_stmt * stmt,
+        Prepare("SELECT node_id, key, value FROM node_labels"));
+    Statement s(db_, stmt);
+    while (true) {
+      FB_ASSIGN_OR_RETURN(bool row, s.Step("listing node labels"));
+      if (!row) break;
+      auto it = index_of.find(s.Int(0));
+      if (it == index_of.end()) continue;
+      nodes[it->second].labels.emplace(s.Text(1),
+                                       s.Text(2));
+    }
+    return absl::OkStatus();
+  });
+  if (!status.ok()) return status;
+  return nodes;
+}
+
+absl::StatusOr<int> SqliteStore::CountFactsVersions(const std::string& name) {
+  absl::MutexLock lock(&mu_);
+  FB_ASSIGN_OR_RETURN(
+      sqlite3_stmt * stmt,
+      Prepare("SELECT (SELECT count(*) FROM node_facts f WHERE f.node_id = n.id) "
+              "FROM nodes n WHERE n.name = ?1"));
+  Statement s(db_, stmt);
+  s.BindText(1, name);
+  FB_ASSIGN_OR_RETURN(bool row, s.Step("counting facts versions"));
+  if (!row) return absl::NotFoundError(absl::StrCat("node ", name, " not found"));
+  return static_cast<int>(s.Int(0));
+}
+
+// ---- runs and tasks ----
+
+namespace {
+
+constexpr char kSelectRun[] =
+    "SELECT run_id, state, created_ms, finished_ms, benchmarks, max_parallel, "
+    "suite FROM runs ";
+
+absl::StatusOr<RunRecord> ReadRun(const Statement& s) {
+  RunRecord run;
+  run.run_id = s.Text(0);
+  run.state = s.Text(1);
+  run.created = FromMillis(s.Int(2));
+  run.finished = s.IsNull(3) ? absl::InfinitePast() : FromMillis(s.Int(3));
+  FB_ASSIGN_OR_RETURN(run.benchmarks, ParseDelimited<v1::BenchmarkSpec>(
+                                          s.Blob(4), "benchmarks of a run"));
+  run.max_parallel = static_cast<uint32_t>(s.Int(5));
+  run.suite = s.Text(6);
+  return run;
+}
+
+// Columns: task_id, run_id, node, state, reason, outcomes, updated_ms.
+constexpr char kSelectTask[] =
+    "SELECT t.task_id, r.run_id, t.node, t.state, t.reason, t.outcomes, "
+    "t.updated_ms FROM tasks t CROSS JOIN runs r ON r.key = t.run_key ";
+
+}  // namespace
+
+absl::Status SqliteStore::CreateRun(const RunRecord& run,
+                                    const std::vector<TaskRecord>& tasks) {
+  if (run.run_id.empty()) return absl::InvalidArgumentError("run id is empty");
+  for (const TaskRecord& task : tasks) {
+    if (task.task_id.empty()) {
+      return absl::InvalidArgumentError("task id is empty");
+    }
+    if (!task.run_id.empty() && task.run_id != run.run_id) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("task ", task.task_id, " names run ", task.run_id,
+                       ", not ", run.run_id));
+    }
+  }
+  const std::string benchmarks = SerializeDelimited(run.benchmarks);
+  absl::MutexLock lock(&mu_);
+  return InTransaction(TxnKind::kWrite, [&]() -> absl::Status {
+    int64_t key = 0;
+    {
+      FB_ASSIGN_OR_RETURN(
+          sqlite3_stmt * stmt,
+          Prepare("INSERT INTO runs(run_id, state, created_ms, finished_ms, "
+                  "benchmarks, max_parallel, suite) "
+                  "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) RETURNING key"));
+      Statement s(db_, stmt);
+      s.BindText(1, run.run_id);
+      s.BindText(2, run.state);
+      s.BindInt(3, ToMillis(run.created));
+      if (run.finished == absl::InfinitePast()) {
+        s.BindNull(4);
+      } else {
+        s.BindInt(4, ToMillis(run.finished));
+      }
+      s.BindBlob(5, benchmarks);
+      s.BindInt(6, run.max_parallel);
+      s.BindText(7, run.suite);
+      absl::StatusOr<bool> row = s.Step(absl::StrCat("creating run ", run.run_id));
+      if (absl::IsAlreadyExists(row.status())) {
+        return absl::AlreadyExistsError(
+            absl::StrCat("run ", run.run_id, " already exists"));
+      }
+      if (!row.ok()) return row.status();
+      if (!*row) return absl::InternalError("creating run returned no key");
+      key = s.Int(0);
+    }
+    FB_ASSIGN_OR_RETURN(
+        sqlite3_stmt * stmt,
+        Prepare("INSERT INTO tasks(task_id, run_key, node, state, reason, "
+                "outcomes, updated_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"));
+    for (const TaskRecord& task : tasks) {
+      const std::string outcomes = SerializeDelimited(task.outcomes);
+      Statement s(db_, stmt);
+      s.BindText(1, task.task_id);
+      s.BindInt(2, key);
+      s.BindText(3, task.node);
+      s.BindInt(4, task.state);
+      s.BindText(5, task.reason);
+      s.BindBlob(6, outcomes);
+      s.BindInt(7, ToMillis(task.updated));
+      absl::Status status = s.Run(absl::StrCat("creating task ", task.task_id));
+      if (absl::IsAlreadyExists(status)) {
+        return absl::AlreadyExistsError(
+            absl::StrCat("task ", task.task_id, " already exists"));
+      }
+      FB_RETURN_IF_ERROR(status);
+    }
+    run_keys_[run.run_id] = key;
+    return absl::OkStatus();
+  });
+}
+
+absl::StatusOr<RunRecord> SqliteStore::GetRun(const std::string& run_id) {
+  absl::MutexLock lock(&mu_);
+  FB_ASSIGN_OR_RETURN(sqlite3_stmt * stmt,
+                      Prepare(absl::StrCat(kSelectRun, "WHERE run_id = ?1")));
+  Statement s(db_, stmt);
+  s.BindText(1, run_id);
+  FB_ASSIGN_OR_RETURN(bool row, s.Step("reading run"));
+  if (!row) return absl::NotFoundError(absl::StrCat("run ", run_id, " not found"));
+  return ReadRun(s);
+}
+
+absl::StatusOr<std::vector<RunRecord>> SqliteStore::ListRuns(int limit) {
+  absl::MutexLock lock(&mu_);
+  FB_ASSIGN_OR_RETURN(
+      sqlite3_stmt * stmt,
+      Prepare(absl::StrCat(kSelectRun,
+                           "ORDER BY created_ms DESC, key DESC LIMIT ?1")));
+  Statement s(db_, stmt);
+  s.BindInt(1, limit > 0 ? limit : -1);  // SQLite: a negative LIMIT is none
+  std::vector<RunRecord> runs;
+  while (true) {
+    FB_ASSIGN_OR_RETURN(bool row, s.Step("listing runs"));
+    if (!row) break;
+    FB_ASSIGN_OR_RETURN(RunRecord run, ReadRun(s));
+    runs.push_back(std::move(run));
+  }
+  return runs;
+}
+
+absl::Status SqliteStore::SetRunState(const std::string& run_id,
+                                      const std::string& state,
+                                      absl::Time finished) {
+  absl::MutexLock lock(&mu_);
+  FB_ASSIGN_OR_RETURN(
+      sqlite3_stmt * stmt,
+      Prepare("UPDATE runs SET state = ?1, finished_ms = ?2 WHERE run_id = ?3"));
+  Statement s(db_, stmt);
+  s.BindText(1, state);
+  if (finished == absl::InfinitePast()) {
+    s.BindNull(2);
+  } else {
+    s.BindInt(2, ToMillis(finished));
+  }
+  s.BindText(3, run_id);
+  FB_RETURN_IF_ERROR(s.Run("setting run state"));
+  if (sqlite3_changes(db_) == 0) {
+    return absl::NotFoundError(absl::StrCat("run ", run_id, " not found"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<TaskRecord>> SqliteStore::ReadTasks(
+    sqlite3_stmt* stmt) {
+  Statement s(db_, stmt);
+  std::vector<TaskRecord> tasks;
+  while (true) {
+    FB_ASSIGN_OR_RETURN(bool row, s.Step("listing tasks"));
+    if (!row) break;
+    TaskRecord& task = tasks.emplace_back();
+    task.task_id = s.Text(0);
+    task.run_id = s.Text(1);
+    task.node = s.Text(2);
+    task.state = static_cast<v1::TaskState>(s.Int(3));
+    task.reason = s.Text(4);
+    FB_ASSIGN_OR_RETURN(task.outcomes, ParseDelimited<v1::BenchmarkOutcome>(
+                                           s.Blob(5), "outcomes of a task"));
+    task.updated = FromMillis(s.Int(6));
+  }
+  return tasks;
+}
+
+absl::StatusOr<std::vector<TaskRecord>> SqliteStore::ListTasks(
+    const std::string& run_id) {
+  absl::MutexLock lock(&mu_);
+  FB_ASSIGN_OR_RETURN(int64_t key, RunKeyLocked(run_id));
+  FB_ASSIGN_OR_RETURN(
+      sqlite3_stmt * stmt,
+      Prepare(absl::StrCat(kSelectTask, "WHERE t.run_key = ?1 ORDER BY t.seq")));
+  sqlite3_bind_int64(stmt, 1, key);
+  return ReadTasks(stmt);
+}
+
+absl::StatusOr<std::vector<TaskRecord>> SqliteStore::ListTasksInStates(
+    const std::vector<v1::TaskState>& states) {
+  if (states.empty()) return std::vector<TaskRecord>{};
+  std::vector<std::string> placeholders;
+  for (size_t i = 1; i <= states.size(); ++i) {
+    placeholders.push_back(absl::StrCat("?", i));
+  }
+  absl::MutexLock lock(&mu_);
+  // Creation order (seq) is the order the controller queued them.
+  FB_ASSIGN_OR_RETURN(
+      sqlite3_stmt * stmt,
+      Prepare(absl::StrCat(kSelectTask, "WHERE t.state IN (",
+                           absl::StrJoin(placeholders, ", "),
+                           ") ORDER BY t.seq")));
+  for (size_t i = 0; i < states.size(); ++i) {
+    sqlite3_bind_int64(stmt, static_cast<int>(i + 1), states[i]);
+  }
+  return ReadTasks(stmt);
+}
+
+absl::Status SqliteStore::UpdateTaskLocked(const TaskRecord& task) {
+  const std::string outcomes = SerializeDelimited(task.outcomes);
+  FB_ASSIGN_OR_RETURN(
+      sqlite3_stmt * stmt,
+      Prepare("UPDATE tasks SET state = ?1, reason = ?2, outcomes = ?3, "
+              "updated_ms = ?4 WHERE task_id = ?5"));
+  Statement s(db_, stmt);
+  s.BindInt(1, task.state);
+  s.BindText(2, task.reason);
+  s.BindBlob(3, outcomes);
+  s.BindInt(4, ToMillis(task.updated));
+  s.BindText(5, task.task_id);
+  FB_RETURN_IF_ERROR(s.Run("updating task"));
+  if (sqlite3_changes(db_) == 0) {
+    return absl::NotFoundError(absl::StrCat("task ", task.task_id, " not found"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SqliteStore::UpdateTask(const TaskRecord& task) {
+  absl::MutexLock lock(&mu_);
+  return UpdateTaskLocked(task);
+}
+
+// ---- samples ----
+
+namespace {
+
+constexpr char kInsertSample[] =
+    "INSERT OR IGNORE INTO samples(id, run_key, node_id, metric_id, benchmark, "
+    "value, unit, params, time_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)";
+
+// A ranking point in metric_points.points: node id, run key, value bits and
+// time in ms, each 8 bytes little-endian.
+constexpr size_t kPointBytes = 32;
+// Chunks grow by merging up to this many points: big enough that ranking a
+// million points reads about a thousand rows, small enough that a merge
+// rewrites at most 32 KiB.
+constexpr int64_t kMaxChunkPoints = 1024;
+
+struct RankingPoint {
+  int64_t node_id;
+  int64_t run_key;
+  double value;
+  int64_t time_ms;
+};
+
+void PutU64(char* out, uint64_t v) {
+  if constexpr (std::endian::native == std::endian::big) v = __builtin_bswap64(v);
+  std::memcpy(out, &v, sizeof v);
+}
+uint64_t GetU64(const char* in) {
+  uint64_t v;
+  std::memcpy(&v, in, sizeof v);
+  if constexpr (std::endian::native == std::endian::big) v = __builtin_bswap64(v);
+  return v;
+}
+
+void AppendPoint(std::string& out, const RankingPoint& p) {
+  char buf[kPointBytes];
+  uint64_t value_bits;
+  std::memcpy(&value_bits, &p.value, sizeof value_bits);
+  PutU64(buf, static_cast<uint64_t>(p.node_id));
+  PutU64(buf + 8, static_cast<uint64_t>(p.run_key));
+  PutU64(buf + 16, value_bits);
+  PutU64(buf + 24, static_cast<uint64_t>(p.time_ms));
+  out.append(buf, kPointBytes);
+}
+
+RankingPoint PointAt(absl::string_view packed, size_t i) {
+  const char* p = packed.data() + i * kPointBytes;
+  RankingPoint point;
+  point.node_id = static_cast<int64_t>(GetU64(p));
+  point.run_key = static_cast<int64_t>(GetU64(p + 8));
+  const uint64_t value_bits = GetU64(p + 16);
+  std::memcpy(&point.value, &value_bits, sizeof point.value);
+  point.time_ms = static_cast<int64_t>(GetU64(p + 24));
+  return point;
+}
+
+absl::Status CheckPacked(absl::string_view packed) {
+  if (packed.size() % kPointBytes != 0) {
+    return absl::DataLossError(absl::StrCat(
+        "stored ranking chunk has ", packed.size(), " bytes, not a multiple of ",
+        kPointBytes));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status SqliteStore::InsertSampleLocked(
+    sqlite3_stmt* insert, const v1::Sample& sample, std::string& params_buffer,
+    absl::flat_hash_map<int64_t, PendingPoints>& pending, int& inserted) {
+  if (sample.id().empty()) {
+    return absl::InvalidArgumentError("a sample has no id");
+  }
+  if (sample.metric().empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("sample ", sample.id(), " has no metric"));
+  }
+  absl::StatusOr<int64_t> run_key = RunKeyLocked(sample.run_id());
+  if (!run_key.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "sample ", sample.id(), " names run \"", sample.run_id(),
+        "\", which does not exist: ", run_key.status().message()));
+  }
+  absl::StatusOr<int64_t> node_id = NodeIdLocked(sample.node());
+  if (!node_id.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "sample ", sample.id(), " names node \"", sample.node(),
+        "\", which does not exist: ", node_id.status().message()));
+  }
+  FB_ASSIGN_OR_RETURN(int64_t metric_id, MetricIdLocked(sample.metric(), true));
+  SerializeParams(sample.params(), params_buffer);
+
+  Statement s(db_, insert);
+  s.BindText(1, sample.id());
+  s.BindInt(2, *run_key);
+  s.BindInt(3, *node_id);
+  s.BindInt(4, metric_id);
+  s.BindText(5, sample.benchmark());
+  s.BindDouble(6, sample.value());
+  s.BindText(7, sample.unit());
+  if (params_buffer.empty()) {
+    s.BindNull(8);
+  } else {
+    s.BindBlob(8, params_buffer);
+  }
+  s.BindInt(9, sample.time_unix_ms());
+  FB_RETURN_IF_ERROR(s.Run("storing sample"));
+  if (sqlite3_changes(db_) == 0) return absl::OkStatus();  // stored before
+  ++inserted;
+  PendingPoints& points = pending[metric_id];
+  const int64_t t = sample.time_unix_ms();
+  if (points.count == 0) {
+    points.min_time_ms = points.max_time_ms = t;
+  } else {
+    points.min_time_ms = std::min(points.min_time_ms, t);
+    points.max_time_ms = std::max(points.max_time_ms, t);
+  }
+  ++points.count;
+  AppendPoint(points.packed, {*node_id, *run_key, sample.value(), t});
+  return absl::OkStatus();
+}
+
+absl::Status SqliteStore::WritePointsLocked(int64_t metric_id,
+                                            PendingPoints points) {
+  // Merge like a binary counter: the newest chunk joins the new points while
+  // it is no larger than them, so chunk sizes stay roughly geometric, each
+  // point is rewritten O(log kMaxChunkPoints) times, and small commits still
+  // end up in large chunks.
+  while (true) {
+    int64_t newest_id = 0;
+    int64_t newest_count = 0;
+    {
+      FB_ASSIGN_OR_RETURN(
+          sqlite3_stmt * stmt,
+          Prepare("SELECT id, n_points FROM metric_points "
+                  "INDEXED BY metric_points_by_metric WHERE metric_id = ?1 "
+                  "ORDER BY id DESC LIMIT 1"));
+      Statement s(db_, stmt);
+      s.BindInt(1, metric_id);
+      FB_ASSIGN_OR_RETURN(bool row, s.Step("reading newest ranking chunk"));
+      if (!row) break;
+      newest_id = s.Int(0);
+      newest_count = s.Int(1);
+    }
+    if (newest_count > points.count ||
+        newest_count + points.count > kMaxChunkPoints) {
+      break;
+    }
+    FB_ASSIGN_OR_RETURN(
+        sqlite3_stmt * stmt,
+        Prepare("DELETE FROM metric_points WHERE id = ?1 "
+                "RETURNING min_time_ms, max_time_ms, points"));
+    Statement s(db_, stmt);
+    s.BindInt(1, newest_id);
+    FB_ASSIGN_OR_RETURN(bool row, s.Step("merging ranking chunks"));
+    if (!row) return absl::InternalError("ranking chunk vanished while merging");
+    const absl::string_view older = s.Blob(2);
+    FB_RETURN_IF_ERROR(CheckPacked(older));
+    points.packed.insert(0, older.data(), older.size());
+    points.count += static_cast<int64_t>(older.size() / kPointBytes);
+    points.min_time_ms = std::min(points.min_time_ms, s.Int(0));
+    points.max_time_ms = std::max(points.max_time_ms, s.Int(1));
+    // RETURNING rows must be stepped to the end for the delete to finish.
+    FB_ASSIGN_OR_RETURN(bool more, s.Step("merging ranking chunks"));
+    if (more) return absl::InternalError("ranking chunk id not unique");
+  }
+  FB_ASSIGN_OR_RETURN(
+      sqlite3_stmt * stmt,
+      Prepare("INSERT INTO metric_points(metric_id, min_time_ms, max_time_ms, "
+              "n_points, points) VALUES (?1, ?2, ?3, ?4, ?5)"));
+  Statement s(db_, stmt);
+  s.BindInt(1, metric_id);
+  s.BindInt(2, points.min_time_ms);
+  s.BindInt(3, points.max_time_ms);
+  s.BindInt(4, points.count);
+  s.BindBlob(5, points.packed);
+  return s.Run("storing ranking points");
+}
+
+absl::StatusOr<int> SqliteStore::CommitReports(
+    const std::vector<ReportWrite>& reports) {
+  absl::MutexLock lock(&mu_);
+  int inserted = 0;
+  std::string params_buffer;
+  absl::flat_hash_map<int64_t, PendingPoints> pending;
+  absl::Status status = InTransaction(TxnKind::kWrite, [&]() -> absl::Status {
+    FB_ASSIGN_OR_RETURN(sqlite3_stmt * insert, Prepare(kInsertSample));
+    for (const ReportWrite& report : reports) {
+      for (const v1::Sample& sample : report.samples) {
+        FB_RETURN_IF_ERROR(InsertSampleLocked(insert, sample, params_buffer,
+                                              pending, inserted));
+      }
+      if (report.task != nullptr) {
+        FB_RETURN_IF_ERROR(UpdateTaskLocked(*report.task));
+      }
+    }
+    for (auto& [metric_id, points] : pending) {
+      FB_RETURN_IF_ERROR(WritePointsLocked(metric_id, std::move(points)));
+    }
+    return absl::OkStatus();
+  });
+  if (!status.ok()) return status;
+  return inserted;
+}
+
+// Columns: id, run_id, node, benchmark, metric, value, unit, params, time_ms.
+absl::StatusOr<std::vector<v1::Sample>> SqliteStore::ReadSamples(
+    sqlite3_stmt* stmt) {
+  Statement s(db_, stmt);
+  std::vector<v1::Sample> samples;
+  while (true) {
+    FB_ASSIGN_OR_RETURN(bool row, s.Step("reading samples"));
+    if (!row) break;
+    v1::Sample& sample = samples.emplace_back();
+    const absl::string_view params = s.Blob(7);
+    if (!params.empty() &&
+        !sample.ParseFromArray(params.data(), static_cast<int>(params.size()))) {
+      return absl::DataLossError(
+          absl::StrCat("cannot parse stored params of sample ", s.Text(0)));
+    }
+    sample.set_id(s.Text(0));
+    sample.set_run_id(s.Text(1));
+    sample.set_node(s.Text(2));
+    sample.set_benchmark(s.Text(3));
+    sample.set_metric(s.Text(4));
+    sample.set_value(s.Double(5));
+    sample.set_unit(s.Text(6));
+    sample.set_time_unix_ms(s.Int(8));
+  }
+  return samples;
+}
+
+absl::StatusOr<std::vector<v1::Sample>> SqliteStore::ListSamplesForRun(
+    const std::string& run_id) {
+  absl::MutexLock lock(&mu_);
+  FB_ASSIGN_OR_RETURN(int64_t key, RunKeyLocked(run_id));
+  // CROSS JOIN fixes the loop order: walk the run's index entries, then look
+  // up each name by key. Rows come in index order: by node, metric, time.
+  FB_ASSIGN_OR_RETURN(
+      sqlite3_stmt * stmt,
+      Prepare("SELECT s.id, ?2, n.name, s.benchmark, m.name, s.value, s.unit, "
+              "s.params, s.time_ms FROM samples s INDEXED BY samples_by_run "
+              "CROSS JOIN nodes n ON n.id = s.node_id "
+              "CROSS JOIN metrics m ON m.id = s.metric_id "
+              "WHERE s.run_key = ?1"));
+  sqlite3_bind_int64(stmt, 1, key);
+  sqlite3_bind_text(stmt, 2, run_id.data(), static_cast<int>(run_id.size()),
+                    SQLITE_STATIC);
+  return ReadSamples(stmt);
+}
+
+absl::StatusOr<std::vector<v1::Sample>> SqliteStore::History(
+    const std::string& node, const std::string& metric, int limit) {
+  absl::MutexLock lock(&mu_);
+  std::vector<v1::Sample> samples;
+  absl::Status status = InTransaction(TxnKind::kRead, [&]() -> absl::Status {
+    FB_ASSIGN_OR_RETURN(int64_t node_id, NodeIdLocked(node));
+    FB_ASSIGN_OR_RETURN(int64_t metric_id, MetricIdLocked(metric, false));
+    if (metric_id == 0) return absl::OkStatus();
+
+    // 1. The node's points of the metric, from the ranking chunks, newest
+    //    chunks first, until no older chunk can hold one of the newest
+    //    `limit`. There is no node-major sample index (it would cost a page
+    //    write per node per commit), so this scan finds the candidates.
+    struct ChunkHeader {
+      int64_t id;
+      int64_t max_time_ms;
+    };
+    std::vector<ChunkHeader> chunks;
+    {
+      FB_ASSIGN_OR_RETURN(
+          sqlite3_stmt * stmt,
+          Prepare("SELECT id, max_time_ms FROM metric_points "
+                  "INDEXED BY metric_points_by_metric WHERE metric_id = ?1"));
+      Statement s(db_, stmt);
+      s.BindInt(1, metric_id);
+      while (true) {
+        FB_ASSIGN_OR_RETURN(bool row, s.Step("listing ranking chunks"));
+        if (!row) break;
+        chunks.push_back({s.Int(0), s.Int(1)});
+      }
+    }
+    std::sort(chunks.begin(), chunks.end(), [](const auto& a, const auto& b) {
+      return a.max_time_ms > b.max_time_ms;
+    });
+    std::vector<std::pair<int64_t, int64_t>> found;  // (time_ms, run_key)
+    const size_t wanted = limit > 0 ? static_cast<size_t>(limit) : SIZE_MAX;
+    FB_ASSIGN_OR_RETURN(
+        sqlite3_stmt * read_chunk,
+        Prepare("SELECT points FROM metric_points WHERE id = ?1"));
+    for (const ChunkHeader& chunk : chunks) {
+      if (found.size() >= wanted) {
+        // Keep the newest `wanted`; stop once this chunk is all older.
+        std::nth_element(found.begin(), found.begin() + (wanted - 1),
+                         found.end(), std::greater<>());
+        if (chunk.max_time_ms < found[wanted - 1].first) break;
+      }
+      Statement s(db_, read_chunk);
+      s.BindInt(1, chunk.id);
+      FB_ASSIGN_OR_RETURN(bool row, s.Step("reading ranking chunk"));
+      if (!row) continue;
+      const absl::string_view packed = s.Blob(0);
+      FB_RETURN_IF_ERROR(CheckPacked(packed));
+      for (size_t i = 0; i < packed.size() / kPointBytes; ++i) {
+        const RankingPoint p = PointAt(packed, i);
+        if (p.node_id == node_id) found.emplace_back(p.time_ms, p.run_key);
+      }
+    }
+    if (found.empty()) return absl::OkStatus();
+    std::sort(found.begin(), found.end(), std::greater<>());
+    const int64_t oldest =
+        found[std::min(wanted, found.size()) - 1].first;  // ties included
+
+    // 2. The full rows, per run through the run-major index.
+    absl::flat_hash_map<int64_t, bool> runs;
+    for (const auto& [time_ms, run_key] : found) {
+      if (time_ms >= oldest) runs[run_key] = true;
+    }
+    FB_ASSIGN_OR_RETURN(
+        sqlite3_stmt * stmt,
+        Prepare("SELECT s.id, r.run_id, ?5, s.benchmark, ?6, s.value, s.unit, "
+                "s.params, s.time_ms FROM samples s "
+                "INDEXED BY samples_by_run "
+                "CROSS JOIN runs r ON r.key = s.run_key "
+                "WHERE s.run_key = ?1 AND s.node_id = ?2 AND s.metric_id = ?3 "
+                "AND s.time_ms >= ?4"));
+    for (const auto& [run_key, unused] : runs) {
+      sqlite3_bind_int64(stmt, 1, run_key);
+      sqlite3_bind_int64(stmt, 2, node_id);
+      sqlite3_bind_int64(stmt, 3, metric_id);
+      sqlite3_bind_int64(stmt, 4, oldest);
+      sqlite3_bind_text(stmt, 5, node.data(), static_cast<int>(node.size()),
+                        SQLITE_STATIC);
+      sqlite3_bind_text(stmt, 6, metric.data(), static_cast<int>(metric.size()),
+                        SQLITE_STATIC);
+      FB_ASSIGN_OR_RETURN(std::vector<v1::Sample> rows, ReadSamples(stmt));
+      for (v1::Sample& row : rows) samples.push_back(std::move(row));
+    }
+    std::sort(samples.begin(), samples.end(),
+              [](const v1::Sample& a, const v1::Sample& b) {
+                if (a.time_unix_ms() != b.time_unix_ms()) {
+                  return a.time_unix_ms() > b.time_unix_ms();
+                }
+                return a.id() > b.id();
+              });
+    if (samples.size() > wanted) samples.resize(wanted);
+    return absl::OkStatus();
+  });
+  if (!status.ok()) return status;
+  return samples;
+}
+
+absl::StatusOr<std::vector<MetricPoint>> SqliteStore::MetricPointsSince(
+    const std::string& metric, absl::Time since) {
+  const int64_t since_ms = since == absl::InfinitePast()
+                               ? std::numeric_limits<int64_t>::min()
+                               : ToMillis(since);
+  absl::MutexLock lock(&mu_);
+  std::vector<MetricPoint> points;
+  absl::Status status = InTransaction(TxnKind::kRead, [&]() -> absl::Status {
+    FB_ASSIGN_OR_RETURN(int64_t metric_id, MetricIdLocked(metric, false));
+    if (metric_id == 0) return absl::OkStatus();
+    {
+      // Sized first: growing a vector of a million points costs more than
+      // this query over chunk headers.
+      FB_ASSIGN_OR_RETURN(
+          sqlite3_stmt * stmt,
+          Prepare("SELECT sum(n_points) FROM metric_points "
+                  "INDEXED BY metric_points_by_metric "
+                  "WHERE metric_id = ?1 AND max_time_ms >= ?2"));
+      Statement s(db_, stmt);
+      s.BindInt(1, metric_id);
+      s.BindInt(2, since_ms);
+      FB_ASSIGN_OR_RETURN(bool row, s.Step("sizing metric points"));
+      if (row) points.reserve(static_cast<size_t>(s.Int(0)));
+    }
+    FB_ASSIGN_OR_RETURN(
+        sqlite3_stmt * stmt,
+        Prepare("SELECT points FROM metric_points "
+                "INDEXED BY metric_points_by_metric "
+                "WHERE metric_id = ?1 AND max_time_ms >= ?2"));
+    Statement s(db_, stmt);
+    s.BindInt(1, metric_id);
+    s.BindInt(2, since_ms);
+    // Node ids are small and dense (rowids of a table with one row per
+    // machine): a plain array beats a hash lookup per point.
+    constexpr int64_t kDenseNodeIds = 1 << 20;
+    std::vector<const std::string*> node_names;
+    int64_t last_run = -1;
+    const std::string* run_id = nullptr;
+    while (true) {
+      FB_ASSIGN_OR_RETURN(bool row, s.Step("reading metric points"));
+      if (!row) break;
+      const absl::string_view packed = s.Blob(0);
+      FB_RETURN_IF_ERROR(CheckPacked(packed));
+      for (size_t i = 0; i < packed.size() / kPointBytes; ++i) {
+        const RankingPoint p = PointAt(packed, i);
+        if (p.time_ms < since_ms) continue;
+        const std::string* node_name = nullptr;
+        if (p.node_id >= 0 && p.node_id < kDenseNodeIds) {
+          const auto slot = static_cast<size_t>(p.node_id);
+          if (slot >= node_names.size()) node_names.resize(slot + 1, nullptr);
+          if (node_names[slot] == nullptr) {
+            FB_ASSIGN_OR_RETURN(node_names[slot], NodeNameLocked(p.node_id));
+          }
+          node_name = node_names[slot];
+        } else {
+          FB_ASSIGN_OR_RETURN(node_name, NodeNameLocked(p.node_id));
+        }
+        if (p.run_key != last_run) {
+          FB_ASSIGN_OR_RETURN(run_id, RunIdLocked(p.run_key));
+          last_run = p.run_key;
+        }
+        MetricPoint& point = points.emplace_back();
+        point.node = *node_name;
+        point.run_id = *run_id;
+        point.value = p.value;
+        point.time = FromMillis(p.time_ms);
+      }
+    }
+    return absl::OkStatus();
+  });
+  if (!status.ok()) return status;
+  return points;
+}
+
+absl::StatusOr<int64_t> SqliteStore::CountSamples() {
+  absl::MutexLock lock(&mu_);
+  FB_ASSIGN_OR_RETURN(sqlite3_stmt * stmt,
+                      Prepare("SELECT count(*) FROM samples"));
+  Statement s(db_, stmt);
+  FB_ASSIGN_OR_RETURN(bool row, s.Step("counting samples"));
+  return row ? s.Int(0) : 0;
+}
+
+absl::Status SqliteStore::CheckIntegrity() {
+  absl::MutexLock lock(&mu_);
+  std::vector<std::string> problems;
+  absl::Status status = InTransaction(TxnKind::kRead, [&]() -> absl::Status {
+    {
+      FB_ASSIGN_OR_RETURN(sqlite3_stmt * stmt, Prepare("PRAGMA integrity_check"));
+      Statement s(db_, stmt);
+      while (true) {
+        FB_ASSIGN_OR_RETURN(bool row, s.Step("checking integrity"));
+        if (!row) break;
+        if (s.Text(0) != "ok" && problems.size() < 10) {
+          problems.push_back(s.Text(0));
+        }
+      }
+    }
+    {
+      FB_ASSIGN_OR_RETURN(sqlite3_stmt * stmt,
+                          Prepare("PRAGMA foreign_key_check"));
+      Statement s(db_, stmt);
+      while (true) {
+        FB_ASSIGN_OR_RETURN(bool row, s.Step("checking foreign keys"));
+        if (!row) break;
+        if (problems.size() < 10) {
+          problems.push_back(absl::StrCat("row ", s.Int(1), " of ", s.Text(0),
+                                          " references a missing ", s.Text(2)));
+        }
+      }
+    }
+    // The ranking chunks are derived from samples in the same transactions:
+    // they must hold exactly one point per sample.
+    FB_ASSIGN_OR_RETURN(
+        sqlite3_stmt * stmt,
+        Prepare("SELECT (SELECT count(*) FROM samples), "
+                "(SELECT coalesce(sum(n_points), 0) FROM metric_points), "
+                "(SELECT count(*) FROM metric_points "
+                " WHERE length(points) != n_points * 32)"));
+    Statement s(db_, stmt);
+    FB_ASSIGN_OR_RETURN(bool row, s.Step("checking ranking points"));
+    if (row && (s.Int(0) != s.Int(1) || s.Int(2) != 0)) {
+      problems.push_back(absl::StrCat(
+          s.Int(0), " samples but ", s.Int(1), " ranking points (", s.Int(2),
+          " malformed chunks)"));
+    }
+    return absl::OkStatus();
+  });
+  FB_RETURN_IF_ERROR(status);
+  if (problems.empty()) return absl::OkStatus();
+  return absl::DataLossError(absl::StrCat(path_, " failed its integrity check: ",
+                                          absl::StrJoin(problems, "; ")));
+}
+
+}  // namespace fleetbench::storage

@@ -1,0 +1,159 @@
+// storage/sqlite_store_impl.h — the SQLite implementation of Store.
+//
+// One connection, guarded by one mutex: SQLite allows one writer at a time
+// anyway, and the controller's calls are short. Hot statements are prepared
+// once and cached for the life of the connection. Names that samples repeat
+// (node, run, metric) are stored as integer keys; their name<->key maps are
+// cached in memory and dropped whenever a transaction rolls back, so a cache
+// never holds a key that did not commit.
+//
+// The store assumes it is the only writer of its file (the controller holds
+// it); other processes may read.
+#ifndef FLEETBENCH_STORAGE_SQLITE_STORE_IMPL_H_
+#define FLEETBENCH_STORAGE_SQLITE_STORE_IMPL_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/node_hash_map.h"
+#include "absl/functional/function_ref.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+#include "storage/migrations.h"
+#include "storage/store.h"
+
+// sqlite3.h stays inside sqlite_store.cc.
+struct sqlite3;
+struct sqlite3_stmt;
+
+namespace fleetbench::storage {
+
+class SqliteStore final : public Store {
+ public:
+  // Takes ownership of `db`, an open connection already configured and
+  // migrated.
+  SqliteStore(sqlite3* db, std::string path);
+  ~SqliteStore() override;
+  SqliteStore(const SqliteStore&) = delete;
+  SqliteStore& operator=(const SqliteStore&) = delete;
+
+  absl::Status UpsertNode(const NodeRecord& node) override;
+  absl::Status TouchNode(const std::string& name, absl::Time seen) override;
+  absl::StatusOr<std::vector<NodeRecord>> ListNodes() override;
+  absl::StatusOr<int> CountFactsVersions(const std::string& name) override;
+
+  absl::Status CreateRun(const RunRecord& run,
+                         const std::vector<TaskRecord>& tasks) override;
+  absl::StatusOr<RunRecord> GetRun(const std::string& run_id) override;
+  absl::StatusOr<std::vector<RunRecord>> ListRuns(int limit) override;
+  absl::Status SetRunState(const std::string& run_id, const std::string& state,
+                           absl::Time finished) override;
+  absl::StatusOr<std::vector<TaskRecord>> ListTasks(
+      const std::string& run_id) override;
+  absl::StatusOr<std::vector<TaskRecord>> ListTasksInStates(
+      const std::vector<v1::TaskState>& states) override;
+  absl::Status UpdateTask(const TaskRecord& task) override;
+
+  absl::StatusOr<int> CommitReports(
+      const std::vector<ReportWrite>& reports) override;
+
+  absl::StatusOr<std::vector<v1::Sample>> ListSamplesForRun(
+      const std::string& run_id) override;
+  absl::StatusOr<std::vector<v1::Sample>> History(const std::string& node,
+                                                  const std::string& metric,
+                                                  int limit) override;
+  absl::StatusOr<std::vector<MetricPoint>> MetricPointsSince(
+      const std::string& metric, absl::Time since) override;
+  absl::StatusOr<int64_t> CountSamples() override;
+  absl::Status CheckIntegrity() override;
+
+ private:
+  enum class TxnKind { kRead, kWrite };
+
+  // Runs `body` inside BEGIN [IMMEDIATE] ... COMMIT; rolls back (and forgets
+  // the caches) when the body or the commit fails.
+  absl::Status InTransaction(TxnKind kind, absl::FunctionRef<absl::Status()> body)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A cached prepared statement for `sql`, prepared on first use.
+  absl::StatusOr<sqlite3_stmt*> Prepare(absl::string_view sql)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status ExecCached(absl::string_view sql) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void ForgetCaches() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  // Name -> key lookups. NOT_FOUND when the node or run does not exist.
+  absl::StatusOr<int64_t> NodeIdLocked(const std::string& name)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::StatusOr<int64_t> RunKeyLocked(const std::string& run_id)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Returns 0 when the metric is unknown and `create` is false.
+  absl::StatusOr<int64_t> MetricIdLocked(const std::string& name, bool create)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Key -> name lookups for reads.
+  absl::StatusOr<const std::string*> NodeNameLocked(int64_t id)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::StatusOr<const std::string*> RunIdLocked(int64_t key)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  absl::Status UpdateTaskLocked(const TaskRecord& task)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Packed ranking points (see sqlite_store.cc) not yet stored.
+  struct PendingPoints {
+    std::string packed;
+    int64_t count = 0;
+    int64_t min_time_ms = 0;
+    int64_t max_time_ms = 0;
+    void Add(absl::string_view point, int64_t time_ms);
+  };
+  // Inserts the sample unless its id is stored; adds its ranking point to
+  // `points` when it was new.
+  absl::Status InsertSampleLocked(sqlite3_stmt* insert, const v1::Sample& sample,
+                                  std::string& params_buffer,
+                                  PendingPoints& points, int& inserted)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Appends a commit's points to recent_points, and folds recent_points into
+  // per-metric chunks once they have grown past the thresholds.
+  absl::Status StagePointsLocked(const PendingPoints& points)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::Status FoldRecentPointsLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Stores one metric's points as a chunk, first merging the metric's newest
+  // chunks into it while they are no larger than it.
+  absl::Status WriteChunkLocked(int64_t metric_id, PendingPoints points)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Calls `visit` with every packed point of `metric_id` in chunks whose
+  // newest point is at or after `since_ms`, and with every recent point.
+  // Chunks come newest first when `newest_first`; then `keep_going` is asked
+  // before each chunk with that chunk's newest time.
+  absl::Status ScanPointsLocked(
+      int64_t metric_id, int64_t since_ms,
+      absl::FunctionRef<absl::Status(absl::string_view packed)> visit,
+      absl::FunctionRef<bool(int64_t chunk_max_time_ms)> keep_going)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::StatusOr<std::vector<TaskRecord>> ReadTasks(sqlite3_stmt* stmt)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  absl::StatusOr<std::vector<v1::Sample>> ReadSamples(sqlite3_stmt* stmt)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  absl::Mutex mu_;
+  sqlite3* const db_;
+  const std::string path_;
+  absl::flat_hash_map<std::string, sqlite3_stmt*> statements_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::string, int64_t> node_ids_ ABSL_GUARDED_BY(mu_);
+  // node_hash_map: readers hold pointers to the names across insertions.
+  absl::node_hash_map<int64_t, std::string> node_names_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::string, int64_t> run_keys_ ABSL_GUARDED_BY(mu_);
+  absl::node_hash_map<int64_t, std::string> run_ids_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<std::string, int64_t> metric_ids_ ABSL_GUARDED_BY(mu_);
+  // Size of recent_points; -1 when not known (read on next use).
+  int64_t recent_points_ ABSL_GUARDED_BY(mu_) = -1;
+  int64_t recent_rows_ ABSL_GUARDED_BY(mu_) = -1;
+};
+
+}  // namespace fleetbench::storage
+
+#endif  // FLEETBENCH_STORAGE_SQLITE_STORE_IMPL_H_

@@ -1,0 +1,276 @@
+// End to end, as a user runs it: a real controller process on a real SQLite
+// file, real agent processes dialling it over gRPC on loopback, the CLI.
+#include <signal.h>
+
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "fleetbench/v1/fleet_service.pb.h"
+#include "gtest/gtest.h"
+#include "storage/store.h"
+#include "tests/fleet_fixture.h"
+
+namespace fleetbench::testing {
+namespace {
+
+// Small GEMMs: the pipe is under test here, not the CPU.
+const std::vector<std::string> kQuickGemm = {"--param", "gemm.sizes=384", "--param",
+                                             "gemm.min_seconds=0.3", "--param",
+                                             "gemm.max_runs=100000"};
+
+std::vector<std::string> Concat(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+v1::Run GetRun(FleetTest* t, const std::string& run_id) {
+  v1::Run run;
+  int code = -1;
+  t->CliJson({"results", run_id}, &run, &code);
+  return run;
+}
+
+}  // namespace
+
+using EndToEndTest = FleetTest;
+
+TEST_F(EndToEndTest, ThreeAgentsRegisterRunAndRankByPrice) {
+  StartController();
+  for (auto [name, price] : std::vector<std::pair<std::string, std::string>>{
+           {"node-a", "4"}, {"node-b", "1"}, {"node-c", "2"}}) {
+    StartAgent(name, {"provider=local", "region=here", "instance_type=same-box",
+                      "price_per_hour=" + price});
+  }
+  ASSERT_TRUE(WaitForOnlineNodes(3, absl::Seconds(30)));
+
+  v1::ListNodesResponse nodes;
+  ASSERT_TRUE(CliJson({"nodes"}, &nodes));
+  ASSERT_EQ(nodes.nodes_size(), 3);
+  for (const v1::Node& n : nodes.nodes()) {
+    EXPECT_EQ(n.status(), "online");
+    EXPECT_EQ(n.labels().at("instance_type"), "same-box");
+    EXPECT_FALSE(n.facts().hostname().empty());
+    EXPECT_GT(n.facts().cpu().logical_cores(), 0u);
+    EXPECT_GT(n.facts().memory_total_bytes(), 0u);
+  }
+
+  // One node at a time: the three "nodes" share this machine's cores.
+  v1::Run run;
+  int code = -1;
+  ASSERT_TRUE(CliJson(Concat({"run", "--bench", "gemm", "--max-parallel", "1", "--wait"},
+                             kQuickGemm),
+                      &run, &code));
+  EXPECT_EQ(code, 0);
+  EXPECT_EQ(run.state(), "succeeded");
+  ASSERT_EQ(run.tasks_size(), 3);
+  for (const v1::NodeTask& t : run.tasks()) EXPECT_EQ(t.state(), v1::TASK_STATE_SUCCEEDED);
+  ASSERT_EQ(run.samples_size(), 6);  // fp32 and fp64 on each node
+  std::set<std::string> metrics;
+  for (const v1::Sample& s : run.samples()) {
+    metrics.insert(s.metric());
+    EXPECT_GT(s.value(), 0);
+    EXPECT_EQ(s.unit(), "tflops");
+    EXPECT_EQ(s.benchmark(), "gemm");
+    EXPECT_EQ(s.run_id(), run.run_id());
+    EXPECT_EQ(s.params().at("size"), "384");
+  }
+  EXPECT_EQ(metrics, (std::set<std::string>{"gemm.cpu.fp32.tflops", "gemm.cpu.fp64.tflops"}));
+
+  // Results are stored: a separate `results` call reads them back.
+  v1::Run stored = GetRun(this, run.run_id());
+  EXPECT_EQ(stored.samples_size(), 6);
+
+  // Same hardware, prices 1, 2, 4: cost per TFLOP/s orders them so.
+  v1::RankResponse rank;
+  ASSERT_TRUE(CliJson({"rank", "--metric", "gemm.cpu.fp32.tflops", "--by", "node"}, &rank));
+  ASSERT_EQ(rank.rows_size(), 3);
+  EXPECT_EQ(rank.rows(0).group(), "node-b");
+  EXPECT_EQ(rank.rows(1).group(), "node-c");
+  EXPECT_EQ(rank.rows(2).group(), "node-a");
+  for (const v1::RankRow& r : rank.rows()) {
+    EXPECT_TRUE(r.priced());
+    EXPECT_NEAR(r.cost_per_unit(), r.price_per_hour() / r.median(), 1e-9);
+  }
+  v1::RankResponse by_type;
+  ASSERT_TRUE(CliJson({"rank", "--metric", "gemm.cpu.fp32.tflops", "--by", "instance_type"},
+                      &by_type));
+  ASSERT_EQ(by_type.rows_size(), 1);
+  EXPECT_EQ(by_type.rows(0).node_count(), 3u);
+  EXPECT_EQ(by_type.rows(0).price_per_hour(), 2);  // median of 1, 2, 4
+
+  v1::HistoryResponse history;
+  ASSERT_TRUE(CliJson({"history", "--node", "node-a", "--metric", "gemm.cpu.fp64.tflops"},
+                      &history));
+  ASSERT_EQ(history.samples_size(), 1);
+  EXPECT_EQ(history.samples(0).node(), "node-a");
+
+  // Human output names the run's state and each node.
+  CommandResult text = Cli({"results", run.run_id()});
+  EXPECT_EQ(text.exit_code, 0);
+  EXPECT_NE(text.out.find("succeeded"), std::string::npos);
+  EXPECT_NE(text.out.find("node-c"), std::string::npos);
+}
+
+TEST_F(EndToEndTest, ControllerKilledMidRunLosesNothingAndStoresNoDuplicate) {
+  StartController();
+  for (const char* name : {"k1", "k2", "k3"}) StartAgent(name, {"price_per_hour=1"});
+  ASSERT_TRUE(WaitForOnlineNodes(3, absl::Seconds(30)));
+  // Each GEMM dtype measures for 2 s: the kill lands mid-run.
+  CommandResult started = Cli({"run", "--bench", "gemm", "--param", "gemm.sizes=256", "--param",
+                               "gemm.min_seconds=2", "--param", "gemm.max_runs=100000"});
+  ASSERT_EQ(started.exit_code, 0) << started.err;
+  const std::string run_id(absl::StripAsciiWhitespace(started.out));
+  ASSERT_TRUE(WaitFor([&] { return GetRun(this, run_id).state() == "running"; },
+                      absl::Seconds(20)));
+  KillController(SIGKILL);
+  StartController();
+
+  v1::Run run;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        run = GetRun(this, run_id);
+        return run.state() == "succeeded" || run.state() == "failed";
+      },
+      absl::Seconds(90)));
+  EXPECT_EQ(run.state(), "succeeded");
+  // Every node's two samples, each exactly once.
+  std::map<std::string, int> per_node_metric;
+  for (const v1::Sample& s : run.samples()) ++per_node_metric[s.node() + "/" + s.metric()];
+  EXPECT_EQ(per_node_metric.size(), 6u);
+  for (const auto& [key, count] : per_node_metric) EXPECT_EQ(count, 1) << key;
+
+  KillController(SIGTERM);
+  storage::SqliteOptions options;
+  options.path = db_path_;
+  auto store = storage::OpenSqliteStore(options);
+  ASSERT_TRUE(store.ok()) << store.status();
+  EXPECT_TRUE((*store)->CheckIntegrity().ok());
+  auto count = (*store)->CountSamples();
+  ASSERT_TRUE(count.ok());
+  EXPECT_EQ(*count, 6);
+}
+
+TEST_F(EndToEndTest, AgentKilledMidRunEndsLostWithinHeartbeatTimeout) {
+  StartController({"--heartbeat-timeout", "2s"});
+  Process* doomed = StartAgent("doomed", {});
+  StartAgent("steady", {});
+  ASSERT_TRUE(WaitForOnlineNodes(2, absl::Seconds(30)));
+  CommandResult started = Cli({"run", "--bench", "gemm", "--param", "gemm.sizes=256", "--param",
+                               "gemm.min_seconds=1.5", "--param", "gemm.max_runs=100000"});
+  ASSERT_EQ(started.exit_code, 0) << started.err;
+  const std::string run_id(absl::StripAsciiWhitespace(started.out));
+  auto task_state = [&](const v1::Run& run, const std::string& node) {
+    for (const v1::NodeTask& t : run.tasks()) {
+      if (t.node() == node) return t;
+    }
+    return v1::NodeTask();
+  };
+  ASSERT_TRUE(WaitFor(
+      [&] { return task_state(GetRun(this, run_id), "doomed").state() == v1::TASK_STATE_RUNNING; },
+      absl::Seconds(20)));
+  doomed->Signal(SIGKILL);
+  const absl::Time killed = absl::Now();
+
+  v1::Run run;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        run = GetRun(this, run_id);
+        return task_state(run, "doomed").state() == v1::TASK_STATE_LOST;
+      },
+      absl::Seconds(10)));
+  // Timeout 2 s, swept every 250 ms; allow for the CLI round trips.
+  EXPECT_LT(absl::Now() - killed, absl::Seconds(6));
+  EXPECT_NE(task_state(run, "doomed").reason().find("heartbeat"), std::string::npos);
+
+  ASSERT_TRUE(WaitFor([&] { return (run = GetRun(this, run_id)).state() == "failed"; },
+                      absl::Seconds(30)));
+  EXPECT_EQ(task_state(run, "steady").state(), v1::TASK_STATE_SUCCEEDED);
+  v1::ListNodesResponse nodes;
+  ASSERT_TRUE(CliJson({"nodes"}, &nodes));
+  for (const v1::Node& n : nodes.nodes()) {
+    EXPECT_EQ(n.status(), n.name() == "doomed" ? "offline" : "online");
+  }
+}
+
+TEST_F(EndToEndTest, AgentRestartResendsWhatItMeasuredWhileTheControllerWasDown) {
+  StartController();
+  Process* agent = StartAgent("spooler", {});
+  ASSERT_TRUE(WaitForOnlineNodes(1, absl::Seconds(30)));
+  CommandResult started = Cli(Concat({"run", "--bench", "gemm"}, kQuickGemm));
+  ASSERT_EQ(started.exit_code, 0) << started.err;
+  const std::string run_id(absl::StripAsciiWhitespace(started.out));
+  ASSERT_TRUE(WaitFor([&] { return GetRun(this, run_id).state() == "running"; },
+                      absl::Seconds(20)));
+  // The controller goes away; the agent finishes measuring and spools.
+  KillController(SIGKILL);
+  const std::string spool = dir_ + "/agent-spooler/spool";
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        int finals = 0;
+        for (const auto& e : std::filesystem::directory_iterator(spool)) {
+          finals += e.path().extension() == ".report";
+        }
+        return finals >= 2;  // the samples report and the final report
+      },
+      absl::Seconds(30)));
+  // The agent dies too, and comes back: only the spool remembers.
+  agent->Signal(SIGKILL);
+  agents_.erase("spooler");
+  StartController();
+  StartAgent("spooler", {});
+
+  v1::Run run;
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        run = GetRun(this, run_id);
+        return run.state() == "succeeded" || run.state() == "failed";
+      },
+      absl::Seconds(30)));
+  EXPECT_EQ(run.state(), "succeeded");
+  EXPECT_EQ(run.samples_size(), 2);
+  // Acknowledged reports leave the spool.
+  EXPECT_TRUE(WaitFor([&] { return std::filesystem::is_empty(spool); }, absl::Seconds(10)));
+}
+
+TEST_F(EndToEndTest, WrongTokenIsRefused) {
+  StartController();
+  std::map<std::string, std::string> bad_env = {{"FLEETBENCH_TOKEN", "not-the-token"}};
+  CommandResult r = RunCommand({FLEETBENCH_BINARY, "nodes", "--controller", address_}, bad_env);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("token"), std::string::npos) << r.err;
+
+  CommandResult agent = RunCommand({FLEETBENCH_BINARY, "agent", "--controller", address_,
+                                    "--name", "intruder", "--state-dir", dir_ + "/intruder"},
+                                   bad_env);
+  EXPECT_EQ(agent.exit_code, 1);
+  EXPECT_NE(agent.err.find("token"), std::string::npos) << agent.err;
+}
+
+TEST_F(EndToEndTest, BadRequestsGetClearErrors) {
+  StartController();
+  StartAgent("solo", {});
+  ASSERT_TRUE(WaitForOnlineNodes(1, absl::Seconds(30)));
+  CommandResult unknown = Cli({"run", "--bench", "warp-drive"});
+  EXPECT_EQ(unknown.exit_code, 1);
+  EXPECT_NE(unknown.err.find("unknown benchmark 'warp-drive'"), std::string::npos) << unknown.err;
+
+  CommandResult no_node = Cli({"run", "--bench", "gemm", "--nodes", "ghost"});
+  EXPECT_EQ(no_node.exit_code, 1);
+  EXPECT_NE(no_node.err.find("ghost"), std::string::npos);
+
+  CommandResult bad_param = Cli({"run", "--bench", "gemm", "--param", "gemm.sizes=huge", "--wait"});
+  EXPECT_EQ(bad_param.exit_code, 1);  // the benchmark failed, with the reason
+  EXPECT_NE(bad_param.out.find("sizes"), std::string::npos) << bad_param.out;
+
+  CommandResult missing = Cli({"results", "01ARZ3NDEKTSV4RRFFQ69G5FAV"});
+  EXPECT_EQ(missing.exit_code, 1);
+  CommandResult bad_by = Cli({"rank", "--metric", "gemm.cpu.fp32.tflops", "--by", "color"});
+  EXPECT_EQ(bad_by.exit_code, 1);
+  EXPECT_NE(bad_by.err.find("provider"), std::string::npos) << bad_by.err;
+}
+
+}  // namespace fleetbench::testing

@@ -1,0 +1,94 @@
+#include "tests/fleet_fixture.h"
+
+#include <signal.h>
+
+#include "absl/strings/str_cat.h"
+#include "fleetbench/v1/fleet_service.pb.h"
+#include "google/protobuf/util/json_util.h"
+
+namespace fleetbench::testing {
+
+void FleetTest::SetUp() {
+  dir_ = MakeTempDir("fleet");
+  db_path_ = dir_ + "/history.db";
+  address_ = absl::StrCat("127.0.0.1:", PickFreePort());
+  env_ = {{"FLEETBENCH_TOKEN", "test-token-" + dir_.substr(dir_.size() - 8)}};
+}
+
+void FleetTest::TearDown() {
+  for (auto& [name, agent] : agents_) agent->Signal(SIGKILL);
+  agents_.clear();
+  if (controller_) controller_->Signal(SIGKILL);
+  controller_.reset();
+}
+
+void FleetTest::StartController(const std::vector<std::string>& extra_flags) {
+  if (!extra_flags.empty()) controller_flags_ = extra_flags;
+  std::vector<std::string> argv = {FLEETBENCH_BINARY, "controller", "--listen", address_,
+                                   "--db", db_path_};
+  argv.insert(argv.end(), controller_flags_.begin(), controller_flags_.end());
+  controller_ = std::make_unique<Process>(argv, env_, dir_ + "/controller.log");
+  const std::string line = controller_->ReadLineStartingWith("listening", absl::Seconds(30));
+  ASSERT_FALSE(line.empty()) << "controller did not start; see " << dir_ << "/controller.log";
+}
+
+void FleetTest::KillController(int sig) {
+  controller_->Signal(sig);
+  controller_->Wait();
+  controller_.reset();
+}
+
+Process* FleetTest::StartAgent(const std::string& name, const std::vector<std::string>& labels) {
+  std::vector<std::string> argv = {FLEETBENCH_BINARY, "agent", "--controller", address_,
+                                   "--name", name, "--state-dir", dir_ + "/agent-" + name};
+  for (const std::string& l : labels) {
+    argv.push_back("--label");
+    argv.push_back(l);
+  }
+  auto p = std::make_unique<Process>(argv, env_, dir_ + "/agent-" + name + ".log");
+  Process* raw = p.get();
+  agents_[name] = std::move(p);
+  return raw;
+}
+
+CommandResult FleetTest::Cli(std::vector<std::string> args) {
+  args.insert(args.begin(), FLEETBENCH_BINARY);
+  args.push_back("--controller");
+  args.push_back(address_);
+  return RunCommand(args, env_);
+}
+
+bool FleetTest::CliJson(std::vector<std::string> args, google::protobuf::Message* message,
+                        int* exit_code) {
+  args.push_back("--json");
+  CommandResult r = Cli(args);
+  if (exit_code) *exit_code = r.exit_code;
+  google::protobuf::util::JsonParseOptions options;
+  options.ignore_unknown_fields = true;
+  auto status = google::protobuf::util::JsonStringToMessage(r.out, message, options);
+  if (!status.ok()) {
+    ADD_FAILURE() << "bad JSON from `" << args[0] << "` (exit " << r.exit_code << "): " << r.out
+                  << "\nstderr: " << r.err;
+    return false;
+  }
+  return true;
+}
+
+bool FleetTest::WaitForOnlineNodes(int count, absl::Duration timeout) {
+  return WaitFor(
+      [&] {
+        CommandResult r = Cli({"nodes", "--json"});
+        v1::ListNodesResponse nodes;
+        google::protobuf::util::JsonParseOptions options;
+        if (r.exit_code != 0 ||
+            !google::protobuf::util::JsonStringToMessage(r.out, &nodes, options).ok()) {
+          return false;
+        }
+        int online = 0;
+        for (const auto& n : nodes.nodes()) online += n.status() == "online";
+        return online >= count;
+      },
+      timeout);
+}
+
+}  // namespace fleetbench::testing

@@ -1,0 +1,47 @@
+// tests/fleet_fixture.h — a real fleet on loopback: the fleetbench binary as
+// a controller process with its SQLite file and agent processes, driven
+// through the CLI exactly as a user would.
+#ifndef FLEETBENCH_TESTS_FLEET_FIXTURE_H_
+#define FLEETBENCH_TESTS_FLEET_FIXTURE_H_
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "google/protobuf/message.h"
+#include "gtest/gtest.h"
+#include "tests/process.h"
+
+namespace fleetbench::testing {
+
+class FleetTest : public ::testing::Test {
+ public:
+  void SetUp() override;
+  void TearDown() override;
+
+  // Starts (or restarts) the controller on the same port and database.
+  void StartController(const std::vector<std::string>& extra_flags = {});
+  void KillController(int sig);
+  // Starts an agent; labels as key=value.
+  Process* StartAgent(const std::string& name, const std::vector<std::string>& labels);
+  // Runs `fleetbench ARGS... --controller ADDR`.
+  CommandResult Cli(std::vector<std::string> args);
+  // Runs the CLI with --json and parses stdout into `message`.
+  bool CliJson(std::vector<std::string> args, google::protobuf::Message* message,
+               int* exit_code = nullptr);
+  // Waits until `count` nodes are online.
+  bool WaitForOnlineNodes(int count, absl::Duration timeout);
+
+  std::string dir_;
+  std::string db_path_;
+  std::string address_;
+  std::map<std::string, std::string> env_;
+  std::unique_ptr<Process> controller_;
+  std::map<std::string, std::unique_ptr<Process>> agents_;
+  std::vector<std::string> controller_flags_;
+};
+
+}  // namespace fleetbench::testing
+
+#endif  // FLEETBENCH_TESTS_FLEET_FIXTURE_H_

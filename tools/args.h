@@ -1,0 +1,44 @@
+// tools/args.h — command-line parsing for the fleetbench subcommands.
+// Flags: --name VALUE, --name=VALUE, or --name alone for booleans. Every
+// subcommand declares its flags; anything else is a usage error (exit 2).
+#ifndef FLEETBENCH_TOOLS_ARGS_H_
+#define FLEETBENCH_TOOLS_ARGS_H_
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace fleetbench::cli {
+
+struct FlagSpec {
+  std::string name;
+  bool takes_value = true;
+  bool repeated = false;
+  std::string help;
+};
+
+struct Args {
+  std::map<std::string, std::vector<std::string>> values;
+  std::vector<std::string> positional;
+
+  bool Has(const std::string& name) const { return values.contains(name); }
+  // Last value given, or `fallback`.
+  std::string Get(const std::string& name, const std::string& fallback = "") const;
+  const std::vector<std::string>& All(const std::string& name) const;
+};
+
+// INVALID_ARGUMENT naming the bad flag.
+absl::StatusOr<Args> ParseArgs(const std::vector<std::string>& argv,
+                               const std::vector<FlagSpec>& specs);
+std::string FlagsHelp(const std::vector<FlagSpec>& specs);
+
+// "a,b,,c" -> {"a","b","c"}
+std::vector<std::string> SplitList(const std::string& list);
+// "key=value" -> pair; INVALID_ARGUMENT if there is no '=' or the key is empty.
+absl::StatusOr<std::pair<std::string, std::string>> ParseKeyValue(const std::string& kv);
+
+}  // namespace fleetbench::cli
+
+#endif  // FLEETBENCH_TOOLS_ARGS_H_

@@ -1,0 +1,44 @@
+#include "tools/args.h"
+
+#include "gtest/gtest.h"
+
+namespace fleetbench::cli {
+namespace {
+
+const std::vector<FlagSpec> kFlags = {
+    {"name", true, false, ""}, {"label", true, true, ""}, {"json", false, false, ""}};
+
+TEST(ParseArgsTest, ValuesBooleansAndRepeats) {
+  auto args = ParseArgs({"--name", "a", "--label=x=1", "--label", "y=2", "--json", "pos"}, kFlags);
+  ASSERT_TRUE(args.ok()) << args.status();
+  EXPECT_EQ(args->Get("name"), "a");
+  EXPECT_EQ(args->All("label"), (std::vector<std::string>{"x=1", "y=2"}));
+  EXPECT_TRUE(args->Has("json"));
+  EXPECT_EQ(args->positional, std::vector<std::string>{"pos"});
+}
+
+TEST(ParseArgsTest, UsageErrors) {
+  EXPECT_FALSE(ParseArgs({"--nope"}, kFlags).ok());
+  EXPECT_FALSE(ParseArgs({"--name"}, kFlags).ok());           // missing value
+  EXPECT_FALSE(ParseArgs({"--json=1"}, kFlags).ok());         // boolean with value
+  EXPECT_FALSE(ParseArgs({"--name", "a", "--name", "b"}, kFlags).ok());  // not repeatable
+  EXPECT_FALSE(ParseArgs({"--help"}, kFlags).ok());
+}
+
+TEST(KeyValueTest, SplitsAtTheFirstEquals) {
+  auto kv = ParseKeyValue("price_per_hour=1.5");
+  ASSERT_TRUE(kv.ok());
+  EXPECT_EQ(kv->first, "price_per_hour");
+  EXPECT_EQ(kv->second, "1.5");
+  EXPECT_EQ(ParseKeyValue("a=b=c")->second, "b=c");
+  EXPECT_FALSE(ParseKeyValue("novalue").ok());
+  EXPECT_FALSE(ParseKeyValue("=x").ok());
+}
+
+TEST(SplitListTest, DropsEmpties) {
+  EXPECT_EQ(SplitList("a,,b,"), (std::vector<std::string>{"a", "b"}));
+  EXPECT_TRUE(SplitList("").empty());
+}
+
+}  // namespace
+}  // namespace fleetbench::cli

@@ -1,0 +1,478 @@
+// The user commands: nodes, run, results, runs, cancel, rank, history.
+// Each is a thin call to the controller's Fleet service; --json prints the
+// response message with protobuf's JSON printer.
+#include <unistd.h>
+
+#include <cstdlib>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <thread>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "common/proto_json.h"
+#include "common/suites.h"
+#include "common/token.h"
+#include "controller/fleet_core.h"
+#include "fleetbench/v1/fleet_service.grpc.pb.h"
+#include "grpcpp/grpcpp.h"
+#include "tools/args.h"
+#include "tools/commands.h"
+#include "tools/table.h"
+
+namespace fleetbench::cli {
+namespace {
+
+const FlagSpec kControllerFlag{"controller", true, false,
+                               "controller address (default $FLEETBENCH_CONTROLLER or 127.0.0.1:7070)"};
+const FlagSpec kTokenFlag{"token-file", true, false, "file with the token (else $FLEETBENCH_TOKEN)"};
+const FlagSpec kJsonFlag{"json", false, false, "print protobuf JSON (snake_case field names)"};
+
+int Fail(const std::string& command, const std::string& message) {
+  std::cerr << "fleetbench " << command << ": " << message << "\n";
+  return kExitFailure;
+}
+
+int Usage(const std::string& command, const std::string& error, const std::vector<FlagSpec>& flags) {
+  std::cerr << "fleetbench " << command << ": " << error << "\nflags:\n" << FlagsHelp(flags);
+  return kExitUsage;
+}
+
+// A connection to the controller's user API with the token attached.
+class Client {
+ public:
+  static absl::StatusOr<Client> Connect(const Args& args) {
+    const char* env = std::getenv("FLEETBENCH_CONTROLLER");
+    const std::string address = args.Get("controller", env && *env ? env : "127.0.0.1:7070");
+    absl::StatusOr<std::string> token = LoadToken(args.Get("token-file"));
+    if (!token.ok()) return token.status();
+    Client c;
+    c.address_ = address;
+    c.token_ = *token;
+    c.stub_ = v1::Fleet::NewStub(
+        grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+    return c;
+  }
+
+  // Calls `method` with a deadline; UNAVAILABLE explains which address.
+  template <typename Request, typename Response, typename Method>
+  absl::Status Call(Method method, const Request& request, Response* response,
+                    absl::Duration deadline = absl::Seconds(30)) {
+    grpc::ClientContext context;
+    context.AddMetadata(kAuthMetadataKey, "Bearer " + token_);
+    context.set_deadline(absl::ToChronoTime(absl::Now() + deadline));
+    grpc::Status s = (stub_.get()->*method)(&context, request, response);
+    if (s.ok()) return absl::OkStatus();
+    if (s.error_code() == grpc::StatusCode::UNAVAILABLE) {
+      return absl::UnavailableError(
+          absl::StrCat("cannot reach the controller at ", address_, ": ", s.error_message()));
+    }
+    return absl::Status(static_cast<absl::StatusCode>(s.error_code()), s.error_message());
+  }
+
+ private:
+  std::string address_;
+  std::string token_;
+  std::unique_ptr<v1::Fleet::Stub> stub_;
+};
+
+// Parses flags and connects; on error prints and sets *exit_code.
+struct Prepared {
+  Args args;
+  std::optional<Client> client;
+};
+std::optional<Prepared> Prepare(const std::string& command, const Argv& argv,
+                                std::vector<FlagSpec> flags, size_t positional, int* exit_code) {
+  flags.push_back(kControllerFlag);
+  flags.push_back(kTokenFlag);
+  auto args = ParseArgs(argv, flags);
+  if (!args.ok()) {
+    *exit_code = Usage(command, std::string(args.status().message()), flags);
+    return std::nullopt;
+  }
+  if (args->positional.size() != positional) {
+    *exit_code = Usage(command,
+                       positional ? "expects " + std::to_string(positional) + " argument(s)"
+                                  : "unexpected argument " + args->positional[0],
+                       flags);
+    return std::nullopt;
+  }
+  auto client = Client::Connect(*args);
+  if (!client.ok()) {
+    *exit_code = Fail(command, std::string(client.status().message()));
+    return std::nullopt;
+  }
+  return Prepared{std::move(*args), std::move(*client)};
+}
+
+std::string Labels(const google::protobuf::Map<std::string, std::string>& labels) {
+  std::map<std::string, std::string> sorted(labels.begin(), labels.end());
+  std::vector<std::string> parts;
+  for (const auto& [k, v] : sorted) parts.push_back(k + "=" + v);
+  return absl::StrJoin(parts, ",");
+}
+
+std::string ParamsText(const google::protobuf::Map<std::string, std::string>& params) {
+  // The parameters that say what was measured; the statistics are in --json.
+  std::map<std::string, std::string> sorted(params.begin(), params.end());
+  std::vector<std::string> parts;
+  for (const char* key : {"dtype", "size", "threads", "runs", "spread"}) {
+    if (auto it = sorted.find(key); it != sorted.end()) parts.push_back(it->first + "=" + it->second);
+  }
+  return absl::StrJoin(parts, " ");
+}
+
+void PrintRun(const v1::Run& run) {
+  std::cout << "run " << run.run_id() << ": " << run.state();
+  if (!run.suite().empty()) std::cout << " (suite " << run.suite() << ")";
+  std::cout << "\n\n";
+  Table tasks({"NODE", "STATE", "REASON"});
+  for (const v1::NodeTask& t : run.tasks()) {
+    std::string reason = t.reason();
+    for (const auto& o : t.outcomes()) {
+      if (o.state() == v1::TASK_STATE_SKIPPED || o.state() == v1::TASK_STATE_FAILED) {
+        absl::StrAppend(&reason, reason.empty() ? "" : "; ", o.benchmark(), " ",
+                        controller::TaskStateName(o.state()), ": ", o.reason());
+      }
+    }
+    tasks.AddRow({t.node(), controller::TaskStateName(t.state()), reason});
+  }
+  std::cout << tasks.Render();
+  if (run.samples_size() > 0) {
+    std::cout << "\n";
+    Table samples({"NODE", "BENCHMARK", "METRIC", "VALUE", "UNIT", "PARAMS"});
+    for (const v1::Sample& s : run.samples()) {
+      samples.AddRow({s.node(), s.benchmark(), s.metric(), FormatNumber(s.value()), s.unit(),
+                      ParamsText(s.params())});
+    }
+    std::cout << samples.Render();
+  }
+}
+
+bool RunFailed(const v1::Run& run) {
+  if (run.state() == "failed") return true;
+  for (const v1::NodeTask& t : run.tasks()) {
+    if (t.state() == v1::TASK_STATE_FAILED || t.state() == v1::TASK_STATE_LOST) return true;
+  }
+  return false;
+}
+
+bool RunDone(const v1::Run& run) {
+  return run.state() == "succeeded" || run.state() == "failed" || run.state() == "cancelled";
+}
+
+}  // namespace
+
+int NodesCommand(const Argv& argv) {
+  int code = 0;
+  auto p = Prepare("nodes", argv, {kJsonFlag}, 0, &code);
+  if (!p) return code;
+  v1::ListNodesResponse response;
+  if (auto s = p->client->Call(&v1::Fleet::Stub::ListNodes, v1::ListNodesRequest(), &response);
+      !s.ok()) {
+    return Fail("nodes", std::string(s.message()));
+  }
+  if (p->args.Has("json")) {
+    std::cout << ToJson(response) << "\n";
+    return kExitOk;
+  }
+  Table table({"NAME", "STATUS", "CPU", "CORES", "MEMORY_GiB", "LABELS"});
+  for (const v1::Node& n : response.nodes()) {
+    table.AddRow({n.name(), n.status(), n.facts().cpu().model(),
+                  std::to_string(n.facts().cpu().logical_cores()),
+                  FormatNumber(static_cast<double>(n.facts().memory_total_bytes()) / (1 << 30)),
+                  Labels(n.labels())});
+  }
+  std::cout << table.Render();
+  return kExitOk;
+}
+
+int RunCommand(const Argv& argv) {
+  const std::vector<FlagSpec> flags = {
+      {"bench", true, false, "benchmarks to run, NAME[,NAME...]"},
+      {"suite", true, false, "a named suite instead of --bench (quick, full)"},
+      {"param", true, true, "BENCH.KEY=VALUE, e.g. gemm.sizes=1024"},
+      {"nodes", true, false, "NAME,... (default: every online node)"},
+      {"select", true, true, "key=value label filter"},
+      {"max-parallel", true, false, "at most N nodes measure at once (nodes sharing a host: 1)"},
+      {"wait", false, false, "follow progress, then print the results"},
+      {"timeout", true, false, "with --wait: give up after this long (default 1h)"},
+      kJsonFlag};
+  int code = 0;
+  auto p = Prepare("run", argv, flags, 0, &code);
+  if (!p) return code;
+  const Args& args = p->args;
+  v1::StartRunRequest request;
+  if (args.Has("bench") == args.Has("suite")) {
+    return Usage("run", "give exactly one of --bench or --suite", flags);
+  }
+  if (args.Has("suite")) {
+    auto suite = FindSuite(args.Get("suite"));
+    if (!suite.ok()) return Usage("run", std::string(suite.status().message()), flags);
+    for (const auto& spec : suite->benchmarks) *request.add_benchmarks() = spec;
+    request.set_suite(suite->name);
+  } else {
+    for (const std::string& name : SplitList(args.Get("bench"))) {
+      request.add_benchmarks()->set_name(name);
+    }
+    if (request.benchmarks().empty()) return Usage("run", "--bench is empty", flags);
+  }
+  for (const std::string& kv : args.All("param")) {
+    auto pair = ParseKeyValue(kv);
+    const size_t dot = pair.ok() ? pair->first.find('.') : std::string::npos;
+    if (dot == std::string::npos) {
+      return Usage("run", "--param wants BENCH.KEY=VALUE, got '" + kv + "'", flags);
+    }
+    const std::string bench = pair->first.substr(0, dot);
+    bool found = false;
+    for (auto& spec : *request.mutable_benchmarks()) {
+      if (spec.name() == bench) {
+        (*spec.mutable_params())[pair->first.substr(dot + 1)] = pair->second;
+        found = true;
+      }
+    }
+    if (!found) return Usage("run", "--param names benchmark '" + bench + "' that is not in the run", flags);
+  }
+  for (const std::string& n : SplitList(args.Get("nodes"))) request.add_nodes(n);
+  for (const std::string& kv : args.All("select")) {
+    auto pair = ParseKeyValue(kv);
+    if (!pair.ok()) return Usage("run", "--select " + std::string(pair.status().message()), flags);
+    (*request.mutable_select_labels())[pair->first] = pair->second;
+  }
+  if (args.Has("max-parallel")) {
+    uint32_t n = 0;
+    if (!absl::SimpleAtoi(args.Get("max-parallel"), &n) || n > 100000) {
+      return Usage("run", "--max-parallel wants a count", flags);
+    }
+    request.set_max_parallel(n);
+  }
+  absl::Duration timeout = absl::Hours(1);
+  if (args.Has("timeout") &&
+      (!absl::ParseDuration(args.Get("timeout"), &timeout) || timeout <= absl::ZeroDuration())) {
+    return Usage("run", "--timeout wants a duration like 10m", flags);
+  }
+  v1::StartRunResponse started;
+  if (auto s = p->client->Call(&v1::Fleet::Stub::StartRun, request, &started); !s.ok()) {
+    return Fail("run", std::string(s.message()));
+  }
+  const bool json = args.Has("json");
+  if (!args.Has("wait")) {
+    if (json) {
+      std::cout << ToJson(started) << "\n";
+    } else {
+      std::cout << started.run_id() << "\n";
+    }
+    return kExitOk;
+  }
+  if (!json) {
+    std::cerr << "run " << started.run_id() << " on " << absl::StrJoin(started.nodes(), ", ")
+              << "\n";
+  }
+  const bool tty = isatty(STDERR_FILENO);
+  const absl::Time give_up = absl::Now() + timeout;
+  v1::GetRunRequest get;
+  get.set_run_id(started.run_id());
+  v1::Run run;
+  std::string last_line;
+  while (true) {
+    if (auto s = p->client->Call(&v1::Fleet::Stub::GetRun, get, &run); !s.ok()) {
+      return Fail("run", std::string(s.message()));
+    }
+    if (RunDone(run)) break;
+    if (absl::Now() > give_up) {
+      return Fail("run", "timed out waiting for run " + run.run_id() + " (still " + run.state() + ")");
+    }
+    // Live progress: one line per change, redrawn in place on a terminal.
+    std::vector<std::string> parts;
+    for (const v1::NodeTask& t : run.tasks()) {
+      std::string part = t.node() + " " + controller::TaskStateName(t.state());
+      if (t.state() == v1::TASK_STATE_RUNNING && !t.progress_benchmark().empty()) {
+        absl::StrAppend(&part, " ", t.progress_benchmark(), " ",
+                        static_cast<int>(t.progress_fraction() * 100), "%");
+      }
+      parts.push_back(part);
+    }
+    const std::string line = absl::StrJoin(parts, " | ");
+    if (!json && line != last_line) {
+      if (tty) {
+        std::cerr << "\r\033[K" << line << std::flush;
+      } else {
+        std::cerr << line << "\n";
+      }
+      last_line = line;
+    }
+    // Polling the controller: a client-side refresh interval, not a
+    // synchronisation point.
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  }
+  if (!json && tty) std::cerr << "\r\033[K";
+  get.set_include_samples(true);
+  if (auto s = p->client->Call(&v1::Fleet::Stub::GetRun, get, &run); !s.ok()) {
+    return Fail("run", std::string(s.message()));
+  }
+  if (json) {
+    std::cout << ToJson(run) << "\n";
+  } else {
+    PrintRun(run);
+  }
+  return RunFailed(run) ? kExitFailure : kExitOk;
+}
+
+int ResultsCommand(const Argv& argv) {
+  int code = 0;
+  auto p = Prepare("results", argv, {kJsonFlag}, 1, &code);
+  if (!p) return code;
+  v1::GetRunRequest request;
+  request.set_run_id(p->args.positional[0]);
+  request.set_include_samples(true);
+  v1::Run run;
+  if (auto s = p->client->Call(&v1::Fleet::Stub::GetRun, request, &run); !s.ok()) {
+    return Fail("results", std::string(s.message()));
+  }
+  if (p->args.Has("json")) {
+    std::cout << ToJson(run) << "\n";
+  } else {
+    PrintRun(run);
+  }
+  return kExitOk;
+}
+
+int RunsCommand(const Argv& argv) {
+  int code = 0;
+  auto p = Prepare("runs", argv, {kJsonFlag, {"limit", true, false, "how many (default 20)"}}, 0,
+                   &code);
+  if (!p) return code;
+  v1::ListRunsRequest request;
+  uint32_t limit = 20;
+  if (p->args.Has("limit") && !absl::SimpleAtoi(p->args.Get("limit"), &limit)) {
+    return Usage("runs", "--limit wants a count", {});
+  }
+  request.set_limit(limit);
+  v1::ListRunsResponse response;
+  if (auto s = p->client->Call(&v1::Fleet::Stub::ListRuns, request, &response); !s.ok()) {
+    return Fail("runs", std::string(s.message()));
+  }
+  if (p->args.Has("json")) {
+    std::cout << ToJson(response) << "\n";
+    return kExitOk;
+  }
+  Table table({"RUN", "STATE", "CREATED", "BENCHMARKS"});
+  for (const v1::Run& r : response.runs()) {
+    std::vector<std::string> names;
+    for (const auto& b : r.benchmarks()) names.push_back(b.name());
+    table.AddRow({r.run_id(), r.state(),
+                  absl::FormatTime("%Y-%m-%d %H:%M:%S", absl::FromUnixMillis(r.created_unix_ms()),
+                                   absl::UTCTimeZone()),
+                  absl::StrJoin(names, ",")});
+  }
+  std::cout << table.Render();
+  return kExitOk;
+}
+
+int CancelCommand(const Argv& argv) {
+  int code = 0;
+  auto p = Prepare("cancel", argv, {}, 1, &code);
+  if (!p) return code;
+  v1::CancelRunRequest request;
+  request.set_run_id(p->args.positional[0]);
+  v1::CancelRunResponse response;
+  if (auto s = p->client->Call(&v1::Fleet::Stub::CancelRun, request, &response); !s.ok()) {
+    return Fail("cancel", std::string(s.message()));
+  }
+  std::cout << "cancelling " << request.run_id() << "\n";
+  return kExitOk;
+}
+
+int RankCommand(const Argv& argv) {
+  const std::vector<FlagSpec> flags = {
+      {"metric", true, false, "metric to rank by, e.g. gemm.cpu.fp32.tflops"},
+      {"by", true, false, "node, instance_type, region or provider (default node)"},
+      {"window", true, false, "how far back, e.g. 7d, 24h (default 7 days)"},
+      kJsonFlag};
+  int code = 0;
+  auto p = Prepare("rank", argv, flags, 0, &code);
+  if (!p) return code;
+  v1::RankRequest request;
+  request.set_metric(p->args.Get("metric"));
+  if (request.metric().empty()) return Usage("rank", "--metric is required", flags);
+  request.set_by(p->args.Get("by", "node"));
+  if (p->args.Has("window")) {
+    std::string w = p->args.Get("window");
+    absl::Duration d;
+    int64_t days = 0;
+    if (!w.empty() && w.back() == 'd' && absl::SimpleAtoi(w.substr(0, w.size() - 1), &days) && days > 0) {
+      d = absl::Hours(24 * days);
+    } else if (!absl::ParseDuration(w, &d) || d <= absl::ZeroDuration()) {
+      return Usage("rank", "--window wants a duration like 7d or 24h", flags);
+    }
+    request.set_window_ms(absl::ToInt64Milliseconds(d));
+  }
+  v1::RankResponse response;
+  if (auto s = p->client->Call(&v1::Fleet::Stub::Rank, request, &response); !s.ok()) {
+    return Fail("rank", std::string(s.message()));
+  }
+  if (p->args.Has("json")) {
+    std::cout << ToJson(response) << "\n";
+    return kExitOk;
+  }
+  const std::string cost_unit = response.higher_is_better()
+                                    ? "USD_PER_H_PER_" + response.unit()
+                                    : "USD_PER_H_x_" + response.unit();
+  Table table({"#", absl::AsciiStrToUpper(response.by()), "NODES", "RUNS",
+               "MEDIAN_" + response.unit(), "P10", "P90", "USD_PER_H", cost_unit});
+  int rank = 0;
+  for (const v1::RankRow& r : response.rows()) {
+    table.AddRow({std::to_string(++rank), r.group(), std::to_string(r.node_count()),
+                  std::to_string(r.run_count()), FormatNumber(r.median()), FormatNumber(r.p10()),
+                  FormatNumber(r.p90()), r.priced() ? FormatNumber(r.price_per_hour()) : "-",
+                  r.priced() ? FormatNumber(r.cost_per_unit()) : "-"});
+  }
+  std::cout << "rank by " << response.metric() << " ("
+            << (response.higher_is_better() ? "higher" : "lower") << " is better)\n"
+            << table.Render();
+  return kExitOk;
+}
+
+int HistoryCommand(const Argv& argv) {
+  const std::vector<FlagSpec> flags = {{"node", true, false, "node name"},
+                                       {"metric", true, false, "metric name"},
+                                       {"limit", true, false, "newest N (default 100)"},
+                                       kJsonFlag};
+  int code = 0;
+  auto p = Prepare("history", argv, flags, 0, &code);
+  if (!p) return code;
+  v1::HistoryRequest request;
+  request.set_node(p->args.Get("node"));
+  request.set_metric(p->args.Get("metric"));
+  if (request.node().empty() || request.metric().empty()) {
+    return Usage("history", "--node and --metric are required", flags);
+  }
+  uint32_t limit = 100;
+  if (p->args.Has("limit") && !absl::SimpleAtoi(p->args.Get("limit"), &limit)) {
+    return Usage("history", "--limit wants a count", flags);
+  }
+  request.set_limit(limit);
+  v1::HistoryResponse response;
+  if (auto s = p->client->Call(&v1::Fleet::Stub::History, request, &response); !s.ok()) {
+    return Fail("history", std::string(s.message()));
+  }
+  if (p->args.Has("json")) {
+    std::cout << ToJson(response) << "\n";
+    return kExitOk;
+  }
+  Table table({"TIME", "RUN", "VALUE", "UNIT", "PARAMS"});
+  for (const v1::Sample& s : response.samples()) {
+    table.AddRow({absl::FormatTime("%Y-%m-%d %H:%M:%S", absl::FromUnixMillis(s.time_unix_ms()),
+                                   absl::UTCTimeZone()),
+                  s.run_id(), FormatNumber(s.value()), s.unit(), ParamsText(s.params())});
+  }
+  std::cout << table.Render();
+  return kExitOk;
+}
+
+}  // namespace fleetbench::cli

@@ -1,0 +1,178 @@
+// `fleetbench controller` and `fleetbench agent`: the two long-running
+// processes. Flags are read here and only here; they fill Options structs.
+#include <signal.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <thread>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "agent/benchmarks/registry.h"
+#include "agent/runtime/agent.h"
+#include "common/logging.h"
+#include "common/token.h"
+#include "controller/controller_server.h"
+#include "tools/args.h"
+#include "tools/commands.h"
+
+namespace fleetbench::cli {
+namespace {
+
+int Usage(const std::string& command, const std::string& error,
+          const std::vector<FlagSpec>& flags) {
+  std::cerr << "fleetbench " << command << ": " << error << "\n"
+            << "flags:\n" << FlagsHelp(flags);
+  return kExitUsage;
+}
+
+// Blocks until SIGINT or SIGTERM. main() blocked both before any thread
+// started, so only this sigwait sees them.
+int WaitForTerminationSignal() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  int sig = 0;
+  sigwait(&set, &sig);
+  return sig;
+}
+
+bool ParseDurationFlag(const std::string& text, absl::Duration* out) {
+  return absl::ParseDuration(text, out) && *out > absl::ZeroDuration();
+}
+
+std::string DefaultController() {
+  const char* env = std::getenv("FLEETBENCH_CONTROLLER");
+  return env && *env ? env : "127.0.0.1:7070";
+}
+
+}  // namespace
+
+int ControllerCommand(const Argv& argv) {
+  const std::vector<FlagSpec> flags = {
+      {"listen", true, false, "address to serve on (default 127.0.0.1:7070)"},
+      {"db", true, false, "SQLite history file (created if missing)"},
+      {"token-file", true, false,
+       "file with the shared token (else $FLEETBENCH_TOKEN; else one is generated next to --db)"},
+      {"heartbeat-timeout", true, false, "node offline after this silence (default 15s)"},
+      {"sync-full", false, false, "fsync every commit (survives power loss, slower)"},
+  };
+  auto args = ParseArgs(argv, flags);
+  if (!args.ok()) return Usage("controller", std::string(args.status().message()), flags);
+  if (!args->positional.empty()) return Usage("controller", "unexpected argument " + args->positional[0], flags);
+  controller::ControllerOptions options;
+  options.listen = args->Get("listen", DefaultController());
+  options.db_path = args->Get("db");
+  if (options.db_path.empty()) return Usage("controller", "--db is required", flags);
+  options.synchronous_full = args->Has("sync-full");
+  if (args->Has("heartbeat-timeout")) {
+    absl::Duration d;
+    if (!ParseDurationFlag(args->Get("heartbeat-timeout"), &d)) {
+      return Usage("controller", "--heartbeat-timeout wants a duration like 15s", flags);
+    }
+    options.fleet.heartbeat_timeout = d;
+    options.fleet.heartbeat_interval = d / 3;
+  }
+  absl::StatusOr<std::string> token = LoadToken(args->Get("token-file"));
+  if (absl::IsNotFound(token.status())) {
+    const std::string path = options.db_path + ".token";
+    token = LoadToken(path);
+    if (!token.ok()) token = GenerateTokenFile(path);
+    if (token.ok()) {
+      std::cerr << "token in " << path << " (export FLEETBENCH_TOKEN_FILE=" << path << ")\n";
+    }
+  }
+  if (!token.ok()) {
+    std::cerr << "fleetbench controller: " << token.status().message() << "\n";
+    return kExitFailure;
+  }
+  options.token = *token;
+  auto server = controller::ControllerServer::Start(options);
+  if (!server.ok()) {
+    std::cerr << "fleetbench controller: " << server.status().message() << "\n";
+    return kExitFailure;
+  }
+  LOG(INFO) << "controller listening on port " << (*server)->port() << ", history in "
+            << options.db_path;
+  // Scripts wait for this line rather than sleeping.
+  std::cout << "listening " << (*server)->port() << std::endl;
+  WaitForTerminationSignal();
+  LOG(INFO) << "shutting down";
+  (*server)->Shutdown();
+  return kExitOk;
+}
+
+int AgentCommand(const Argv& argv) {
+  const std::vector<FlagSpec> flags = {
+      {"controller", true, false, "controller address (default $FLEETBENCH_CONTROLLER or 127.0.0.1:7070)"},
+      {"name", true, false, "node name (default: the hostname)"},
+      {"label", true, true,
+       "key=value; meaningful keys: provider, region, instance_type, price_per_hour (USD), spot"},
+      {"state-dir", true, false, "folder for the spool of unacknowledged results (required)"},
+      {"scratch", true, false, "the only folder benchmarks may write to (default STATE_DIR/scratch)"},
+      {"token-file", true, false, "file with the shared token (else $FLEETBENCH_TOKEN)"},
+  };
+  auto args = ParseArgs(argv, flags);
+  if (!args.ok()) return Usage("agent", std::string(args.status().message()), flags);
+  if (!args->positional.empty()) return Usage("agent", "unexpected argument " + args->positional[0], flags);
+  agent::AgentOptions options;
+  options.controller = args->Get("controller", DefaultController());
+  char host[256] = {};
+  gethostname(host, sizeof(host) - 1);
+  options.name = args->Get("name", host);
+  options.state_dir = args->Get("state-dir");
+  if (options.state_dir.empty()) return Usage("agent", "--state-dir is required", flags);
+  options.scratch_dir = args->Get("scratch", options.state_dir + "/scratch");
+  for (const std::string& kv : args->All("label")) {
+    auto pair = ParseKeyValue(kv);
+    if (!pair.ok()) return Usage("agent", "--label " + std::string(pair.status().message()), flags);
+    if (pair->first == "price_per_hour") {
+      double price = 0;
+      if (!absl::SimpleAtod(pair->second, &price) || !std::isfinite(price) || price < 0) {
+        return Usage("agent", "--label price_per_hour wants a number of USD >= 0", flags);
+      }
+    }
+    if (pair->first == "spot" && pair->second != "true" && pair->second != "false") {
+      return Usage("agent", "--label spot wants true or false", flags);
+    }
+    options.labels[pair->first] = pair->second;
+  }
+  absl::StatusOr<std::string> token = LoadToken(args->Get("token-file"));
+  if (!token.ok()) {
+    std::cerr << "fleetbench agent: " << token.status().message() << "\n";
+    return kExitFailure;
+  }
+  options.token = *token;
+  std::error_code ec;
+  std::filesystem::create_directories(options.scratch_dir, ec);
+  if (ec) {
+    std::cerr << "fleetbench agent: cannot create " << options.scratch_dir << ": "
+              << ec.message() << "\n";
+    return kExitFailure;
+  }
+  auto spool = agent::Spool::Open(options.state_dir + "/spool");
+  if (!spool.ok()) {
+    std::cerr << "fleetbench agent: " << spool.status().message() << "\n";
+    return kExitFailure;
+  }
+  agent::TaskRunner runner(agent::MakeAllBenchmarks(), options.scratch_dir);
+  agent::Agent node(options, std::move(*spool), &runner);
+  std::thread signals([&] {
+    WaitForTerminationSignal();
+    node.Stop();
+  });
+  signals.detach();
+  absl::Status s = node.Run();
+  if (!s.ok()) {
+    std::cerr << "fleetbench agent: " << s.message() << "\n";
+    return kExitFailure;
+  }
+  return kExitOk;
+}
+
+}  // namespace fleetbench::cli

@@ -1,0 +1,31 @@
+// tools/commands.h — the fleetbench subcommands. Each takes the arguments
+// after its name and returns the process exit code: 0 ok, 1 failure,
+// 2 usage error. Errors are one line on stderr.
+#ifndef FLEETBENCH_TOOLS_COMMANDS_H_
+#define FLEETBENCH_TOOLS_COMMANDS_H_
+
+#include <string>
+#include <vector>
+
+namespace fleetbench::cli {
+
+using Argv = std::vector<std::string>;
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailure = 1;
+inline constexpr int kExitUsage = 2;
+
+int ControllerCommand(const Argv& args);
+int AgentCommand(const Argv& args);
+int NodesCommand(const Argv& args);
+int RunCommand(const Argv& args);
+int ResultsCommand(const Argv& args);
+int RunsCommand(const Argv& args);
+int CancelCommand(const Argv& args);
+int RankCommand(const Argv& args);
+int HistoryCommand(const Argv& args);
+int ProbeCommand(const Argv& args);
+
+}  // namespace fleetbench::cli
+
+#endif  // FLEETBENCH_TOOLS_COMMANDS_H_

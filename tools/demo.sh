@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# The main job, end to end on one machine: install what is missing, build,
+# start a controller on an embedded SQLite file and three local agents with
+# different labels and prices, run the quick suite, print the ranking.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./deploy/install-deps.sh
+BUILD_DIR=${BUILD_DIR:-build}
+cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build "$BUILD_DIR" -j"$(nproc)" --target fleetbench
+FB="$BUILD_DIR/tools/fleetbench"
+
+STATE=${FLEETBENCH_DEMO_DIR:-$PWD/.fleetbench/demo}
+mkdir -p "$STATE"
+DB="$STATE/history.db"
+PORT=${FLEETBENCH_DEMO_PORT:-7070}
+export FLEETBENCH_CONTROLLER="127.0.0.1:$PORT"
+export FLEETBENCH_TOKEN_FILE="$STATE/token"
+[ -s "$FLEETBENCH_TOKEN_FILE" ] || (umask 077; head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$FLEETBENCH_TOKEN_FILE")
+
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
+trap cleanup EXIT
+
+# The controller prints "listening PORT" once it serves; wait for that line.
+coproc CONTROLLER { exec "$FB" controller --listen "$FLEETBENCH_CONTROLLER" --db "$DB" 2>>"$STATE/controller.log"; }
+pids+=("$CONTROLLER_PID")
+read -r -t 30 line <&"${CONTROLLER[0]}" || { echo "controller did not start; see $STATE/controller.log" >&2; exit 1; }
+echo "controller: $line (log $STATE/controller.log)"
+
+start_agent() {
+  local name=$1; shift
+  "$FB" agent --name "$name" --state-dir "$STATE/agent-$name" "$@" 2>>"$STATE/agent-$name.log" &
+  pids+=("$!")
+}
+start_agent tokyo-1 --label provider=acme --label region=ap-tokyo --label instance_type=c6.large --label price_per_hour=0.34
+start_agent ohio-1  --label provider=acme --label region=us-ohio  --label instance_type=c6.large --label price_per_hour=0.17
+start_agent paris-1 --label provider=zeta --label region=eu-paris --label instance_type=z2.std   --label price_per_hour=0.25 --label spot=true
+
+for _ in $(seq 1 100); do
+  online=$("$FB" nodes --json | grep -c '"status": "online"' || true)
+  [ "$online" -ge 3 ] && break
+  sleep 0.2
+done
+"$FB" nodes
+echo
+# The three "nodes" share this machine: measure one at a time.
+"$FB" run --suite quick --max-parallel 1 --wait
+echo
+"$FB" rank --metric gemm.cpu.fp32.tflops --by node
+echo
+"$FB" rank --metric gemm.cpu.fp32.tflops --by instance_type
+echo
+echo "history: $DB (sqlite3 $DB 'select count(*) from samples')"

@@ -1,0 +1,73 @@
+// fleetbench: one binary, subcommands like `consul agent` / `nomad server`.
+#include <signal.h>
+
+#include <cstring>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "tools/commands.h"
+
+namespace {
+
+struct Command {
+  const char* name;
+  int (*run)(const fleetbench::cli::Argv&);
+  const char* help;
+};
+
+constexpr Command kCommands[] = {
+    {"controller", fleetbench::cli::ControllerCommand, "serve the fleet: gRPC API + SQLite history"},
+    {"agent", fleetbench::cli::AgentCommand, "run on a node: dial the controller, run benchmarks"},
+    {"nodes", fleetbench::cli::NodesCommand, "list nodes, their status, labels and facts"},
+    {"run", fleetbench::cli::RunCommand, "start a benchmark run (--wait to follow it)"},
+    {"results", fleetbench::cli::ResultsCommand, "show a run's state and samples"},
+    {"runs", fleetbench::cli::RunsCommand, "list recent runs"},
+    {"cancel", fleetbench::cli::CancelCommand, "cancel a run"},
+    {"rank", fleetbench::cli::RankCommand, "rank nodes or groups by cost per unit of throughput"},
+    {"history", fleetbench::cli::HistoryCommand, "a node's results for one metric over time"},
+    {"probe", fleetbench::cli::ProbeCommand, "run the suite on this machine, no controller"},
+};
+
+int PrintUsage(std::ostream& out) {
+  out << "usage: fleetbench COMMAND [flags]\n\ncommands:\n";
+  for (const Command& c : kCommands) out << "  " << c.name << std::string(12 - std::strlen(c.name), ' ') << c.help << "\n";
+  out << "\n`fleetbench COMMAND --help` lists a command's flags.\n";
+  return fleetbench::cli::kExitUsage;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Block termination signals before any thread exists, so the daemons can
+  // take them with sigwait on a thread of their choosing.
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  // A client killed mid-write must not take the process down with SIGPIPE.
+  signal(SIGPIPE, SIG_IGN);
+
+  if (argc < 2) return PrintUsage(std::cerr);
+  const std::string name = argv[1];
+  if (name == "--help" || name == "-h" || name == "help") {
+    PrintUsage(std::cout);
+    return 0;
+  }
+  const std::vector<std::string> args(argv + 2, argv + argc);
+  for (const Command& c : kCommands) {
+    if (name != c.name) continue;
+    for (const std::string& a : args) {
+      if (a == "--help" || a == "-h") {
+        // Every command answers --help with its flags (on stderr, exit 2);
+        // asked for, it is not an error.
+        c.run({"--help"});
+        return 0;
+      }
+    }
+    return c.run(args);
+  }
+  std::cerr << "fleetbench: unknown command '" << name << "'\n";
+  return PrintUsage(std::cerr);
+}

@@ -1,0 +1,25 @@
+// tools/table.h — aligned plain-text tables for human output.
+#ifndef FLEETBENCH_TOOLS_TABLE_H_
+#define FLEETBENCH_TOOLS_TABLE_H_
+
+#include <string>
+#include <vector>
+
+namespace fleetbench::cli {
+
+class Table {
+ public:
+  explicit Table(std::vector<std::string> header) : rows_{std::move(header)} {}
+  void AddRow(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  std::string Render() const;
+
+ private:
+  std::vector<std::vector<std::string>> rows_;
+};
+
+// Fixed significant digits, no exponent for everyday magnitudes.
+std::string FormatNumber(double value);
+
+}  // namespace fleetbench::cli
+
+#endif  // FLEETBENCH_TOOLS_TABLE_H_
