@@ -1,7 +1,9 @@
 #include "common/ulid.h"
 
+#include "absl/base/const_init.h"
+#include "absl/synchronization/mutex.h"
+
 #include <cstdint>
-#include <mutex>
 #include <random>
 
 namespace fleetbench {
@@ -19,13 +21,29 @@ uint64_t RandomBits() {
 }  // namespace
 
 std::string NewUlid(absl::Time now) {
-  const uint64_t ms = static_cast<uint64_t>(absl::ToUnixMillis(now));
-  const uint64_t r1 = RandomBits();
-  const uint64_t r2 = RandomBits();
-  // 128 bits: 48 time | 80 random, written as 26 base32 digits (130 bits,
-  // the top two always zero).
-  unsigned __int128 v = (static_cast<unsigned __int128>(ms & 0xFFFFFFFFFFFFull) << 80) |
-                        (static_cast<unsigned __int128>(r1 & 0xFFFFull) << 64) | r2;
+  // Monotonic within this process (the ULID spec's monotonic mode): an id
+  // made in the same millisecond as the previous one, or while the clock
+  // stepped back, is the previous one plus one. Ids made in one place thus
+  // sort in the order they were made, which keeps task order and primary-key
+  // inserts in order.
+  static absl::Mutex mu(absl::kConstInit);
+  static uint64_t last_ms = 0;
+  static unsigned __int128 last_random = 0;  // 80 bits used
+  const uint64_t ms = static_cast<uint64_t>(absl::ToUnixMillis(now)) & 0xFFFFFFFFFFFFull;
+  unsigned __int128 random;
+  uint64_t stamp;
+  {
+    absl::MutexLock lock(&mu);
+    if (ms > last_ms) {
+      last_ms = ms;
+      last_random = (static_cast<unsigned __int128>(RandomBits() & 0xFFFFull) << 64) | RandomBits();
+    } else {
+      ++last_random;  // 80 random bits never overflow in practice
+    }
+    stamp = last_ms;
+    random = last_random & ((static_cast<unsigned __int128>(1) << 80) - 1);
+  }
+  unsigned __int128 v = (static_cast<unsigned __int128>(stamp) << 80) | random;
   std::string out(26, '0');
   for (int i = 25; i >= 0; --i) {
     out[i] = kAlphabet[static_cast<int>(v & 31)];

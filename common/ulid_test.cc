@@ -17,9 +17,26 @@ TEST(UlidTest, WellFormedAndUnique) {
 }
 
 TEST(UlidTest, SortsByTime) {
-  absl::Time t = absl::FromUnixMillis(1700000000000);
-  EXPECT_LT(NewUlid(t), NewUlid(t + absl::Milliseconds(1)));
-  EXPECT_LT(NewUlid(t), NewUlid(t + absl::Hours(24 * 365)));
+  absl::Time t = absl::FromUnixMillis(2000000000000);
+  const std::string first = NewUlid(t);
+  const std::string later = NewUlid(t + absl::Milliseconds(1));
+  const std::string much_later = NewUlid(t + absl::Hours(24 * 365));
+  EXPECT_LT(first, later);
+  EXPECT_LT(later, much_later);
+  // The time part is the first 10 characters.
+  EXPECT_NE(first.substr(0, 10), much_later.substr(0, 10));
+}
+
+TEST(UlidTest, MonotonicWithinAMillisecond) {
+  absl::Time t = absl::FromUnixMillis(1900000000000);
+  std::string prev = NewUlid(t);
+  for (int i = 0; i < 1000; ++i) {
+    std::string next = NewUlid(t);
+    ASSERT_LT(prev, next);
+    prev = next;
+  }
+  // A clock that steps back still yields increasing ids.
+  EXPECT_LT(prev, NewUlid(t - absl::Seconds(1)));
 }
 
 TEST(UlidTest, RejectsMalformed) {

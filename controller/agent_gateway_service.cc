@@ -84,7 +84,8 @@ class StreamLink final : public AgentLink {
 
 class AgentStream final : public Reactor {
  public:
-  AgentStream(FleetCore* core, grpc::Status auth) : core_(core) {
+  AgentStream(FleetCore* core, grpc::Status auth, std::string peer_host)
+      : core_(core), peer_host_(std::move(peer_host)) {
     link_ = std::make_shared<StreamLink>(this);
     if (!auth.ok()) {
       link_->Finish(auth);
@@ -111,7 +112,7 @@ class AgentStream final : public Reactor {
         return;
       }
       said_hello_ = true;
-      core_->OnHello(link_, std::move(*in_.mutable_hello()));
+      core_->OnHello(link_, std::move(*in_.mutable_hello()), peer_host_);
     } else if (in_.has_hello()) {
       link_->Finish(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "hello sent twice"));
       return;
@@ -131,12 +132,21 @@ class AgentStream final : public Reactor {
 
  private:
   FleetCore* const core_;
+  const std::string peer_host_;
   std::shared_ptr<StreamLink> link_;
   v1::AgentMessage in_;
   bool said_hello_ = false;
 };
 
 }  // namespace
+
+std::string HostOfGrpcPeer(const std::string& peer) {
+  // "ipv4:10.0.0.7:51234" -> "10.0.0.7"; "ipv6:[::1]:51234" -> "[::1]".
+  const size_t colon = peer.find(':');
+  const size_t last = peer.rfind(':');
+  if (colon == std::string::npos || last == colon) return "";
+  return peer.substr(colon + 1, last - colon - 1);
+}
 
 absl::Status CheckHello(const v1::Hello& hello) {
   const std::string& name = hello.name();
@@ -156,6 +166,9 @@ absl::Status CheckHello(const v1::Hello& hello) {
                                                      "' out of bounds (key 1..64, value ..256)"));
     }
   }
+  if (hello.advertise_addr().size() > 255) {
+    return absl::InvalidArgumentError("advertise_addr too long");
+  }
   if (hello.capabilities_size() > 256 || hello.finished_task_ids_size() > 10000) {
     return absl::InvalidArgumentError("hello lists too many entries");
   }
@@ -164,7 +177,8 @@ absl::Status CheckHello(const v1::Hello& hello) {
 
 grpc::ServerBidiReactor<v1::AgentMessage, v1::ControllerMessage>* AgentGatewayService::Connect(
     grpc::CallbackServerContext* context) {
-  return new AgentStream(core_, CheckBearerToken(*context, token_));
+  return new AgentStream(core_, CheckBearerToken(*context, token_),
+                         HostOfGrpcPeer(context->peer()));
 }
 
 }  // namespace fleetbench::controller

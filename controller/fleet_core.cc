@@ -137,7 +137,10 @@ void FleetCore::ActorLoop() {
         continue;
       }
       // Keep order: reports before this closure commit first.
-      if (!batch.empty()) CommitReports(batch);
+      if (!batch.empty()) {
+        CommitReports(batch);
+        batch.clear();
+      }
       std::get<Closure>(event)();
     }
     if (!batch.empty()) CommitReports(batch);
@@ -150,9 +153,11 @@ void FleetCore::ActorLoop() {
 
 // ----------------------------------------------------------------- agents
 
-void FleetCore::OnHello(std::shared_ptr<AgentLink> link, v1::Hello hello) {
-  Post(Closure([this, link = std::move(link), hello = std::move(hello)]() mutable {
-    HandleHello(std::move(link), std::move(hello));
+void FleetCore::OnHello(std::shared_ptr<AgentLink> link, v1::Hello hello,
+                        std::string peer_host) {
+  Post(Closure([this, link = std::move(link), hello = std::move(hello),
+                peer_host = std::move(peer_host)]() mutable {
+    HandleHello(std::move(link), std::move(hello), std::move(peer_host));
   }));
 }
 
@@ -189,7 +194,8 @@ bool FleetCore::NodeBusy(const std::string& node) const {
   return false;
 }
 
-void FleetCore::HandleHello(std::shared_ptr<AgentLink> link, v1::Hello hello) {
+void FleetCore::HandleHello(std::shared_ptr<AgentLink> link, v1::Hello hello,
+                            std::string peer_host) {
   const absl::Time now = clock_->Now();
   const std::string name = hello.name();
   Session& session = sessions_[name];
@@ -206,6 +212,7 @@ void FleetCore::HandleHello(std::shared_ptr<AgentLink> link, v1::Hello hello) {
   session.facts = hello.facts();
   session.agent_version = hello.agent_version();
   session.capabilities.assign(hello.capabilities().begin(), hello.capabilities().end());
+  session.address = hello.advertise_addr().empty() ? peer_host : hello.advertise_addr();
 
   storage::NodeRecord record;
   record.name = name;
@@ -241,11 +248,24 @@ void FleetCore::HandleHello(std::shared_ptr<AgentLink> link, v1::Hello hello) {
       }
     } else if (finished.contains(task.task_id)) {
       // Its final report is in the agent's spool and comes next.
+    } else if (task.state == v1::TASK_STATE_DISPATCHED && IsPairClient(task)) {
+      // A client half: sent again once its server's port is known.
+      const auto& params = task.benchmarks[0].params();
+      if (params.contains("peer")) {
+        SendRunTask(task);
+      } else {
+        awaiting_port_.insert(task.task_id);
+      }
     } else if (task.state == v1::TASK_STATE_DISPATCHED) {
-      // Sent before a controller restart but never started: send again.
-      task.state = v1::TASK_STATE_QUEUED;
-      task.updated = now;
-      (void)store_->UpdateTask(task);
+      // Sent before a controller restart but never started: send again. A
+      // pair goes back together (the server's dispatch reserves the client).
+      for (storage::TaskRecord* t : {&task, PairPartner(task)}) {
+        if (t == nullptr || t->state != v1::TASK_STATE_DISPATCHED) continue;
+        t->state = v1::TASK_STATE_QUEUED;
+        t->updated = now;
+        awaiting_port_.erase(t->task_id);
+        (void)store_->UpdateTask(*t);
+      }
     } else {
       FinishTask(task, v1::TASK_STATE_LOST,
                  "agent restarted while the task was running; its partial "
@@ -272,7 +292,9 @@ void FleetCore::HandleMessage(const std::shared_ptr<AgentLink>& link,
     session.online = true;
     TryDispatch();
   }
-  if (message.has_task_started()) {
+  if (message.has_port_published()) {
+    HandlePortPublished(node, message.port_published());
+  } else if (message.has_task_started()) {
     auto it = active_tasks_.find(message.task_started().task_id());
     if (it != active_tasks_.end() && it->second.node == node &&
         it->second.state == v1::TASK_STATE_DISPATCHED) {
@@ -329,47 +351,131 @@ void FleetCore::Sweep() {
   }
 }
 
+bool FleetCore::IsPairClient(const storage::TaskRecord& task) const {
+  if (task.peer_task_id.empty() || task.benchmarks.empty()) return false;
+  auto role = task.benchmarks[0].params().find("role");
+  return role != task.benchmarks[0].params().end() && role->second == "client";
+}
+
+storage::TaskRecord* FleetCore::PairPartner(const storage::TaskRecord& task) {
+  if (task.peer_task_id.empty()) return nullptr;
+  auto it = active_tasks_.find(task.peer_task_id);
+  return it == active_tasks_.end() ? nullptr : &it->second;
+}
+
+void FleetCore::SendRunTask(const storage::TaskRecord& task) {
+  auto session = sessions_.find(task.node);
+  if (session == sessions_.end() || !session->second.link) return;
+  v1::ControllerMessage msg;
+  v1::RunTask* run_task = msg.mutable_run_task();
+  run_task->set_task_id(task.task_id);
+  run_task->set_run_id(task.run_id);
+  const std::vector<v1::BenchmarkSpec>& specs =
+      task.benchmarks.empty() ? active_runs_[task.run_id].benchmarks : task.benchmarks;
+  for (const v1::BenchmarkSpec& spec : specs) *run_task->add_benchmarks() = spec;
+  session->second.link->Send(msg);
+}
+
 void FleetCore::TryDispatch() {
   // Oldest run first; within a run, task order. A node takes one task at a
-  // time: two benchmarks on one node would spoil both numbers.
+  // time: two benchmarks on one node would spoil both numbers. A pair (the
+  // two halves of a pairwise benchmark) starts only when both nodes are
+  // free, so a node is in at most one test at a time and pairs run in
+  // rounds.
   std::vector<storage::TaskRecord*> queued;
   for (auto& [id, task] : active_tasks_) {
-    if (task.state == v1::TASK_STATE_QUEUED) queued.push_back(&task);
+    if (task.state == v1::TASK_STATE_QUEUED && !IsPairClient(task)) queued.push_back(&task);
   }
   std::sort(queued.begin(), queued.end(), [](auto* a, auto* b) {
     return std::tie(a->run_id, a->task_id) < std::tie(b->run_id, b->task_id);
   });
+  auto ready = [&](const std::string& node) {
+    auto session = sessions_.find(node);
+    return session != sessions_.end() && session->second.online && session->second.link &&
+           !NodeBusy(node);
+  };
   for (storage::TaskRecord* task : queued) {
-    auto session = sessions_.find(task->node);
-    if (session == sessions_.end() || !session->second.online || !session->second.link) {
-      continue;
+    if (!ready(task->node)) continue;
+    storage::TaskRecord* partner = PairPartner(*task);
+    if (!task->peer_task_id.empty()) {
+      if (partner == nullptr || partner->state != v1::TASK_STATE_QUEUED ||
+          partner->node == task->node || !ready(partner->node)) {
+        continue;
+      }
     }
-    if (NodeBusy(task->node)) continue;
     const storage::RunRecord& run = active_runs_[task->run_id];
     if (run.max_parallel > 0) {
-      uint32_t in_flight = 0;
+      uint32_t in_flight = partner ? 1 : 0;
       for (const auto& [id, t] : active_tasks_) {
         if (t.run_id == task->run_id && (t.state == v1::TASK_STATE_DISPATCHED ||
                                          t.state == v1::TASK_STATE_RUNNING)) {
           ++in_flight;
         }
       }
-      if (in_flight >= run.max_parallel) continue;
+      if (in_flight >= std::max<uint32_t>(run.max_parallel, partner ? 2 : 1)) continue;
     }
-    task->state = v1::TASK_STATE_DISPATCHED;
-    task->updated = clock_->Now();
-    if (absl::Status s = store_->UpdateTask(*task); !s.ok()) {
-      LOG(ERROR) << "dispatching " << task->task_id << ": " << s;
-      task->state = v1::TASK_STATE_QUEUED;
+    std::vector<storage::TaskRecord*> starting = {task};
+    if (partner) starting.push_back(partner);
+    bool stored = true;
+    for (storage::TaskRecord* t : starting) {
+      t->state = v1::TASK_STATE_DISPATCHED;
+      t->updated = clock_->Now();
+      if (absl::Status s = store_->UpdateTask(*t); !s.ok()) {
+        LOG(ERROR) << "dispatching " << t->task_id << ": " << s;
+        stored = false;
+      }
+    }
+    if (!stored) {
+      for (storage::TaskRecord* t : starting) t->state = v1::TASK_STATE_QUEUED;
       continue;
     }
-    v1::ControllerMessage msg;
-    v1::RunTask* run_task = msg.mutable_run_task();
-    run_task->set_task_id(task->task_id);
-    run_task->set_run_id(task->run_id);
-    for (const v1::BenchmarkSpec& spec : run.benchmarks) *run_task->add_benchmarks() = spec;
-    session->second.link->Send(msg);
+    SendRunTask(*task);
+    // The client half goes out once the server half published its port.
+    if (partner) awaiting_port_.insert(partner->task_id);
     UpdateRunState(task->run_id);
+  }
+}
+
+void FleetCore::HandlePortPublished(const std::string& node, const v1::PortPublished& port) {
+  auto it = active_tasks_.find(port.task_id());
+  if (it == active_tasks_.end() || it->second.node != node) return;
+  storage::TaskRecord* client = PairPartner(it->second);
+  if (client == nullptr || !awaiting_port_.contains(client->task_id)) return;
+  if (port.port() <= 0 || port.port() > 65535) {
+    FinishTask(*client, v1::TASK_STATE_FAILED,
+               absl::StrCat("peer ", node, " published an invalid port ", port.port()));
+    return;
+  }
+  const std::string& host = sessions_[node].address;
+  for (v1::BenchmarkSpec& spec : client->benchmarks) {
+    (*spec.mutable_params())["peer"] = absl::StrCat(host, ":", port.port());
+  }
+  (void)store_->UpdateTask(*client);
+  awaiting_port_.erase(client->task_id);
+  SendRunTask(*client);
+}
+
+void FleetCore::SettlePairPartner(const storage::TaskRecord& task) {
+  storage::TaskRecord* partner = PairPartner(task);
+  if (partner == nullptr) return;
+  if (awaiting_port_.contains(partner->task_id) || partner->state == v1::TASK_STATE_QUEUED) {
+    // The server half ended before its port was known: the client never ran.
+    awaiting_port_.erase(partner->task_id);
+    FinishTask(*partner, v1::TASK_STATE_FAILED,
+               absl::StrCat("peer ", task.node, " ended (", TaskStateName(task.state),
+                            task.reason.empty() ? "" : ": " + task.reason,
+                            ") before it was listening"));
+    return;
+  }
+  if (IsPairClient(task) && task.state != v1::TASK_STATE_SUCCEEDED &&
+      (partner->state == v1::TASK_STATE_RUNNING || partner->state == v1::TASK_STATE_DISPATCHED)) {
+    // The client is gone: the listening half would wait for nobody.
+    auto session = sessions_.find(partner->node);
+    if (session != sessions_.end() && session->second.link) {
+      v1::ControllerMessage msg;
+      msg.mutable_cancel_task()->set_task_id(partner->task_id);
+      session->second.link->Send(msg);
+    }
   }
 }
 
@@ -381,10 +487,12 @@ void FleetCore::FinishTask(storage::TaskRecord& task, v1::TaskState state,
   if (absl::Status s = store_->UpdateTask(task); !s.ok()) {
     LOG(ERROR) << "finishing task " << task.task_id << ": " << s;
   }
-  const std::string run_id = task.run_id;
+  const storage::TaskRecord ended = task;
   progress_.erase(task.task_id);
+  awaiting_port_.erase(task.task_id);
   active_tasks_.erase(task.task_id);  // `task` dangles from here on
-  UpdateRunState(run_id);
+  SettlePairPartner(ended);
+  UpdateRunState(ended.run_id);
 }
 
 void FleetCore::UpdateRunState(const std::string& run_id) {
@@ -535,10 +643,10 @@ void FleetCore::CommitReports(std::vector<PendingReport>& batch) {
     if (!a.finishes) continue;
     auto it = active_tasks_.find(a.final_task.task_id);
     if (it == active_tasks_.end()) continue;
-    const std::string run_id = it->second.run_id;
     progress_.erase(it->first);
     active_tasks_.erase(it);
-    UpdateRunState(run_id);
+    SettlePairPartner(a.final_task);
+    UpdateRunState(a.final_task.run_id);
     any_finished = true;
   }
   if (any_finished) TryDispatch();
@@ -632,6 +740,33 @@ absl::StatusOr<v1::StartRunResponse> FleetCore::HandleStartRun(
     return absl::FailedPreconditionError("no online node matches the selection");
   }
 
+  // Pairwise benchmarks (capabilities say which) become pairs of tasks;
+  // the rest run on every node.
+  std::set<std::string> pairwise;
+  for (const auto& [name, s] : sessions_) {
+    for (const auto& c : s.capabilities) {
+      if (c.pairwise()) pairwise.insert(c.benchmark());
+    }
+  }
+  std::vector<v1::BenchmarkSpec> per_node;
+  std::vector<v1::BenchmarkSpec> paired;
+  for (const v1::BenchmarkSpec& spec : request.benchmarks()) {
+    (pairwise.contains(spec.name()) ? paired : per_node).push_back(spec);
+  }
+  std::vector<std::pair<std::string, std::string>> pairs;  // server, client
+  for (v1::BenchmarkSpec& spec : paired) {
+    auto result = PlanPairs(spec, nodes);
+    if (!result.ok()) return result.status();
+    if (result->empty() && per_node.empty() && paired.size() == 1) {
+      return absl::FailedPreconditionError(
+          absl::StrCat(spec.name(), " runs between two nodes; the selection has ", nodes.size()));
+    }
+    for (auto& p : *result) pairs.push_back(p);
+  }
+  if (!paired.empty() && pairs.empty() && per_node.empty()) {
+    return absl::FailedPreconditionError("the pairwise benchmarks need at least two nodes");
+  }
+
   const absl::Time now = clock_->Now();
   storage::RunRecord run;
   run.run_id = NewUlid(now);
@@ -642,14 +777,45 @@ absl::StatusOr<v1::StartRunResponse> FleetCore::HandleStartRun(
   run.max_parallel = request.max_parallel();
   run.suite = request.suite();
   std::vector<storage::TaskRecord> tasks;
-  for (const std::string& n : nodes) {
+  auto new_task = [&](const std::string& node) {
     storage::TaskRecord t;
     t.task_id = NewUlid(now);
     t.run_id = run.run_id;
-    t.node = n;
+    t.node = node;
     t.state = v1::TASK_STATE_QUEUED;
     t.updated = now;
-    tasks.push_back(std::move(t));
+    return t;
+  };
+  if (!per_node.empty()) {
+    for (const std::string& n : nodes) {
+      storage::TaskRecord t = new_task(n);
+      if (!paired.empty()) t.benchmarks = per_node;  // else: the run's list
+      tasks.push_back(std::move(t));
+    }
+  }
+  for (const v1::BenchmarkSpec& spec : paired) {
+    auto spec_pairs = PlanPairs(spec, nodes);
+    for (const auto& [server_node, client_node] : *spec_pairs) {
+      storage::TaskRecord server = new_task(server_node);
+      storage::TaskRecord client = new_task(client_node);
+      v1::BenchmarkSpec server_spec = spec;
+      v1::BenchmarkSpec client_spec = spec;
+      // Pairing parameters are the controller's; the plugin gets its role.
+      for (v1::BenchmarkSpec* s : {&server_spec, &client_spec}) {
+        s->mutable_params()->erase("pairing");
+        s->mutable_params()->erase("reference");
+      }
+      (*server_spec.mutable_params())["role"] = "server";
+      (*server_spec.mutable_params())["peer_node"] = client_node;
+      (*client_spec.mutable_params())["role"] = "client";
+      (*client_spec.mutable_params())["peer_node"] = server_node;
+      server.benchmarks = {server_spec};
+      client.benchmarks = {client_spec};
+      server.peer_task_id = client.task_id;
+      client.peer_task_id = server.task_id;
+      tasks.push_back(std::move(server));
+      tasks.push_back(std::move(client));
+    }
   }
   if (absl::Status s = store_->CreateRun(run, tasks); !s.ok()) return s;
   active_runs_[run.run_id] = run;
@@ -660,6 +826,37 @@ absl::StatusOr<v1::StartRunResponse> FleetCore::HandleStartRun(
   response.set_run_id(run.run_id);
   for (const std::string& n : nodes) response.add_nodes(n);
   return response;
+}
+
+absl::StatusOr<std::vector<std::pair<std::string, std::string>>> PlanPairs(
+    const v1::BenchmarkSpec& spec, const std::vector<std::string>& nodes) {
+  std::string mode = "star";
+  if (auto it = spec.params().find("pairing"); it != spec.params().end()) mode = it->second;
+  std::vector<std::pair<std::string, std::string>> pairs;
+  if (nodes.size() < 2) return pairs;
+  if (mode == "pair") {
+    pairs.emplace_back(nodes[0], nodes[1]);
+  } else if (mode == "star") {
+    std::string reference = nodes[0];
+    if (auto it = spec.params().find("reference"); it != spec.params().end()) {
+      reference = it->second;
+      if (std::find(nodes.begin(), nodes.end(), reference) == nodes.end()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(spec.name(), ": reference node '", reference, "' is not in the run"));
+      }
+    }
+    for (const std::string& n : nodes) {
+      if (n != reference) pairs.emplace_back(reference, n);
+    }
+  } else if (mode == "all") {
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      for (size_t j = i + 1; j < nodes.size(); ++j) pairs.emplace_back(nodes[i], nodes[j]);
+    }
+  } else {
+    return absl::InvalidArgumentError(absl::StrCat(
+        spec.name(), ": pairing '", mode, "' is not one of pair, star, all"));
+  }
+  return pairs;
 }
 
 absl::StatusOr<v1::Run> FleetCore::GetRun(const v1::GetRunRequest& request) {

@@ -78,7 +78,9 @@ class FleetCore {
 
   // --- Agent side: return at once; effects happen on the actor thread. ---
   // A stream said hello. The core answers with Welcome through `link`.
-  void OnHello(std::shared_ptr<AgentLink> link, v1::Hello hello);
+  // `peer_host` is where the stream came from ("127.0.0.1", "[::1]"), the
+  // address peers use unless the hello advertises another.
+  void OnHello(std::shared_ptr<AgentLink> link, v1::Hello hello, std::string peer_host = "");
   void OnAgentMessage(const std::shared_ptr<AgentLink>& link,
                       v1::AgentMessage message);
   void OnDisconnect(const std::shared_ptr<AgentLink>& link);
@@ -111,6 +113,7 @@ class FleetCore {
     v1::NodeFacts facts;
     std::string agent_version;
     std::vector<v1::BenchmarkOutcome> capabilities;
+    std::string address;  // for pairwise benchmarks
   };
   struct LiveProgress {
     std::string benchmark;
@@ -133,7 +136,15 @@ class FleetCore {
   void CommitReports(std::vector<PendingReport>& batch);
 
   // All below run on the actor thread only.
-  void HandleHello(std::shared_ptr<AgentLink> link, v1::Hello hello);
+  void HandleHello(std::shared_ptr<AgentLink> link, v1::Hello hello, std::string peer_host);
+  void HandlePortPublished(const std::string& node, const v1::PortPublished& port);
+  // Sends a task's RunTask to its node.
+  void SendRunTask(const storage::TaskRecord& task);
+  // After `task` ended: a pair partner that can no longer run ends too.
+  void SettlePairPartner(const storage::TaskRecord& task);
+  bool IsPairClient(const storage::TaskRecord& task) const;
+  // The other half of a pair while it is unfinished, else nullptr.
+  storage::TaskRecord* PairPartner(const storage::TaskRecord& task);
   void HandleMessage(const std::shared_ptr<AgentLink>& link, v1::AgentMessage message);
   void HandleDisconnect(const std::shared_ptr<AgentLink>& link);
   void Sweep();
@@ -168,11 +179,20 @@ class FleetCore {
   // Runs with unfinished tasks, for max_parallel and ordering.
   std::map<std::string, storage::RunRecord> active_runs_;
   std::map<std::string, LiveProgress> progress_;  // by task id
+  // Client halves of pairs reserved with their server, waiting for its port.
+  std::set<std::string> awaiting_port_;
   absl::Time next_sweep_;
 
   absl::Mutex stats_mu_;
   Stats stats_ ABSL_GUARDED_BY(stats_mu_);
 };
+
+// The (server, client) node pairs of a pairwise benchmark, from its
+// "pairing" parameter: "star" (default; every node against "reference",
+// default the first node), "pair" (the first two nodes), "all" (every pair,
+// run in rounds since a node takes one task at a time).
+absl::StatusOr<std::vector<std::pair<std::string, std::string>>> PlanPairs(
+    const v1::BenchmarkSpec& spec, const std::vector<std::string>& nodes);
 
 // Terminal states end a task; the rest are still to do or in flight.
 bool IsTerminal(v1::TaskState state);

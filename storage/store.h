@@ -11,6 +11,10 @@
 //
 // Errors: absl::Status. NOT_FOUND for a missing run or node, INVALID_ARGUMENT
 // for bad input, INTERNAL/DATA_LOSS for SQLite failures (with SQLite's message).
+// Also: ALREADY_EXISTS for a duplicate run or task id, RESOURCE_EXHAUSTED when
+// the disk is full, UNAVAILABLE when another process holds the database lock
+// past busy_timeout, FAILED_PRECONDITION from OpenSqliteStore for a database
+// written by a newer build. A failed write leaves nothing of the call behind.
 //
 // Only storage/sqlite_store.cc includes sqlite3.h.
 #ifndef FLEETBENCH_STORAGE_STORE_H_
@@ -59,6 +63,11 @@ struct TaskRecord {
   std::string reason;
   std::vector<v1::BenchmarkOutcome> outcomes;
   absl::Time updated;
+  // The task's own benchmarks; empty means the run's. Set for the two
+  // halves of a pairwise benchmark (role=server / role=client).
+  std::vector<v1::BenchmarkSpec> benchmarks;
+  // For a pair: the other half's task id.
+  std::string peer_task_id;
 };
 
 // One value per (node, run) for ranking: a node's sample for the metric.
@@ -85,15 +94,19 @@ class Store {
   virtual absl::Status CreateRun(const RunRecord& run,
                                  const std::vector<TaskRecord>& tasks) = 0;
   virtual absl::StatusOr<RunRecord> GetRun(const std::string& run_id) = 0;
+  // Newest first; limit <= 0 lists all.
   virtual absl::StatusOr<std::vector<RunRecord>> ListRuns(int limit) = 0;
   virtual absl::Status SetRunState(const std::string& run_id,
                                    const std::string& state,
                                    absl::Time finished) = 0;
+  // In creation order.
   virtual absl::StatusOr<std::vector<TaskRecord>> ListTasks(
       const std::string& run_id) = 0;
   // Tasks in any of `states`, oldest first, across all runs.
   virtual absl::StatusOr<std::vector<TaskRecord>> ListTasksInStates(
       const std::vector<v1::TaskState>& states) = 0;
+  // Replaces state, reason, outcomes and updated of the task with this
+  // task_id (run and node never change). NOT_FOUND when there is none.
   virtual absl::Status UpdateTask(const TaskRecord& task) = 0;
 
   // Commits a report in one transaction: inserts samples whose id is new
@@ -109,15 +122,21 @@ class Store {
   virtual absl::StatusOr<int> CommitReports(
       const std::vector<ReportWrite>& reports) = 0;
 
+  // Grouped by node, then metric, each group in time order.
   virtual absl::StatusOr<std::vector<v1::Sample>> ListSamplesForRun(
       const std::string& run_id) = 0;
+  // The node's newest `limit` samples of the metric (all when limit <= 0),
+  // newest first. NOT_FOUND for an unknown node; empty for an unknown metric.
   virtual absl::StatusOr<std::vector<v1::Sample>> History(
       const std::string& node, const std::string& metric, int limit) = 0;
-  // Every sample of `metric` with time >= since, for ranking.
+  // Every sample of `metric` with time >= since, for ranking, in no
+  // particular order (InfinitePast: all of them).
   virtual absl::StatusOr<std::vector<MetricPoint>> MetricPointsSince(
       const std::string& metric, absl::Time since) = 0;
   virtual absl::StatusOr<int64_t> CountSamples() = 0;
-  // PRAGMA integrity_check; OK when SQLite answers "ok".
+  // PRAGMA integrity_check; OK when SQLite answers "ok". The SQLite store
+  // also runs foreign_key_check and checks its ranking points against the
+  // samples; DATA_LOSS lists what failed. Reads the whole file.
   virtual absl::Status CheckIntegrity() = 0;
 };
 

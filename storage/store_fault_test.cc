@@ -221,7 +221,7 @@ void CrashDuringCommits(int kill_after_batches, absl::Duration extra_delay) {
 
 TEST(StoreFaultTest, SigkillDuringCommitsLosesNoAcknowledgedBatch) {
   CrashDuringCommits(20, absl::ZeroDuration());
-  CrashDuringCommits(50, absl::Microseconds(700));
+  CrashDuringCommits(300, absl::Microseconds(700));  // past a fold (256 rows)
   CrashDuringCommits(5, absl::Milliseconds(3));
 }
 

@@ -5,6 +5,9 @@
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
+#include <algorithm>
+#include <set>
+#include <tuple>
 #include <fstream>
 #include <memory>
 #include <string>
@@ -13,6 +16,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/time/time.h"
 #include "fleetbench/v1/facts.pb.h"
 #include "fleetbench/v1/result.pb.h"
@@ -578,6 +582,103 @@ TEST_F(StoreTest, MetricPointsSinceFiltersByWindowAndMetric) {
   EXPECT_EQ((*points)[1].run_id, "r2");
   EXPECT_EQ(store_->MetricPointsSince(kMetric, absl::InfinitePast())->size(), 3u);
   EXPECT_TRUE(store_->MetricPointsSince("no.such.metric", kT0)->empty());
+}
+
+// Ranking points are staged per commit and folded into per-metric chunks in
+// the background of later commits; every read must see exactly the stored
+// samples whatever stage their points are in.
+TEST_F(StoreTest, RankingPointsAndHistoryStayExactAcrossFolds) {
+  const std::vector<std::string> nodes = {"n0", "n1", "n2", "n3"};
+  const std::vector<std::string> metrics = {kMetric, "stream.triad.GBps",
+                                            "fio.randread.iops"};
+  for (const std::string& node : nodes) {
+    ASSERT_TRUE(store_->UpsertNode(MakeNode(node, "6.1", kT0)).ok());
+  }
+  for (int r = 0; r < 5; ++r) {
+    ASSERT_TRUE(store_->CreateRun(MakeRun(absl::StrCat("r", r), kT0), {}).ok());
+  }
+  std::vector<v1::Sample> stored;
+  int next_id = 0;
+  auto make = [&](int metric, int node, int run, int64_t time_ms) {
+    const int id = next_id++;
+    return MakeSample(absl::StrFormat("S%08d", id), absl::StrCat("r", run),
+                      nodes[node], metrics[metric], id * 0.5, time_ms);
+  };
+  // Many small commits (folded by row count), a resend of old ids (no new
+  // points), then one commit big enough to fold by point count.
+  for (int commit = 0; commit < 600; ++commit) {
+    Store::ReportWrite report;
+    for (int i = 0; i < 1 + commit % 5; ++i) {
+      // Times go mostly forward with some stragglers from the past.
+      const int64_t t = commit * 10 + (i % 2 == 0 ? i : -500);
+      report.samples.push_back(make((commit + i) % 3, (commit * 7 + i) % 4,
+                                    commit % 5, t));
+    }
+    if (commit % 50 == 49) report.samples.push_back(stored[commit]);
+    auto added = store_->CommitReports({report});
+    ASSERT_TRUE(added.ok()) << added.status();
+    for (const v1::Sample& s : report.samples) {
+      if (std::find_if(stored.begin(), stored.end(), [&](const v1::Sample& x) {
+            return x.id() == s.id();
+          }) == stored.end()) {
+        stored.push_back(s);
+      }
+    }
+  }
+  {
+    Store::ReportWrite big;
+    for (int i = 0; i < 70'000; ++i) {
+      big.samples.push_back(make(i % 2, i % 4, i % 5, 6000 + i / 10));
+    }
+    ASSERT_EQ(*store_->CommitReports({big}), 70'000);
+    stored.insert(stored.end(), big.samples.begin(), big.samples.end());
+  }
+
+  auto check = [&] {
+    EXPECT_EQ(*store_->CountSamples(), static_cast<int64_t>(stored.size()));
+    for (const std::string& metric : metrics) {
+      for (int64_t since : {int64_t{-1'000'000}, int64_t{3000}, int64_t{9000}}) {
+        std::multiset<std::tuple<std::string, std::string, double, int64_t>>
+            want, got;
+        for (const v1::Sample& s : stored) {
+          if (s.metric() == metric && s.time_unix_ms() >= since) {
+            want.emplace(s.node(), s.run_id(), s.value(), s.time_unix_ms());
+          }
+        }
+        auto points = store_->MetricPointsSince(metric, absl::FromUnixMillis(since));
+        ASSERT_TRUE(points.ok()) << points.status();
+        for (const MetricPoint& p : *points) {
+          got.emplace(p.node, p.run_id, p.value, absl::ToUnixMillis(p.time));
+        }
+        EXPECT_EQ(got, want) << metric << " since " << since;
+      }
+      for (const std::string& node : nodes) {
+        std::vector<v1::Sample> want;
+        for (const v1::Sample& s : stored) {
+          if (s.metric() == metric && s.node() == node) want.push_back(s);
+        }
+        std::sort(want.begin(), want.end(), [](const auto& a, const auto& b) {
+          return std::make_pair(a.time_unix_ms(), a.id()) >
+                 std::make_pair(b.time_unix_ms(), b.id());
+        });
+        for (int limit : {1, 7, 0}) {
+          auto history = store_->History(node, metric, limit);
+          ASSERT_TRUE(history.ok()) << history.status();
+          const size_t n = limit > 0 ? std::min<size_t>(limit, want.size())
+                                     : want.size();
+          ASSERT_EQ(history->size(), n) << node << " " << metric;
+          for (size_t i = 0; i < n; ++i) {
+            EXPECT_EQ((*history)[i].id(), want[i].id());
+            EXPECT_EQ((*history)[i].run_id(), want[i].run_id());
+          }
+        }
+      }
+    }
+    EXPECT_TRUE(store_->CheckIntegrity().ok()) << store_->CheckIntegrity();
+  };
+  check();
+  Reopen();
+  check();
 }
 
 TEST_F(StoreTest, ConcurrentCallersAreSerialised) {

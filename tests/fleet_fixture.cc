@@ -75,20 +75,26 @@ bool FleetTest::CliJson(std::vector<std::string> args, google::protobuf::Message
 }
 
 bool FleetTest::WaitForOnlineNodes(int count, absl::Duration timeout) {
-  return WaitFor(
+  std::string last;
+  const bool ok = WaitFor(
       [&] {
         CommandResult r = Cli({"nodes", "--json"});
         v1::ListNodesResponse nodes;
         google::protobuf::util::JsonParseOptions options;
-        if (r.exit_code != 0 ||
-            !google::protobuf::util::JsonStringToMessage(r.out, &nodes, options).ok()) {
+        options.ignore_unknown_fields = true;
+        auto parsed = google::protobuf::util::JsonStringToMessage(r.out, &nodes, options);
+        if (r.exit_code != 0 || !parsed.ok()) {
+          last = absl::StrCat("exit ", r.exit_code, ": ", r.err, parsed.ToString());
           return false;
         }
         int online = 0;
         for (const auto& n : nodes.nodes()) online += n.status() == "online";
+        last = absl::StrCat(online, " of ", nodes.nodes_size(), " nodes online");
         return online >= count;
       },
       timeout);
+  if (!ok) ADD_FAILURE() << "waiting for " << count << " online nodes: " << last;
+  return ok;
 }
 
 }  // namespace fleetbench::testing

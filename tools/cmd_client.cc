@@ -7,6 +7,7 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <set>
 #include <thread>
 
 #include "absl/strings/ascii.h"
@@ -127,6 +128,32 @@ std::string ParamsText(const google::protobuf::Map<std::string, std::string>& pa
   return absl::StrJoin(parts, " ");
 }
 
+// Pairwise results read best as a matrix: one row per listening node, one
+// column per connecting node, forward throughput in the cells.
+void PrintPairMatrix(const v1::Run& run, const std::string& metric) {
+  std::map<std::string, std::map<std::string, double>> cells;  // server -> client -> value
+  std::set<std::string> clients;
+  for (const v1::Sample& s : run.samples()) {
+    auto peer = s.params().find("peer_node");
+    if (s.metric() != metric || peer == s.params().end()) continue;
+    cells[peer->second][s.node()] = s.value();
+    clients.insert(s.node());
+  }
+  if (cells.empty()) return;
+  std::vector<std::string> header = {"LISTENER \\ CONNECTOR"};
+  header.insert(header.end(), clients.begin(), clients.end());
+  Table table(header);
+  for (const auto& [server, row] : cells) {
+    std::vector<std::string> line = {server};
+    for (const std::string& c : clients) {
+      auto it = row.find(c);
+      line.push_back(it == row.end() ? "-" : FormatNumber(it->second));
+    }
+    table.AddRow(line);
+  }
+  std::cout << "\n" << metric << "\n" << table.Render();
+}
+
 void PrintRun(const v1::Run& run) {
   std::cout << "run " << run.run_id() << ": " << run.state();
   if (!run.suite().empty()) std::cout << " (suite " << run.suite() << ")";
@@ -151,6 +178,7 @@ void PrintRun(const v1::Run& run) {
                       ParamsText(s.params())});
     }
     std::cout << samples.Render();
+    PrintPairMatrix(run, "net.tcp.Gbps");
   }
 }
 

@@ -116,6 +116,8 @@ int AgentCommand(const Argv& argv) {
       {"state-dir", true, false, "folder for the spool of unacknowledged results (required)"},
       {"scratch", true, false, "the only folder benchmarks may write to (default STATE_DIR/scratch)"},
       {"token-file", true, false, "file with the shared token (else $FLEETBENCH_TOKEN)"},
+      {"advertise-addr", true, false,
+       "address peers use to reach this node in two-node benchmarks (default: as the controller sees it)"},
   };
   auto args = ParseArgs(argv, flags);
   if (!args.ok()) return Usage("agent", std::string(args.status().message()), flags);
@@ -128,6 +130,7 @@ int AgentCommand(const Argv& argv) {
   options.state_dir = args->Get("state-dir");
   if (options.state_dir.empty()) return Usage("agent", "--state-dir is required", flags);
   options.scratch_dir = args->Get("scratch", options.state_dir + "/scratch");
+  options.advertise_addr = args->Get("advertise-addr");
   for (const std::string& kv : args->All("label")) {
     auto pair = ParseKeyValue(kv);
     if (!pair.ok()) return Usage("agent", "--label " + std::string(pair.status().message()), flags);

@@ -32,12 +32,18 @@ namespace fleetbench::agent {
 class RunContext {
  public:
   using ProgressFn = std::function<void(double fraction, const std::string&)>;
+  // For benchmarks between two nodes: the listening side announces the port
+  // it listens on; the controller hands "<address>:<port>" to the peer as its
+  // "peer" parameter (address: the agent's --advertise-addr, else the address
+  // its stream came from).
+  using PublishPortFn = std::function<absl::Status(int port)>;
 
   RunContext(std::string scratch_dir, const std::atomic<bool>* cancelled,
-             ProgressFn progress)
+             ProgressFn progress, PublishPortFn publish_port = nullptr)
       : scratch_dir_(std::move(scratch_dir)),
         cancelled_(cancelled),
-        progress_(std::move(progress)) {}
+        progress_(std::move(progress)),
+        publish_port_(std::move(publish_port)) {}
 
   // The only folder a benchmark may write to.
   const std::string& scratch_dir() const { return scratch_dir_; }
@@ -46,11 +52,19 @@ class RunContext {
   void ReportProgress(double fraction, const std::string& message) const {
     if (progress_) progress_(fraction, message);
   }
+  // FAILED_PRECONDITION when the runner offers no way to publish (probe).
+  absl::Status PublishPort(int port) const {
+    if (!publish_port_) {
+      return absl::FailedPreconditionError("this runner cannot pair with a peer");
+    }
+    return publish_port_(port);
+  }
 
  private:
   std::string scratch_dir_;
   const std::atomic<bool>* cancelled_;
   ProgressFn progress_;
+  PublishPortFn publish_port_;
 };
 
 // Parameters as given by the user or a suite; all strings on the wire.
@@ -68,6 +82,9 @@ class Benchmark {
   // user can act on). The controller-side CLI cannot know plugin params, so
   // the agent calls this before Run().
   virtual absl::Status ValidateParams(const Params& params) const = 0;
+  // True for benchmarks between two nodes: the controller runs them as a
+  // pair of tasks with params role=server and role=client, peer=HOST:PORT.
+  virtual bool pairwise() const { return false; }
   // Measures. Returned samples carry metric, value, unit and params; the
   // runner fills id, run, node, benchmark and time.
   virtual absl::StatusOr<std::vector<v1::Sample>> Run(

@@ -80,6 +80,7 @@ v1::Hello Agent::MakeHello() {
   facts.scratch_dir = options_.scratch_dir;
   *hello.mutable_facts() = ReadNodeFacts(facts);
   hello.set_agent_version(kAgentVersion);
+  hello.set_advertise_addr(options_.advertise_addr);
   {
     absl::MutexLock lock(&mu_);
     hello.set_running_task_id(running_task_);
@@ -253,6 +254,13 @@ void Agent::ExecutorLoop() {
       v1::AgentMessage m;
       *m.mutable_progress() = p;
       Send(m);
+    };
+    hooks.publish_port = [this](const std::string& task_id, int port) -> absl::Status {
+      v1::AgentMessage m;
+      m.mutable_port_published()->set_task_id(task_id);
+      m.mutable_port_published()->set_port(port);
+      if (!Send(m)) return absl::UnavailableError("not connected to the controller");
+      return absl::OkStatus();
     };
     runner_->Execute(task, cancel_running_, hooks);
     absl::MutexLock lock(&mu_);

@@ -37,6 +37,7 @@ struct AgentOptions {
   std::string state_dir;
   std::string scratch_dir;  // empty: <state_dir>/scratch
   std::string token;
+  std::string advertise_addr;  // empty: the controller uses the stream's source
   absl::Duration initial_backoff = absl::Milliseconds(200);
   absl::Duration max_backoff = absl::Seconds(30);
 };

@@ -44,6 +44,7 @@ std::vector<v1::BenchmarkOutcome> TaskRunner::Capabilities() const {
     absl::Status probe = b->Probe();
     o.set_state(probe.ok() ? v1::TASK_STATE_SUCCEEDED : v1::TASK_STATE_SKIPPED);
     o.set_reason(std::string(probe.message()));
+    o.set_pairwise(b->pairwise());
     out.push_back(std::move(o));
   }
   return out;
@@ -97,7 +98,11 @@ void TaskRunner::Execute(const v1::RunTask& task, const std::atomic<bool>& cance
       hooks.progress(p);
     };
     progress(0, "starting");
-    RunContext context(scratch_dir_, &cancelled, progress);
+    RunContext::PublishPortFn publish;
+    if (hooks.publish_port) {
+      publish = [&](int port) { return hooks.publish_port(task.task_id(), port); };
+    }
+    RunContext context(scratch_dir_, &cancelled, progress, publish);
     absl::StatusOr<std::vector<v1::Sample>> samples = bench->Run(params, context);
     if (!samples.ok()) {
       finish(absl::IsCancelled(samples.status()) ? v1::TASK_STATE_CANCELLED

@@ -23,6 +23,9 @@ class TaskRunner {
     // Called with each report, in order; the last has task_finished set.
     std::function<void(const v1::Report&)> report;
     std::function<void(const v1::Progress&)> progress;
+    // For pairwise benchmarks: the listening side is ready on `port`.
+    // Unset (e.g. in `fleetbench probe`): pairwise benchmarks cannot run.
+    std::function<absl::Status(const std::string& task_id, int port)> publish_port;
   };
 
   TaskRunner(std::vector<std::unique_ptr<Benchmark>> benchmarks, std::string scratch_dir);

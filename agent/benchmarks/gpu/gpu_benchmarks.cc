@@ -1,0 +1,14 @@
+#include "agent/benchmarks/gpu/gpu_benchmarks.h"
+
+#include "agent/benchmarks/gpu/gpu_copy.h"
+#include "agent/benchmarks/gpu/gpu_gemm.h"
+
+namespace fleetbench::gpu {
+
+void AppendGpuBenchmarks(std::vector<std::unique_ptr<agent::Benchmark>>* all) {
+  all->push_back(std::make_unique<GpuGemmBenchmark>());
+  all->push_back(std::make_unique<PcieBenchmark>());
+  all->push_back(std::make_unique<HbmBenchmark>());
+}
+
+}  // namespace fleetbench::gpu

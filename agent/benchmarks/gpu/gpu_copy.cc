@@ -1,0 +1,174 @@
+#include "agent/benchmarks/gpu/gpu_copy.h"
+
+#include <cstdint>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "agent/benchmarks/gpu/gpu_math.h"
+#include "agent/benchmarks/gpu/gpu_params.h"
+#include "common/stats.h"
+
+namespace fleetbench::gpu {
+namespace {
+
+constexpr char kPcieMethod[] =
+    "cudaMemcpyAsync from/to pinned host memory, CUDA-event timed trials "
+    "after warm-up, median of trials";
+constexpr char kHbmMethod[] =
+    "cudaMemcpyAsync device to same device, 2 bytes moved (read + write) per "
+    "byte copied, CUDA-event timed trials after warm-up, median of trials";
+
+struct CopyCase {
+  FleetbenchGpuCopyKind kind;
+  const char* metric;
+  const char* label;
+  double bytes_moved_per_byte;  // 2 for device-local copies
+};
+
+absl::StatusOr<std::vector<double>> MeasureCopies(
+    const GpuRun& run, const GpuTarget& target, const GpuCopyConfig& config,
+    const CopyCase& copy, const agent::RunContext& context,
+    const std::string& plugin) {
+  FleetbenchGpuCopyArgs args{};
+  args.device = target.info.index;
+  args.kind = copy.kind;
+  args.bytes = static_cast<uint64_t>(config.size_mib) << 20;
+  args.warmup_copies = config.warmup_copies;
+  args.copies_per_trial = config.copies_per_trial;
+  args.trials = config.trials;
+  const agent::RunContext* ctx = &context;
+  absl::StatusOr<std::vector<double>> seconds =
+      run.module->Copy(args, [ctx] { return ctx->cancelled(); });
+  if (!seconds.ok()) {
+    return absl::Status(
+        seconds.status().code(),
+        absl::StrCat(plugin, ": gpu ", target.info.index, " ", copy.label,
+                     ": ", seconds.status().message()));
+  }
+  const double bytes = static_cast<double>(args.bytes) *
+                       config.copies_per_trial * copy.bytes_moved_per_byte;
+  std::vector<double> gbps;
+  for (double s : *seconds) gbps.push_back(GigabytesPerSecond(bytes, s));
+  return gbps;
+}
+
+v1::Sample MakeSample(const GpuRun& run, const GpuTarget& target,
+                      const GpuCopyConfig& config, const CopyCase& copy,
+                      const std::vector<double>& gbps, const char* method) {
+  v1::Sample sample;
+  sample.set_metric(copy.metric);
+  sample.set_unit("GBps");
+  sample.set_value(Median(gbps));
+  AddGpuParams(run, target, &sample);
+  AddSummaryParams(gbps, "GBps", &sample);
+  auto& p = *sample.mutable_params();
+  p["direction"] = copy.label;
+  p["size_mib"] = absl::StrCat(config.size_mib);
+  p["copies_per_trial"] = absl::StrCat(config.copies_per_trial);
+  p["warmup_copies"] = absl::StrCat(config.warmup_copies);
+  p["method"] = method;
+  return sample;
+}
+
+std::string LinkName(int gen, int width) {
+  return absl::StrCat("Gen", gen, " x", width);
+}
+
+absl::StatusOr<std::vector<v1::Sample>> RunCopies(
+    const std::string& plugin, const GpuPluginOptions& options,
+    const agent::Params& params, const agent::RunContext& context,
+    const std::vector<CopyCase>& cases) {
+  absl::StatusOr<GpuCopyConfig> config = ParseGpuCopyParams(plugin, params);
+  if (!config.ok()) return config.status();
+  absl::StatusOr<GpuRun> run = SetUpGpuRun(options, config->devices);
+  if (!run.ok()) return run.status();
+  const bool pcie = plugin == "pcie";
+
+  std::vector<v1::Sample> samples;
+  const double total = static_cast<double>(run->targets.size() * cases.size());
+  int done = 0;
+  for (const GpuTarget& target : run->targets) {
+    for (const CopyCase& copy : cases) {
+      if (context.cancelled()) {
+        return absl::CancelledError(absl::StrCat(plugin, ": cancelled"));
+      }
+      context.ReportProgress(done / total, absl::StrCat("gpu ",
+                                                        target.info.index, " ",
+                                                        copy.label));
+      absl::StatusOr<std::vector<double>> gbps =
+          MeasureCopies(*run, target, *config, copy, context, plugin);
+      if (!gbps.ok()) return gbps.status();
+      v1::Sample sample = MakeSample(*run, target, *config, copy, *gbps,
+                                     pcie ? kPcieMethod : kHbmMethod);
+      auto& p = *sample.mutable_params();
+      if (pcie && run->nvml != nullptr && target.nvml_index.has_value()) {
+        // Read right after the copies: an idle GPU trains its link down.
+        absl::StatusOr<PcieLinkState> link =
+            run->nvml->ReadPcieLink(*target.nvml_index);
+        if (link.ok()) {
+          const double link_gbps =
+              PcieTheoreticalGBps(link->gen_current, link->width_current);
+          p["pcie_link"] = LinkName(link->gen_current, link->width_current);
+          p["pcie_link_max"] = LinkName(link->gen_max, link->width_max);
+          p["link_GBps"] = FormatNumber(link_gbps);
+          p["pct_of_link"] =
+              FormatNumber(PercentOfPeak(sample.value(), link_gbps));
+        } else {
+          p["pcie_link"] = absl::StrCat("unknown: ", link.status().message());
+        }
+      }
+      if (!pcie && target.sku != nullptr) {
+        p["peak_GBps"] = FormatNumber(target.sku->memory_GBps);
+        p["pct_of_peak"] = FormatNumber(
+            PercentOfPeak(sample.value(), target.sku->memory_GBps));
+      }
+      samples.push_back(std::move(sample));
+      ++done;
+    }
+  }
+  return samples;
+}
+
+}  // namespace
+
+absl::StatusOr<GpuCopyConfig> ParseGpuCopyParams(const std::string& plugin,
+                                                 const agent::Params& params) {
+  ParamReader r(plugin, params,
+                {"size_mib", "devices", "trials", "warmup_copies",
+                 "copies_per_trial"});
+  if (absl::Status s = r.CheckKeys(); !s.ok()) return s;
+  const bool hbm = plugin == "hbm";
+  GpuCopyConfig config;
+  absl::StatusOr<int64_t> size = r.Int("size_mib", hbm ? 1024 : 256, 1, 16384);
+  if (!size.ok()) return size.status();
+  config.size_mib = static_cast<int>(*size);
+  absl::StatusOr<std::vector<int>> devices = r.Devices("devices");
+  if (!devices.ok()) return devices.status();
+  config.devices = *std::move(devices);
+  absl::StatusOr<int64_t> trials = r.Int("trials", 20, 3, 1000);
+  if (!trials.ok()) return trials.status();
+  config.trials = static_cast<int>(*trials);
+  absl::StatusOr<int64_t> warmup = r.Int("warmup_copies", 2, 0, 100);
+  if (!warmup.ok()) return warmup.status();
+  config.warmup_copies = static_cast<int>(*warmup);
+  absl::StatusOr<int64_t> per_trial =
+      r.Int("copies_per_trial", hbm ? 5 : 1, 1, 100);
+  if (!per_trial.ok()) return per_trial.status();
+  config.copies_per_trial = static_cast<int>(*per_trial);
+  return config;
+}
+
+absl::StatusOr<std::vector<v1::Sample>> PcieBenchmark::Run(
+    const agent::Params& params, const agent::RunContext& context) {
+  return RunCopies(name(), options_, params, context,
+                   {{FLEETBENCH_GPU_COPY_H2D, "pcie.h2d.GBps", "h2d", 1.0},
+                    {FLEETBENCH_GPU_COPY_D2H, "pcie.d2h.GBps", "d2h", 1.0}});
+}
+
+absl::StatusOr<std::vector<v1::Sample>> HbmBenchmark::Run(
+    const agent::Params& params, const agent::RunContext& context) {
+  return RunCopies(name(), options_, params, context,
+                   {{FLEETBENCH_GPU_COPY_D2D, "gpu.mem.GBps", "d2d", 2.0}});
+}
+
+}  // namespace fleetbench::gpu

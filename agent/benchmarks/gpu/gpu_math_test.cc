@@ -1,0 +1,112 @@
+#include "agent/benchmarks/gpu/gpu_math.h"
+
+#include <cstdint>
+#include <vector>
+
+#include "agent/benchmarks/gemm_math.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace fleetbench::gpu {
+namespace {
+
+using ::testing::ElementsAre;
+
+TEST(GpuMathTest, GemmFlopsOfTheDefaultSize) {
+  // The GPU plugin shares the CPU plugin's FLOP count: 2·8192³.
+  EXPECT_DOUBLE_EQ(agent::GemmFlops(8192, 8192, 8192), 2.0 * 8192 * 8192 * 8192);
+  EXPECT_DOUBLE_EQ(agent::TflopsFromSeconds(agent::GemmFlops(8192, 8192, 8192),
+                                            1.1e-3),
+                   2.0 * 8192 * 8192 * 8192 / 1.1e-3 / 1e12);
+}
+
+TEST(GpuMathTest, PercentOfPeak) {
+  EXPECT_DOUBLE_EQ(PercentOfPeak(742, 989.5), 100.0 * 742 / 989.5);
+  EXPECT_DOUBLE_EQ(PercentOfPeak(50, 100), 50);
+  EXPECT_EQ(PercentOfPeak(50, 0), 0);
+  EXPECT_EQ(PercentOfPeak(50, -1), 0);
+}
+
+TEST(GpuMathTest, GigabytesPerSecond) {
+  EXPECT_DOUBLE_EQ(GigabytesPerSecond(256.0 * (1 << 20), 0.01),
+                   256.0 * (1 << 20) / 0.01 / 1e9);
+  EXPECT_EQ(GigabytesPerSecond(1e9, 0), 0);
+}
+
+TEST(GpuMathTest, PcieTheoreticalRatesPerDirection) {
+  EXPECT_NEAR(PcieTheoreticalGBps(3, 16), 15.75, 0.01);
+  EXPECT_NEAR(PcieTheoreticalGBps(4, 16), 31.5, 0.02);
+  EXPECT_NEAR(PcieTheoreticalGBps(5, 16), 63.0, 0.03);
+  EXPECT_NEAR(PcieTheoreticalGBps(4, 8), 15.75, 0.01);
+  EXPECT_DOUBLE_EQ(PcieTheoreticalGBps(1, 16), 4.0);   // 8b/10b
+  EXPECT_DOUBLE_EQ(PcieTheoreticalGBps(2, 16), 8.0);
+  EXPECT_NEAR(PcieTheoreticalGBps(6, 16), 121.0, 0.05);
+  EXPECT_EQ(PcieTheoreticalGBps(0, 16), 0);
+  EXPECT_EQ(PcieTheoreticalGBps(7, 16), 0);
+  EXPECT_EQ(PcieTheoreticalGBps(4, 0), 0);
+}
+
+TEST(GpuMathTest, BusBandwidthFactorsMatchNcclTests) {
+  EXPECT_DOUBLE_EQ(BusBandwidthFactor(Collective::kAllReduce, 8), 2.0 * 7 / 8);
+  EXPECT_DOUBLE_EQ(BusBandwidthFactor(Collective::kAllReduce, 2), 1.0);
+  EXPECT_DOUBLE_EQ(BusBandwidthFactor(Collective::kAllGather, 8), 7.0 / 8);
+  EXPECT_DOUBLE_EQ(BusBandwidthFactor(Collective::kReduceScatter, 4), 3.0 / 4);
+  EXPECT_DOUBLE_EQ(BusBandwidthFactor(Collective::kAllToAll, 4), 3.0 / 4);
+  EXPECT_DOUBLE_EQ(BusBandwidthFactor(Collective::kBroadcast, 8), 1.0);
+  EXPECT_DOUBLE_EQ(BusBandwidthFactor(Collective::kReduce, 1), 1.0);
+  EXPECT_EQ(BusBandwidthFactor(Collective::kAllReduce, 1), 0);
+  EXPECT_EQ(BusBandwidthFactor(Collective::kAllGather, 0), 0);
+  EXPECT_DOUBLE_EQ(BusBandwidth(Collective::kAllReduce, 8, 100), 175);
+}
+
+TEST(GpuMathTest, DecodesClockEventReasons) {
+  EXPECT_TRUE(DecodeClockEventReasons(0).empty());
+  EXPECT_THAT(DecodeClockEventReasons(kReasonSwPowerCap | kReasonGpuIdle),
+              ElementsAre("gpu_idle", "sw_power_cap"));
+  EXPECT_THAT(DecodeClockEventReasons(0x1ff),
+              ElementsAre("gpu_idle", "applications_clocks_setting",
+                          "sw_power_cap", "hw_slowdown", "sync_boost",
+                          "sw_thermal_slowdown", "hw_thermal_slowdown",
+                          "hw_power_brake_slowdown", "display_clock_setting"));
+  EXPECT_THAT(DecodeClockEventReasons(uint64_t{1} << 40),
+              ElementsAre("bit_40"));
+}
+
+TEST(GpuMathTest, ThrottleFraction) {
+  EXPECT_EQ(ThrottleFraction({}), 0);
+  // Idle and application clocks are not throttling.
+  EXPECT_EQ(ThrottleFraction({kReasonGpuIdle, kReasonApplicationsClocksSetting}),
+            0);
+  EXPECT_DOUBLE_EQ(ThrottleFraction({0, kReasonSwPowerCap, 0,
+                                     kReasonHwThermalSlowdown | kReasonGpuIdle}),
+                   0.5);
+  EXPECT_DOUBLE_EQ(ThrottleFraction({kReasonSyncBoost, 0}, kReasonSyncBoost), 0.5);
+}
+
+TEST(GpuMathTest, PciAddressesCompareAcrossSpellings) {
+  const std::optional<PciAddress> nvml = ParsePciAddress("00000000:3B:00.0");
+  ASSERT_TRUE(nvml.has_value());
+  EXPECT_EQ(nvml->domain, 0u);
+  EXPECT_EQ(nvml->bus, 0x3bu);
+  EXPECT_EQ(nvml->device, 0u);
+  EXPECT_EQ(nvml->function, 0u);
+  EXPECT_TRUE(SamePciAddress("00000000:3B:00.0", "0000:3b:00.0"));
+  EXPECT_TRUE(SamePciAddress("3b:00.0", "0000:3B:00.0"));
+  EXPECT_FALSE(SamePciAddress("0000:3b:00.0", "0000:3c:00.0"));
+  EXPECT_FALSE(SamePciAddress("0001:3b:00.0", "0000:3b:00.0"));
+  EXPECT_FALSE(ParsePciAddress("").has_value());
+  EXPECT_FALSE(ParsePciAddress("0000:3b:00").has_value());
+  EXPECT_FALSE(ParsePciAddress("0000:zz:00.0").has_value());
+  EXPECT_FALSE(ParsePciAddress("0000:3b:20.0").has_value());  // device > 31
+  EXPECT_FALSE(SamePciAddress("junk", "junk"));
+}
+
+TEST(GpuMathTest, FormatsCudaVersions) {
+  EXPECT_EQ(FormatCudaVersion(12040), "12.4");
+  EXPECT_EQ(FormatCudaVersion(13000), "13.0");
+  EXPECT_EQ(FormatCudaVersion(11080), "11.8");
+  EXPECT_EQ(FormatCudaVersion(0), "");
+}
+
+}  // namespace
+}  // namespace fleetbench::gpu

@@ -1,0 +1,137 @@
+// agent/benchmarks/gpu/gpu_module_api.h — the C ABI between the fleetbench
+// binary and libfleetbench_gpu.so, the module that holds every line of code
+// linked against the CUDA runtime and cuBLASLt.
+//
+// Why a module: the same fleetbench binary must start on a node without a
+// driver or CUDA libraries. The binary never links CUDA; it dlopen()s this
+// module when a GPU benchmark is probed or run (gpu_module_loader.h). When
+// dlopen fails (module absent, libcublasLt.so.13 absent) or the module's
+// device query fails (no libcuda.so.1, no device), the GPU benchmarks report
+// FAILED_PRECONDITION with that text: "skipped, with the reason".
+//
+// The ABI is plain C: fixed-size structs of scalars and char arrays, no C++
+// types, no protobuf, no CUDA types, so the two sides may be built by
+// different compilers and versions. The module does the measuring only; the
+// binary parses parameters, computes statistics and builds samples.
+//
+// Contract of every function:
+//   - returns 0 (absl::StatusCode::kOk) or an absl::StatusCode value; on
+//     error writes a NUL-terminated message into error->message;
+//   - output arrays are owned by the caller and sized as documented;
+//   - calls are not reentrant: the caller runs one at a time (the runner
+//     runs one benchmark at a time per node);
+//   - cancellation: `cancelled` (may be null) is polled between trials; a
+//     non-zero return makes the call stop and return CANCELLED (1).
+//
+// Versioning: the module exports one symbol, fleetbench_gpu_api_v1. A
+// change that breaks this layout gets a new symbol (…_v2) and a new struct;
+// `struct_size` lets an older binary refuse a module it does not understand.
+#ifndef FLEETBENCH_AGENT_BENCHMARKS_GPU_GPU_MODULE_API_H_
+#define FLEETBENCH_AGENT_BENCHMARKS_GPU_GPU_MODULE_API_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define FLEETBENCH_GPU_API_SYMBOL "fleetbench_gpu_api_v1"
+#define FLEETBENCH_GPU_ERROR_CAPACITY 1024
+
+typedef struct FleetbenchGpuError {
+  char message[FLEETBENCH_GPU_ERROR_CAPACITY];
+} FleetbenchGpuError;
+
+typedef struct FleetbenchGpuDeviceInfo {
+  char name[256];          // cudaDeviceProp::name, e.g. "NVIDIA H100 80GB HBM3"
+  char pci_bus_id[32];     // cudaDeviceGetPCIBusId, "0000:3B:00.0"
+  int compute_major;       // 9 for sm_90
+  int compute_minor;
+  int multiprocessors;
+  uint64_t memory_bytes;   // total global memory
+  int runtime_version;     // cudaRuntimeGetVersion, 13000 for 13.0
+  int driver_version;      // cudaDriverGetVersion (highest CUDA it supports)
+} FleetbenchGpuDeviceInfo;
+
+// Element types of the GEMM; the numbers are part of the ABI.
+typedef enum FleetbenchGpuDtype {
+  FLEETBENCH_GPU_FP64 = 0,  // D = A·B in double
+  FLEETBENCH_GPU_TF32 = 1,  // fp32 data, TF32 tensor-core math
+  FLEETBENCH_GPU_FP16 = 2,  // fp16 A/B/D, fp32 accumulate
+  FLEETBENCH_GPU_BF16 = 3,  // bf16 A/B/D, fp32 accumulate
+  FLEETBENCH_GPU_FP8 = 4,   // e4m3 A/B, bf16 D, fp32 accumulate, TN; needs
+                            // compute capability 8.9+ (Ada, Hopper, later)
+} FleetbenchGpuDtype;
+
+typedef int (*FleetbenchGpuCancelledFn)(void* context);
+
+typedef struct FleetbenchGpuGemmArgs {
+  int device;
+  int dtype;                  // FleetbenchGpuDtype
+  int64_t m, n, k;
+  int warmup_products;        // untimed products before the first trial
+  // Back-to-back products timed by one event pair. 0: chosen by the module
+  // so that one trial lasts about target_trial_seconds (1..10000 products),
+  // from the time of one product measured after warm-up.
+  int products_per_trial;
+  double target_trial_seconds;
+  int trials;                 // length of seconds_per_trial
+  uint64_t workspace_bytes;   // cuBLASLt workspace (32 MiB by default)
+  FleetbenchGpuCancelledFn cancelled;
+  void* cancelled_context;
+} FleetbenchGpuGemmArgs;
+
+typedef struct FleetbenchGpuGemmResult {
+  int products_per_trial;     // as used (chosen when the args said 0)
+  char layout[8];             // "NN" or "TN" (column-major, op(A) op(B))
+  char algorithm[256];        // cuBLASLt's pick, e.g. "algo 66 tile 23 ..."
+} FleetbenchGpuGemmResult;
+
+typedef enum FleetbenchGpuCopyKind {
+  FLEETBENCH_GPU_COPY_H2D = 0,  // pinned host -> device
+  FLEETBENCH_GPU_COPY_D2H = 1,  // device -> pinned host
+  FLEETBENCH_GPU_COPY_D2D = 2,  // device -> same device
+} FleetbenchGpuCopyKind;
+
+typedef struct FleetbenchGpuCopyArgs {
+  int device;
+  int kind;                   // FleetbenchGpuCopyKind
+  uint64_t bytes;             // size of one copy
+  int warmup_copies;
+  int copies_per_trial;       // back-to-back copies timed by one event pair
+  int trials;                 // length of seconds_per_trial
+  FleetbenchGpuCancelledFn cancelled;
+  void* cancelled_context;
+} FleetbenchGpuCopyArgs;
+
+typedef struct FleetbenchGpuApi {
+  uint32_t struct_size;  // sizeof(FleetbenchGpuApi) as the module built it
+  // "cuda runtime 13.0, cublasLt 130100": what the module was built with.
+  const char* build_info;
+
+  // Number of visible devices. FAILED_PRECONDITION (9) with the CUDA error
+  // text when the runtime cannot talk to a driver, or when there are none.
+  int (*device_count)(int* count, FleetbenchGpuError* error);
+  int (*device_info)(int device, FleetbenchGpuDeviceInfo* info,
+                     FleetbenchGpuError* error);
+  // Times args->trials trials; writes the event-timed seconds of each trial
+  // (covering result->products_per_trial products) into seconds_per_trial.
+  // FAILED_PRECONDITION when the device cannot do the dtype (fp8 before
+  // compute capability 8.9), RESOURCE_EXHAUSTED when the matrices do not fit.
+  int (*gemm)(const FleetbenchGpuGemmArgs* args, double* seconds_per_trial,
+              FleetbenchGpuGemmResult* result, FleetbenchGpuError* error);
+  // Same shape for copies: seconds of each trial of copies_per_trial copies.
+  int (*copy)(const FleetbenchGpuCopyArgs* args, double* seconds_per_trial,
+              FleetbenchGpuError* error);
+} FleetbenchGpuApi;
+
+// The one exported entry point. Never null.
+const FleetbenchGpuApi* fleetbench_gpu_api_v1(void);
+typedef const FleetbenchGpuApi* (*FleetbenchGpuApiV1Fn)(void);
+
+#ifdef __cplusplus
+}  // extern "C"
+#endif
+
+#endif  // FLEETBENCH_AGENT_BENCHMARKS_GPU_GPU_MODULE_API_H_

@@ -1,0 +1,173 @@
+#include "agent/benchmarks/gpu/gpu_module_loader.h"
+
+#include <dlfcn.h>
+#include <limits.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "agent/benchmarks/gpu/gpu_status.h"
+
+namespace fleetbench::gpu {
+namespace {
+
+std::string ExecutableFolder() {
+  char buffer[PATH_MAX];
+  const ssize_t n = readlink("/proc/self/exe", buffer, sizeof(buffer) - 1);
+  if (n <= 0) return "";
+  const std::string path(buffer, static_cast<size_t>(n));
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "" : path.substr(0, slash);
+}
+
+int CallCancelled(void* context) {
+  const CancelledFn* cancelled = static_cast<const CancelledFn*>(context);
+  return (*cancelled && (*cancelled)()) ? 1 : 0;
+}
+
+}  // namespace
+
+absl::Status ModuleStatus(int code, const char* message) {
+  if (code == 0) return absl::OkStatus();
+  absl::StatusCode status_code = static_cast<absl::StatusCode>(code);
+  if (code < 0 || code > static_cast<int>(absl::StatusCode::kUnauthenticated)) {
+    status_code = absl::StatusCode::kInternal;
+  }
+  return absl::Status(status_code,
+                      message != nullptr && *message != '\0'
+                          ? message
+                          : absl::StrCat("GPU module call failed with code ",
+                                         code));
+}
+
+GpuModuleOptions DefaultGpuModuleOptions() {
+  GpuModuleOptions options;
+  if (const char* path = std::getenv("FLEETBENCH_GPU_MODULE");
+      path != nullptr && *path != '\0') {
+    options.candidates.push_back(path);
+  }
+  if (const std::string folder = ExecutableFolder(); !folder.empty()) {
+    options.candidates.push_back(absl::StrCat(folder, "/", kGpuModuleFileName));
+  }
+  return options;
+}
+
+absl::StatusOr<std::unique_ptr<GpuModule>> GpuModule::Load(
+    const GpuModuleOptions& options) {
+  std::vector<std::string> failures;
+  for (const std::string& candidate : options.candidates) {
+    void* handle = dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (handle == nullptr) {
+      const char* why = dlerror();
+      failures.push_back(why != nullptr ? why : candidate + ": dlopen failed");
+      continue;
+    }
+    auto entry = reinterpret_cast<FleetbenchGpuApiV1Fn>(
+        dlsym(handle, FLEETBENCH_GPU_API_SYMBOL));
+    const FleetbenchGpuApi* api = entry != nullptr ? entry() : nullptr;
+    if (api == nullptr || api->struct_size < sizeof(FleetbenchGpuApi)) {
+      failures.push_back(absl::StrCat(
+          candidate, ": not a fleetbench GPU module of this version (",
+          FLEETBENCH_GPU_API_SYMBOL,
+          api == nullptr ? " missing)" : " table too small)"));
+      continue;  // left loaded: see "Lifetime" in the header
+    }
+    return std::unique_ptr<GpuModule>(new GpuModule(candidate, api));
+  }
+  if (options.candidates.empty()) {
+    failures.push_back("no place to look for it");
+  }
+  return GpuCallStatus(
+      absl::StatusCode::kFailedPrecondition, "dlopen", 0,
+      absl::StrJoin(failures, "; "),
+      absl::StrCat("loading the GPU module ", kGpuModuleFileName), "", 0);
+}
+
+GpuModule::GpuModule(std::string path, const FleetbenchGpuApi* api)
+    : path_(std::move(path)),
+      build_info_(api->build_info != nullptr ? api->build_info : ""),
+      api_(api) {}
+
+absl::StatusOr<int> GpuModule::DeviceCount() const {
+  int count = 0;
+  FleetbenchGpuError error{};
+  if (absl::Status s =
+          ModuleStatus(api_->device_count(&count, &error), error.message);
+      !s.ok()) {
+    return s;
+  }
+  if (count <= 0) {
+    return absl::FailedPreconditionError("no CUDA device visible");
+  }
+  return count;
+}
+
+absl::StatusOr<GpuDeviceInfo> GpuModule::DeviceInfo(int device) const {
+  FleetbenchGpuDeviceInfo raw{};
+  FleetbenchGpuError error{};
+  if (absl::Status s =
+          ModuleStatus(api_->device_info(device, &raw, &error), error.message);
+      !s.ok()) {
+    return s;
+  }
+  raw.name[sizeof(raw.name) - 1] = '\0';
+  raw.pci_bus_id[sizeof(raw.pci_bus_id) - 1] = '\0';
+  GpuDeviceInfo info;
+  info.index = device;
+  info.name = raw.name;
+  info.pci_bus_id = raw.pci_bus_id;
+  info.compute_major = raw.compute_major;
+  info.compute_minor = raw.compute_minor;
+  info.multiprocessors = raw.multiprocessors;
+  info.memory_bytes = raw.memory_bytes;
+  info.runtime_version = raw.runtime_version;
+  info.driver_version = raw.driver_version;
+  return info;
+}
+
+absl::StatusOr<GemmTiming> GpuModule::Gemm(FleetbenchGpuGemmArgs args,
+                                           const CancelledFn& cancelled) const {
+  if (args.trials <= 0) {
+    return absl::InvalidArgumentError("gpu gemm: trials must be positive");
+  }
+  args.cancelled = &CallCancelled;
+  args.cancelled_context = const_cast<CancelledFn*>(&cancelled);
+  GemmTiming timing;
+  timing.seconds_per_trial.assign(static_cast<size_t>(args.trials), 0.0);
+  FleetbenchGpuGemmResult result{};
+  FleetbenchGpuError error{};
+  if (absl::Status s = ModuleStatus(
+          api_->gemm(&args, timing.seconds_per_trial.data(), &result, &error),
+          error.message);
+      !s.ok()) {
+    return s;
+  }
+  result.layout[sizeof(result.layout) - 1] = '\0';
+  result.algorithm[sizeof(result.algorithm) - 1] = '\0';
+  timing.products_per_trial = result.products_per_trial;
+  timing.layout = result.layout;
+  timing.algorithm = result.algorithm;
+  return timing;
+}
+
+absl::StatusOr<std::vector<double>> GpuModule::Copy(
+    FleetbenchGpuCopyArgs args, const CancelledFn& cancelled) const {
+  if (args.trials <= 0) {
+    return absl::InvalidArgumentError("gpu copy: trials must be positive");
+  }
+  args.cancelled = &CallCancelled;
+  args.cancelled_context = const_cast<CancelledFn*>(&cancelled);
+  std::vector<double> seconds(static_cast<size_t>(args.trials), 0.0);
+  FleetbenchGpuError error{};
+  if (absl::Status s = ModuleStatus(
+          api_->copy(&args, seconds.data(), &error), error.message);
+      !s.ok()) {
+    return s;
+  }
+  return seconds;
+}
+
+}  // namespace fleetbench::gpu

@@ -1,0 +1,99 @@
+// agent/benchmarks/gpu/gpu_module_loader.h — finds and dlopen()s
+// libfleetbench_gpu.so (kernels/), and wraps its C ABI
+// (gpu_module_api.h) in absl::Status-returning calls.
+//
+// Where it looks, in order: $FLEETBENCH_GPU_MODULE when set (a path to the
+// file), then libfleetbench_gpu.so in the folder of the running executable
+// (/proc/self/exe). The first candidate that loads wins.
+//
+// Errors: when no candidate loads (file absent, or a library it needs —
+// libcublasLt.so.13 — absent) Load() returns FAILED_PRECONDITION listing each
+// candidate with its dlerror() text; the GPU plugins return that from
+// Probe(), which the runner reports as "skipped" with the reason. Codes from
+// the module pass through unchanged (the module chooses them on purpose).
+//
+// Lifetime: the module is never dlclose()d: the CUDA runtime inside it
+// registers exit-time handlers, and unloading it under them would crash at
+// exit. dlopen() of an already-loaded path is cheap, so Load() keeps no
+// cache.
+//
+// Thread safety: a GpuModule is immutable; the module's functions are not
+// reentrant, and the runner runs one benchmark at a time.
+#ifndef FLEETBENCH_AGENT_BENCHMARKS_GPU_GPU_MODULE_LOADER_H_
+#define FLEETBENCH_AGENT_BENCHMARKS_GPU_GPU_MODULE_LOADER_H_
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "agent/benchmarks/gpu/gpu_module_api.h"
+
+namespace fleetbench::gpu {
+
+inline constexpr char kGpuModuleFileName[] = "libfleetbench_gpu.so";
+
+struct GpuModuleOptions {
+  // Paths tried in order.
+  std::vector<std::string> candidates;
+};
+// $FLEETBENCH_GPU_MODULE (when set), then <executable's folder>/
+// libfleetbench_gpu.so.
+GpuModuleOptions DefaultGpuModuleOptions();
+
+struct GpuDeviceInfo {
+  int index = 0;
+  std::string name;
+  std::string pci_bus_id;
+  int compute_major = 0;
+  int compute_minor = 0;
+  int multiprocessors = 0;
+  uint64_t memory_bytes = 0;
+  int runtime_version = 0;
+  int driver_version = 0;
+};
+
+struct GemmTiming {
+  std::vector<double> seconds_per_trial;
+  int products_per_trial = 0;
+  std::string layout;
+  std::string algorithm;
+};
+
+// Polled between trials; true stops the measurement with CANCELLED.
+using CancelledFn = std::function<bool()>;
+
+class GpuModule {
+ public:
+  static absl::StatusOr<std::unique_ptr<GpuModule>> Load(
+      const GpuModuleOptions& options);
+
+  const std::string& path() const { return path_; }
+  const std::string& build_info() const { return build_info_; }
+
+  // At least one device, else FAILED_PRECONDITION with the CUDA reason.
+  absl::StatusOr<int> DeviceCount() const;
+  absl::StatusOr<GpuDeviceInfo> DeviceInfo(int device) const;
+  // args.cancelled is filled from `cancelled`.
+  absl::StatusOr<GemmTiming> Gemm(FleetbenchGpuGemmArgs args,
+                                  const CancelledFn& cancelled) const;
+  absl::StatusOr<std::vector<double>> Copy(FleetbenchGpuCopyArgs args,
+                                           const CancelledFn& cancelled) const;
+
+ private:
+  GpuModule(std::string path, const FleetbenchGpuApi* api);
+
+  std::string path_;
+  std::string build_info_;
+  const FleetbenchGpuApi* api_;
+};
+
+// Turns a module return code and message into a Status (0 is OK; codes
+// outside absl's range become INTERNAL). Exposed for tests.
+absl::Status ModuleStatus(int code, const char* message);
+
+}  // namespace fleetbench::gpu
+
+#endif  // FLEETBENCH_AGENT_BENCHMARKS_GPU_GPU_MODULE_LOADER_H_

@@ -1,0 +1,205 @@
+#include "agent/benchmarks/host/disk_math.h"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+
+namespace fleetbench::agent {
+namespace {
+
+// Values below 2^kExactBits have a bucket each; above, every power of two
+// is split into 2^(kExactBits-1) buckets.
+constexpr int kExactBits = 8;
+constexpr uint64_t kExact = uint64_t{1} << kExactBits;            // 256
+constexpr uint64_t kPerOctave = uint64_t{1} << (kExactBits - 1);  // 128
+constexpr size_t kBuckets = kExact + (64 - kExactBits) * kPerOctave;
+
+std::string UnescapeMountField(absl::string_view field) {
+  std::string out;
+  for (size_t i = 0; i < field.size(); ++i) {
+    if (field[i] == '\\' && i + 3 < field.size()) {
+      const char d0 = field[i + 1], d1 = field[i + 2], d2 = field[i + 3];
+      if (d0 >= '0' && d0 <= '3' && d1 >= '0' && d1 <= '7' && d2 >= '0' &&
+          d2 <= '7') {
+        out.push_back(
+            static_cast<char>((d0 - '0') * 64 + (d1 - '0') * 8 + (d2 - '0')));
+        i += 3;
+        continue;
+      }
+    }
+    out.push_back(field[i]);
+  }
+  return out;
+}
+
+bool PathIsUnder(absl::string_view path, absl::string_view mount_point) {
+  if (mount_point == "/") return absl::StartsWith(path, "/");
+  if (!absl::StartsWith(path, mount_point)) return false;
+  return path.size() == mount_point.size() || path[mount_point.size()] == '/';
+}
+
+}  // namespace
+
+const std::vector<DiskWorkload>& AllDiskWorkloads() {
+  static const std::vector<DiskWorkload> kWorkloads = {
+      {"seq_read", "read", false, false, kDiskMiB, 8},
+      {"seq_write", "write", true, false, kDiskMiB, 8},
+      {"rand_read_4k", "randread", false, true, 4096, 32},
+      {"rand_write_4k", "randwrite", true, true, 4096, 32},
+  };
+  return kWorkloads;
+}
+
+const DiskWorkload* FindDiskWorkload(absl::string_view name) {
+  for (const DiskWorkload& w : AllDiskWorkloads()) {
+    if (name == w.name) return &w;
+  }
+  return nullptr;
+}
+
+FileRegion JobRegion(int64_t file_bytes, int jobs, int job, int64_t align) {
+  if (jobs <= 0 || align <= 0) return FileRegion{};
+  const int64_t bytes = file_bytes / jobs / align * align;
+  return FileRegion{bytes * job, bytes};
+}
+
+int64_t SequentialOffset(const FileRegion& region, int64_t block_bytes,
+                         int64_t k) {
+  const int64_t blocks = region.bytes / block_bytes;
+  if (blocks <= 0) return region.offset;
+  return region.offset + (k % blocks) * block_bytes;
+}
+
+int64_t RandomOffset(const FileRegion& region, int64_t block_bytes,
+                     uint64_t random_bits) {
+  const uint64_t blocks = static_cast<uint64_t>(region.bytes / block_bytes);
+  const uint64_t block = static_cast<uint64_t>(
+      (static_cast<unsigned __int128>(random_bits) * blocks) >> 64);
+  return region.offset + static_cast<int64_t>(block) * block_bytes;
+}
+
+double MegabytesPerSecond(double bytes, double seconds) {
+  if (!(seconds > 0)) return 0;
+  return bytes / seconds / 1e6;
+}
+
+double IopsFromCount(double ios, double seconds) {
+  if (!(seconds > 0)) return 0;
+  return ios / seconds;
+}
+
+LatencyHistogram::LatencyHistogram() : counts_(kBuckets, 0) {}
+
+size_t LatencyHistogram::BucketOf(uint64_t nanos) {
+  if (nanos < kExact) return static_cast<size_t>(nanos);
+  const int msb = 63 - std::countl_zero(nanos);  // >= kExactBits
+  const int shift = msb - (kExactBits - 1);
+  const uint64_t sub = (nanos >> shift) - kPerOctave;  // 0..kPerOctave-1
+  return static_cast<size_t>(
+      kExact + static_cast<uint64_t>(msb - kExactBits) * kPerOctave + sub);
+}
+
+uint64_t LatencyHistogram::BucketLow(size_t bucket) {
+  if (bucket < kExact) return bucket;
+  const uint64_t octave = (bucket - kExact) / kPerOctave;
+  const uint64_t sub = (bucket - kExact) % kPerOctave;
+  const int shift = static_cast<int>(octave) + 1;
+  return (kPerOctave + sub) << shift;
+}
+
+double LatencyHistogram::BucketValue(size_t bucket) {
+  if (bucket < kExact) return static_cast<double>(bucket);
+  const int shift = static_cast<int>((bucket - kExact) / kPerOctave) + 1;
+  const double width = std::ldexp(1.0, shift);
+  return static_cast<double>(BucketLow(bucket)) + (width - 1) / 2;
+}
+
+void LatencyHistogram::Add(uint64_t nanos) {
+  ++counts_[BucketOf(nanos)];
+  ++count_;
+  sum_ += static_cast<double>(nanos);
+  max_ = std::max(max_, nanos);
+}
+
+void LatencyHistogram::Merge(const LatencyHistogram& other) {
+  for (size_t i = 0; i < kBuckets; ++i) counts_[i] += other.counts_[i];
+  count_ += other.count_;
+  sum_ += other.sum_;
+  max_ = std::max(max_, other.max_);
+}
+
+double LatencyHistogram::mean_nanos() const {
+  return count_ == 0 ? 0 : sum_ / static_cast<double>(count_);
+}
+
+double LatencyHistogram::PercentileNanos(double q) const {
+  if (count_ == 0) return 0;
+  q = std::clamp(q, 0.0, 1.0);
+  const double threshold = std::max(1.0, q * static_cast<double>(count_));
+  uint64_t running = 0;
+  for (size_t i = 0; i < kBuckets; ++i) {
+    running += counts_[i];
+    if (static_cast<double>(running) >= threshold) {
+      // The top bucket may be wider than what was seen in it.
+      return std::min(BucketValue(i), static_cast<double>(max_));
+    }
+  }
+  return static_cast<double>(max_);
+}
+
+std::optional<MountEntry> MountOfPath(absl::string_view mounts_text,
+                                      absl::string_view path) {
+  std::optional<MountEntry> best;
+  for (absl::string_view line : absl::StrSplit(mounts_text, '\n')) {
+    std::vector<absl::string_view> fields =
+        absl::StrSplit(line, ' ', absl::SkipEmpty());
+    if (fields.size() < 3) continue;
+    MountEntry entry{UnescapeMountField(fields[0]),
+                     UnescapeMountField(fields[1]),
+                     UnescapeMountField(fields[2])};
+    if (!PathIsUnder(path, entry.mount_point)) continue;
+    if (!best.has_value() ||
+        entry.mount_point.size() >= best->mount_point.size()) {
+      best = std::move(entry);
+    }
+  }
+  return best;
+}
+
+std::string FioSeconds(double seconds) {
+  const double rounded = std::round(seconds);
+  if (std::abs(seconds - rounded) < 1e-9) {
+    return absl::StrCat(static_cast<int64_t>(rounded));
+  }
+  return absl::StrCat(static_cast<int64_t>(std::llround(seconds * 1000)), "ms");
+}
+
+std::string FioEquivalentCommand(const DiskWorkload& workload,
+                                 const FioSettings& settings) {
+  const FileRegion region = JobRegion(settings.file_bytes, settings.jobs, 0,
+                                      AllDiskWorkloads()[0].block_bytes);
+  std::string bs = workload.block_bytes % kDiskMiB == 0
+                       ? absl::StrCat(workload.block_bytes / kDiskMiB, "M")
+                       : absl::StrCat(workload.block_bytes / 1024, "k");
+  std::string command = absl::StrCat(
+      "fio --name=", workload.name,
+      " --ioengine=io_uring --direct=", settings.direct ? 1 : 0,
+      " --rw=", workload.fio_rw, " --bs=", bs, " --iodepth=", settings.iodepth,
+      " --numjobs=", settings.jobs, " --size=", region.bytes / kDiskMiB, "M");
+  if (settings.jobs > 1) {
+    absl::StrAppend(&command, " --offset_increment=", region.bytes / kDiskMiB,
+                    "M --group_reporting");
+  }
+  absl::StrAppend(&command, " --time_based --runtime=",
+                  FioSeconds(settings.runtime_seconds),
+                  " --ramp_time=", FioSeconds(settings.ramp_seconds));
+  if (workload.random)
+    absl::StrAppend(&command, " --norandommap --randrepeat=0");
+  return command;
+}
+
+}  // namespace fleetbench::agent

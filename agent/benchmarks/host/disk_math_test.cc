@@ -1,0 +1,215 @@
+#include "agent/benchmarks/host/disk_math.h"
+
+#include <cmath>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/stats.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace fleetbench::agent {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+TEST(DiskWorkloadsTest, TableIsTheDocumentedOne) {
+  const std::vector<DiskWorkload>& all = AllDiskWorkloads();
+  ASSERT_EQ(all.size(), 4u);
+  EXPECT_STREQ(all[0].name, "seq_read");
+  EXPECT_STREQ(all[1].name, "seq_write");
+  EXPECT_STREQ(all[2].name, "rand_read_4k");
+  EXPECT_STREQ(all[3].name, "rand_write_4k");
+  EXPECT_EQ(all[0].block_bytes, kDiskMiB);
+  EXPECT_EQ(all[2].block_bytes, 4096);
+  EXPECT_EQ(all[0].default_iodepth, 8);
+  EXPECT_EQ(all[3].default_iodepth, 32);
+  EXPECT_TRUE(all[3].write && all[3].random);
+  EXPECT_FALSE(all[0].write || all[0].random);
+  EXPECT_EQ(FindDiskWorkload("rand_read_4k"), &all[2]);
+  EXPECT_EQ(FindDiskWorkload("randread"), nullptr);
+}
+
+TEST(JobRegionTest, EqualAlignedRegions) {
+  const int64_t file = 1024 * kDiskMiB;
+  FileRegion r0 = JobRegion(file, 3, 0, kDiskMiB);
+  FileRegion r2 = JobRegion(file, 3, 2, kDiskMiB);
+  EXPECT_EQ(r0.offset, 0);
+  EXPECT_EQ(r0.bytes, 341 * kDiskMiB);
+  EXPECT_EQ(r2.offset, 682 * kDiskMiB);
+  EXPECT_LE(r2.offset + r2.bytes, file);
+  EXPECT_EQ(JobRegion(file, 1, 0, kDiskMiB).bytes, file);
+  EXPECT_EQ(JobRegion(file, 0, 0, kDiskMiB).bytes, 0);
+}
+
+TEST(OffsetTest, SequentialWrapsAtRegionEnd) {
+  const FileRegion region{8 * kDiskMiB, 4 * kDiskMiB};
+  EXPECT_EQ(SequentialOffset(region, kDiskMiB, 0), 8 * kDiskMiB);
+  EXPECT_EQ(SequentialOffset(region, kDiskMiB, 3), 11 * kDiskMiB);
+  EXPECT_EQ(SequentialOffset(region, kDiskMiB, 4), 8 * kDiskMiB);
+  EXPECT_EQ(SequentialOffset(region, kDiskMiB, 9), 9 * kDiskMiB);
+}
+
+TEST(OffsetTest, RandomIsAlignedInsideAndUniform) {
+  const FileRegion region{kDiskMiB, 16 * 4096};
+  EXPECT_EQ(RandomOffset(region, 4096, 0), kDiskMiB);
+  EXPECT_EQ(RandomOffset(region, 4096, ~uint64_t{0}), kDiskMiB + 15 * 4096);
+  std::map<int64_t, int> counts;
+  uint64_t state = 1;
+  constexpr int kDraws = 160000;
+  for (int i = 0; i < kDraws; ++i) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    const int64_t offset = RandomOffset(region, 4096, state);
+    ASSERT_EQ(offset % 4096, 0);
+    ASSERT_GE(offset, region.offset);
+    ASSERT_LT(offset, region.offset + region.bytes);
+    ++counts[offset];
+  }
+  ASSERT_EQ(counts.size(), 16u);
+  for (const auto& [offset, count] : counts) {
+    EXPECT_NEAR(count, kDraws / 16, kDraws / 16 / 10) << offset;
+  }
+}
+
+TEST(RateTest, DecimalUnitsAndZeroTime) {
+  EXPECT_DOUBLE_EQ(MegabytesPerSecond(5e6, 2), 2.5);
+  EXPECT_DOUBLE_EQ(MegabytesPerSecond(5e6, 0), 0);
+  EXPECT_DOUBLE_EQ(IopsFromCount(1000, 0.5), 2000);
+  EXPECT_DOUBLE_EQ(IopsFromCount(1000, 0), 0);
+}
+
+TEST(LatencyHistogramTest, BucketsBoundValuesTightly) {
+  for (uint64_t v :
+       {uint64_t{0}, uint64_t{1}, uint64_t{255}, uint64_t{256}, uint64_t{257},
+        uint64_t{511}, uint64_t{512}, uint64_t{12345}, uint64_t{1000000},
+        uint64_t{987654321}, uint64_t{1} << 40, ~uint64_t{0}}) {
+    const size_t b = LatencyHistogram::BucketOf(v);
+    const uint64_t low = LatencyHistogram::BucketLow(b);
+    EXPECT_LE(low, v) << v;
+    if (v < 256) {
+      EXPECT_EQ(low, v);
+      EXPECT_DOUBLE_EQ(LatencyHistogram::BucketValue(b),
+                       static_cast<double>(v));
+    } else {
+      EXPECT_LE(
+          std::abs(LatencyHistogram::BucketValue(b) - static_cast<double>(v)) /
+              static_cast<double>(v),
+          1.0 / 128)
+          << v;
+      if (b + 1 < 7424) {
+        EXPECT_GT(LatencyHistogram::BucketLow(b + 1), v) << v;
+      }
+    }
+  }
+  // Buckets are ordered.
+  for (size_t b = 1; b < 7424; ++b) {
+    ASSERT_GT(LatencyHistogram::BucketLow(b),
+              LatencyHistogram::BucketLow(b - 1));
+  }
+}
+
+TEST(LatencyHistogramTest, FioRuleOnExactValues) {
+  LatencyHistogram h;
+  EXPECT_DOUBLE_EQ(h.PercentileNanos(0.5), 0);
+  for (uint64_t v = 1; v <= 100; ++v) h.Add(v);
+  EXPECT_EQ(h.count(), 100u);
+  EXPECT_DOUBLE_EQ(h.PercentileNanos(0.5), 50);
+  EXPECT_DOUBLE_EQ(h.PercentileNanos(0.99), 99);
+  EXPECT_DOUBLE_EQ(h.PercentileNanos(0.999), 100);
+  EXPECT_DOUBLE_EQ(h.PercentileNanos(1.0), 100);
+  EXPECT_DOUBLE_EQ(h.PercentileNanos(0.0), 1);
+  EXPECT_DOUBLE_EQ(h.mean_nanos(), 50.5);
+  EXPECT_EQ(h.max_nanos(), 100u);
+}
+
+TEST(LatencyHistogramTest, PercentilesWithinBucketPrecision) {
+  LatencyHistogram a;
+  LatencyHistogram b;
+  std::vector<double> all;
+  uint64_t state = 7;
+  for (int i = 0; i < 200000; ++i) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    // Log-uniform between 10 µs and 10 ms, like a disk's spread.
+    const double u = static_cast<double>(state >> 11) * 0x1.0p-53;
+    const uint64_t v = static_cast<uint64_t>(1e4 * std::pow(1e3, u));
+    (i % 2 == 0 ? a : b).Add(v);
+    all.push_back(static_cast<double>(v));
+  }
+  a.Merge(b);
+  EXPECT_EQ(a.count(), all.size());
+  for (double q : {0.5, 0.9, 0.99, 0.999}) {
+    const double exact = Percentile(all, q);
+    EXPECT_NEAR(a.PercentileNanos(q), exact, exact * 0.005) << q;
+  }
+}
+
+TEST(MountOfPathTest, LongestMountPointWins) {
+  const std::string mounts =
+      "/dev/vda / ext4 rw,relatime 0 0\n"
+      "proc /proc proc rw 0 0\n"
+      "/dev/vdb /var xfs rw 0 0\n"
+      "tmpfs /var/tmp\\040space tmpfs rw 0 0\n"
+      "/dev/vdc /vartmp btrfs rw 0 0\n";
+  std::optional<MountEntry> m = MountOfPath(mounts, "/var/lib/x");
+  ASSERT_TRUE(m.has_value());
+  EXPECT_EQ(m->fstype, "xfs");
+  EXPECT_EQ(m->source, "/dev/vdb");
+  m = MountOfPath(mounts, "/var/tmp space/fb");
+  ASSERT_TRUE(m.has_value());
+  EXPECT_EQ(m->fstype, "tmpfs");
+  EXPECT_EQ(m->mount_point, "/var/tmp space");
+  m = MountOfPath(mounts, "/varx");
+  ASSERT_TRUE(m.has_value());
+  EXPECT_EQ(m->fstype, "ext4");
+  m = MountOfPath(mounts, "/var");
+  ASSERT_TRUE(m.has_value());
+  EXPECT_EQ(m->fstype, "xfs");
+  EXPECT_FALSE(MountOfPath("", "/x").has_value());
+}
+
+TEST(MountOfPathTest, LaterMountHidesEarlier) {
+  const std::string mounts =
+      "/dev/vda / ext4 rw 0 0\n"
+      "/dev/vdb /data xfs rw 0 0\n"
+      "tmpfs /data tmpfs rw 0 0\n";
+  std::optional<MountEntry> m = MountOfPath(mounts, "/data/scratch");
+  ASSERT_TRUE(m.has_value());
+  EXPECT_EQ(m->fstype, "tmpfs");
+}
+
+TEST(FioTest, SecondsSyntax) {
+  EXPECT_EQ(FioSeconds(10), "10");
+  EXPECT_EQ(FioSeconds(0), "0");
+  EXPECT_EQ(FioSeconds(0.2), "200ms");
+  EXPECT_EQ(FioSeconds(2.5), "2500ms");
+}
+
+TEST(FioTest, EquivalentCommandCarriesTheSettings) {
+  FioSettings s;
+  s.file_bytes = 1024 * kDiskMiB;
+  s.iodepth = 32;
+  s.jobs = 1;
+  s.ramp_seconds = 2;
+  s.runtime_seconds = 10;
+  std::string cmd = FioEquivalentCommand(*FindDiskWorkload("rand_read_4k"), s);
+  EXPECT_THAT(cmd, HasSubstr("--ioengine=io_uring --direct=1 --rw=randread "
+                             "--bs=4k --iodepth=32 --numjobs=1 --size=1024M"));
+  EXPECT_THAT(cmd, HasSubstr("--time_based --runtime=10 --ramp_time=2"));
+  EXPECT_THAT(cmd, HasSubstr("--norandommap --randrepeat=0"));
+  EXPECT_THAT(cmd, Not(HasSubstr("offset_increment")));
+
+  s.jobs = 4;
+  s.iodepth = 8;
+  s.direct = false;
+  cmd = FioEquivalentCommand(*FindDiskWorkload("seq_write"), s);
+  EXPECT_THAT(cmd, HasSubstr("--direct=0 --rw=write --bs=1M --iodepth=8 "
+                             "--numjobs=4 --size=256M --offset_increment=256M "
+                             "--group_reporting"));
+  EXPECT_THAT(cmd, Not(HasSubstr("norandommap")));
+}
+
+}  // namespace
+}  // namespace fleetbench::agent

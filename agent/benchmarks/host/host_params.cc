@@ -1,0 +1,107 @@
+#include "agent/benchmarks/host/host_params.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+
+namespace fleetbench::agent {
+
+absl::Status HostParamReader::Error(absl::string_view key,
+                                    absl::string_view what) const {
+  return absl::InvalidArgumentError(
+      absl::StrCat(plugin_, ": ", key, ": ", what));
+}
+
+absl::Status HostParamReader::CheckKeys(
+    absl::Span<const absl::string_view> allowed) const {
+  for (const auto& [key, value] : params_) {
+    if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(plugin_, ": unknown parameter '", key,
+                       "' (allowed: ", absl::StrJoin(allowed, ", "), ")"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+std::string HostParamReader::Get(const std::string& key,
+                                 const std::string& fallback) const {
+  auto it = params_.find(key);
+  return it == params_.end() ? fallback : it->second;
+}
+
+absl::StatusOr<int64_t> HostParamReader::Int(const std::string& key,
+                                             int64_t fallback, int64_t lo,
+                                             int64_t hi) const {
+  int64_t value = fallback;
+  if (Has(key)) {
+    const std::string text = Get(key, "");
+    if (!absl::SimpleAtoi(text, &value)) {
+      return Error(key, absl::StrCat("'", text, "' is not an integer"));
+    }
+  }
+  if (value < lo || value > hi) {
+    return Error(key, absl::StrCat(value, " is outside ", lo, "..", hi));
+  }
+  return value;
+}
+
+absl::StatusOr<double> HostParamReader::Double(const std::string& key,
+                                               double fallback, double lo,
+                                               double hi) const {
+  double value = fallback;
+  if (Has(key)) {
+    const std::string text = Get(key, "");
+    if (!absl::SimpleAtod(text, &value) || !std::isfinite(value)) {
+      return Error(key, absl::StrCat("'", text, "' is not a number"));
+    }
+  }
+  if (!(value >= lo && value <= hi)) {
+    return Error(key, absl::StrCat(value, " is outside ", lo, "..", hi));
+  }
+  return value;
+}
+
+absl::StatusOr<bool> HostParamReader::Bool(const std::string& key,
+                                           bool fallback) const {
+  if (!Has(key)) return fallback;
+  const std::string text =
+      absl::AsciiStrToLower(absl::StripAsciiWhitespace(Get(key, "")));
+  if (text == "1" || text == "true") return true;
+  if (text == "0" || text == "false") return false;
+  return Error(key, absl::StrCat("'", Get(key, ""), "' is not 0 or 1"));
+}
+
+absl::StatusOr<std::vector<std::string>> HostParamReader::List(
+    const std::string& key, const std::string& fallback,
+    absl::Span<const absl::string_view> allowed) const {
+  const std::string text = Get(key, fallback);
+  if (absl::StripAsciiWhitespace(text).empty()) {
+    return Error(key, "is empty; give a comma-separated list");
+  }
+  std::vector<std::string> items;
+  std::set<std::string> seen;
+  for (absl::string_view item : absl::StrSplit(text, ',')) {
+    item = absl::StripAsciiWhitespace(item);
+    if (item.empty()) {
+      return Error(key, absl::StrCat("'", text, "' has an empty entry"));
+    }
+    if (std::find(allowed.begin(), allowed.end(), item) == allowed.end()) {
+      return Error(key, absl::StrCat("'", item, "' is not one of ",
+                                     absl::StrJoin(allowed, ", ")));
+    }
+    if (!seen.insert(std::string(item)).second) {
+      return Error(key, absl::StrCat("'", item, "' is listed twice"));
+    }
+    items.emplace_back(item);
+  }
+  return items;
+}
+
+}  // namespace fleetbench::agent

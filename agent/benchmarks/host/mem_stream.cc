@@ -1,0 +1,482 @@
+#include "agent/benchmarks/host/mem_stream.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <barrier>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <system_error>
+#include <thread>
+#include <tuple>
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/strip.h"
+#include "agent/benchmarks/host/host_params.h"
+#include "agent/benchmarks/host/stream_math.h"
+#include "common/stats.h"
+
+namespace fleetbench::agent {
+namespace {
+
+constexpr absl::string_view kAllowedKeys[] = {"array_mib", "repetitions",
+                                              "threads"};
+constexpr int64_t kMiB = int64_t{1} << 20;
+// Past this share of physical memory the OOM killer, not this plugin,
+// decides how the run ends.
+constexpr double kMaxMemoryShare = 0.8;
+// Values grow 12× per repetition with s = 3; 200 keeps them far from
+// overflow (12^200 ≈ 10^216).
+constexpr int kMaxRepetitions = 200;
+constexpr char kMethod[] =
+    "STREAM kernels, one pinned thread per CPU, first-touch slices, best of "
+    "timed repetitions (first untimed)";
+
+std::vector<int> AllowedCpus() {
+  std::vector<int> cpus;
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+      if (CPU_ISSET(cpu, &set)) cpus.push_back(cpu);
+    }
+  }
+  return cpus;
+}
+
+int DefaultThreads() {
+  const size_t allowed = AllowedCpus().size();
+  if (allowed > 0) return static_cast<int>(allowed);
+  return static_cast<int>(
+      std::clamp<long>(sysconf(_SC_NPROCESSORS_ONLN), 1, 4096));
+}
+
+double PhysicalMemoryBytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES);
+  const long page_size = sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page_size <= 0) return 0;
+  return static_cast<double>(pages) * static_cast<double>(page_size);
+}
+
+std::string ReadSmallFile(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return std::string(absl::StripAsciiWhitespace(text.str()));
+}
+
+// An anonymous mapping nobody has touched yet, so that the first write
+// (by the owning thread) decides where each page lives. Aligned to 2 MiB
+// so that transparent huge pages can back it where the system allows.
+class UntouchedArray {
+ public:
+  static std::unique_ptr<UntouchedArray> Map(int64_t n) {
+    constexpr size_t kAlign = size_t{2} << 20;
+    const size_t bytes = static_cast<size_t>(n) * sizeof(double) + kAlign;
+    void* raw = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (raw == MAP_FAILED) return nullptr;
+    auto address = reinterpret_cast<uintptr_t>(raw);
+    address = (address + kAlign - 1) / kAlign * kAlign;
+    return std::unique_ptr<UntouchedArray>(
+        new UntouchedArray(raw, bytes, reinterpret_cast<double*>(address)));
+  }
+  ~UntouchedArray() { munmap(raw_, bytes_); }
+  UntouchedArray(const UntouchedArray&) = delete;
+  UntouchedArray& operator=(const UntouchedArray&) = delete;
+
+  double* data() const { return data_; }
+
+ private:
+  UntouchedArray(void* raw, size_t bytes, double* data)
+      : raw_(raw), bytes_(bytes), data_(data) {}
+  void* raw_;
+  size_t bytes_;
+  double* data_;
+};
+
+enum class Op { kInit, kCopy, kScale, kAdd, kTriad, kCheck, kStop };
+
+Op OpOf(StreamKernel kernel) {
+  switch (kernel) {
+    case StreamKernel::kCopy:
+      return Op::kCopy;
+    case StreamKernel::kScale:
+      return Op::kScale;
+    case StreamKernel::kAdd:
+      return Op::kAdd;
+    case StreamKernel::kTriad:
+      return Op::kTriad;
+  }
+  return Op::kStop;
+}
+
+// Each kernel over one slice. __restrict lets the compiler vectorise as it
+// does for stream.c's global arrays.
+void Copy(const double* __restrict a, double* __restrict c, int64_t begin,
+          int64_t end) {
+  for (int64_t j = begin; j < end; ++j) c[j] = a[j];
+}
+void Scale(double* __restrict b, const double* __restrict c, int64_t begin,
+           int64_t end) {
+  for (int64_t j = begin; j < end; ++j) b[j] = kStreamScalar * c[j];
+}
+void Add(const double* __restrict a, const double* __restrict b,
+         double* __restrict c, int64_t begin, int64_t end) {
+  for (int64_t j = begin; j < end; ++j) c[j] = a[j] + b[j];
+}
+void Triad(double* __restrict a, const double* __restrict b,
+           const double* __restrict c, int64_t begin, int64_t end) {
+  for (int64_t j = begin; j < end; ++j) a[j] = b[j] + kStreamScalar * c[j];
+}
+
+struct alignas(64) ErrorSums {
+  double a = 0;
+  double b = 0;
+  double c = 0;
+};
+
+// Worker threads that run one operation at a time over their own slices.
+// The coordinator (the Run() thread) publishes the operation, then meets
+// the workers at `start_`; they meet again at `done_`. The two barrier
+// waits bracket the timed interval, as the implicit barrier of STREAM's
+// OpenMP loop does.
+class StreamTeam {
+ public:
+  StreamTeam(int threads, const std::vector<int>& cpus, double* a, double* b,
+             double* c, int64_t n, StreamValues expected)
+      : threads_(threads),
+        a_(a),
+        b_(b),
+        c_(c),
+        n_(n),
+        expected_(expected),
+        sums_(static_cast<size_t>(threads)),
+        start_(threads + 1),
+        done_(threads + 1) {
+    // Pin only when every thread gets a CPU of its own.
+    pinned_ = static_cast<int>(cpus.size()) >= threads;
+    for (int i = 0; i < threads; ++i) {
+      try {
+        workers_.emplace_back([this, i] { Work(i); });
+      } catch (const std::system_error&) {
+        break;
+      }
+      if (pinned_) {
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        CPU_SET(cpus[static_cast<size_t>(i)], &set);
+        if (pthread_setaffinity_np(workers_.back().native_handle(), sizeof(set),
+                                   &set) != 0) {
+          pinned_ = false;
+        }
+      }
+    }
+    // Threads that could not be started never arrive: take them out of
+    // both barriers so the ones that did start can still be stopped.
+    for (int i = static_cast<int>(workers_.size()); i < threads; ++i) {
+      (void)start_.arrive_and_drop();
+      (void)done_.arrive_and_drop();
+    }
+  }
+
+  ~StreamTeam() {
+    op_ = Op::kStop;
+    start_.arrive_and_wait();
+    for (std::thread& t : workers_) t.join();
+  }
+  StreamTeam(const StreamTeam&) = delete;
+  StreamTeam& operator=(const StreamTeam&) = delete;
+
+  bool complete() const {
+    return static_cast<int>(workers_.size()) == threads_;
+  }
+  bool pinned() const { return pinned_; }
+
+  // Runs `op` on every slice; returns the wall time in seconds.
+  double Run(Op op) {
+    op_ = op;
+    const auto begin = std::chrono::steady_clock::now();
+    start_.arrive_and_wait();
+    done_.arrive_and_wait();
+    const auto end = std::chrono::steady_clock::now();
+    return std::chrono::duration<double>(end - begin).count();
+  }
+
+  ErrorSums TotalErrors() const {
+    ErrorSums total;
+    for (const ErrorSums& s : sums_) {
+      total.a += s.a;
+      total.b += s.b;
+      total.c += s.c;
+    }
+    return total;
+  }
+
+ private:
+  void Work(int index) {
+    const Slice slice = ThreadSlice(n_, threads_, index);
+    const int64_t lo = slice.begin;
+    const int64_t hi = slice.end;
+    while (true) {
+      start_.arrive_and_wait();
+      const Op op = op_;
+      if (op == Op::kStop) return;
+      switch (op) {
+        case Op::kInit:
+          for (int64_t j = lo; j < hi; ++j) {
+            a_[j] = 1.0;
+            b_[j] = 2.0;
+            c_[j] = 0.0;
+          }
+          break;
+        case Op::kCopy:
+          Copy(a_, c_, lo, hi);
+          break;
+        case Op::kScale:
+          Scale(b_, c_, lo, hi);
+          break;
+        case Op::kAdd:
+          Add(a_, b_, c_, lo, hi);
+          break;
+        case Op::kTriad:
+          Triad(a_, b_, c_, lo, hi);
+          break;
+        case Op::kCheck: {
+          ErrorSums& s = sums_[static_cast<size_t>(index)];
+          s = ErrorSums{};
+          for (int64_t j = lo; j < hi; ++j) {
+            s.a += std::abs(a_[j] - expected_.a);
+            s.b += std::abs(b_[j] - expected_.b);
+            s.c += std::abs(c_[j] - expected_.c);
+          }
+          break;
+        }
+        case Op::kStop:
+          break;
+      }
+      done_.arrive_and_wait();
+    }
+  }
+
+  const int threads_;
+  double* const a_;
+  double* const b_;
+  double* const c_;
+  const int64_t n_;
+  const StreamValues expected_;
+  std::vector<ErrorSums> sums_;
+  bool pinned_ = false;
+  // Written by the coordinator before it arrives at start_, read by the
+  // workers after it: the barrier orders the two.
+  Op op_ = Op::kInit;
+  std::barrier<> start_;
+  std::barrier<> done_;
+  std::vector<std::thread> workers_;
+};
+
+absl::Status CheckArray(const char* name, double sum_abs_error, int64_t n,
+                        double expected) {
+  const double error = StreamAverageRelativeError(sum_abs_error, n, expected);
+  if (!(error <= kStreamEpsilon)) {
+    return absl::InternalError(absl::StrFormat(
+        "mem: validation failed: array %s average relative error %g exceeds "
+        "%g (expected every element to be %.17g); the memory or the CPU "
+        "returned wrong results",
+        name, error, kStreamEpsilon, expected));
+  }
+  return absl::OkStatus();
+}
+
+std::string FormatNumber(double value) {
+  return absl::StrFormat("%.6g", value);
+}
+
+}  // namespace
+
+LastLevelCache ReadLastLevelCache(const std::string& cpu_root) {
+  namespace fs = std::filesystem;
+  // level -> shared_cpu_list -> bytes
+  std::map<int, std::map<std::string, int64_t>> caches;
+  std::error_code ec;
+  for (const fs::directory_entry& cpu : fs::directory_iterator(cpu_root, ec)) {
+    const std::string name = cpu.path().filename().string();
+    int index = 0;
+    if (!absl::StartsWith(name, "cpu") ||
+        !absl::SimpleAtoi(name.substr(3), &index)) {
+      continue;
+    }
+    std::error_code inner;
+    for (const fs::directory_entry& cache :
+         fs::directory_iterator(cpu.path() / "cache", inner)) {
+      if (!absl::StartsWith(cache.path().filename().string(), "index")) {
+        continue;
+      }
+      if (ReadSmallFile(cache.path() / "type") == "Instruction") continue;
+      int level = 0;
+      if (!absl::SimpleAtoi(ReadSmallFile(cache.path() / "level"), &level)) {
+        continue;
+      }
+      const std::optional<int64_t> bytes =
+          ParseCacheSize(ReadSmallFile(cache.path() / "size"));
+      if (!bytes.has_value() || *bytes <= 0) continue;
+      std::string shared = ReadSmallFile(cache.path() / "shared_cpu_list");
+      if (shared.empty()) shared = name;
+      caches[level][shared] = *bytes;
+    }
+  }
+  LastLevelCache llc;
+  if (caches.empty()) return llc;
+  const auto& [level, instances] = *caches.rbegin();
+  llc.level = level;
+  llc.instances = static_cast<int>(instances.size());
+  for (const auto& [shared, bytes] : instances) {
+    llc.instance_bytes = std::max(llc.instance_bytes, bytes);
+    llc.total_bytes += bytes;
+  }
+  return llc;
+}
+
+absl::StatusOr<MemStreamConfig> ParseMemStreamParams(const Params& params) {
+  HostParamReader reader("mem", params);
+  if (absl::Status s = reader.CheckKeys(kAllowedKeys); !s.ok()) return s;
+  MemStreamConfig config;
+  if (reader.Has("array_mib")) {
+    absl::StatusOr<int64_t> array_mib =
+        reader.Int("array_mib", 0, 1, int64_t{1} << 20);
+    if (!array_mib.ok()) return array_mib.status();
+    config.array_mib = *array_mib;
+  }
+
+  absl::StatusOr<int64_t> repetitions =
+      reader.Int("repetitions", 10, 2, kMaxRepetitions);
+  if (!repetitions.ok()) return repetitions.status();
+  config.repetitions = static_cast<int>(*repetitions);
+
+  absl::StatusOr<int64_t> threads =
+      reader.Int("threads", DefaultThreads(), 1, 4096);
+  if (!threads.ok()) return threads.status();
+  config.threads = static_cast<int>(*threads);
+  return config;
+}
+
+absl::Status MemStreamBenchmark::Probe() const { return absl::OkStatus(); }
+
+absl::Status MemStreamBenchmark::ValidateParams(const Params& params) const {
+  return ParseMemStreamParams(params).status();
+}
+
+absl::StatusOr<std::vector<v1::Sample>> MemStreamBenchmark::Run(
+    const Params& params, const RunContext& context) {
+  absl::StatusOr<MemStreamConfig> config = ParseMemStreamParams(params);
+  if (!config.ok()) return config.status();
+
+  const LastLevelCache llc = ReadLastLevelCache("/sys/devices/system/cpu");
+  const int64_t array_bytes = config->array_mib > 0
+                                  ? config->array_mib * kMiB
+                                  : DefaultStreamArrayBytes(llc.total_bytes);
+  const int64_t n = array_bytes / static_cast<int64_t>(sizeof(double));
+  const double memory = PhysicalMemoryBytes();
+  if (memory > 0 && 3.0 * array_bytes > kMaxMemoryShare * memory) {
+    return absl::ResourceExhaustedError(absl::StrFormat(
+        "mem: three arrays of %d MiB need %.1f GiB; this node has %.1f GiB of "
+        "memory (at most %.0f%% is used); lower array_mib",
+        array_bytes / kMiB, 3.0 * array_bytes / (1 << 30), memory / (1 << 30),
+        kMaxMemoryShare * 100));
+  }
+
+  std::unique_ptr<UntouchedArray> a = UntouchedArray::Map(n);
+  std::unique_ptr<UntouchedArray> b = UntouchedArray::Map(n);
+  std::unique_ptr<UntouchedArray> c = UntouchedArray::Map(n);
+  if (a == nullptr || b == nullptr || c == nullptr) {
+    return absl::ResourceExhaustedError(absl::StrFormat(
+        "mem: cannot map three arrays of %d MiB", array_bytes / kMiB));
+  }
+
+  const int reps = config->repetitions;
+  std::array<std::vector<double>, 4> gbps;  // timed repetitions per kernel
+  bool pinned = false;
+  ErrorSums errors;
+  {
+    StreamTeam team(config->threads, AllowedCpus(), a->data(), b->data(),
+                    c->data(), n, ExpectedStreamValues(reps));
+    if (!team.complete()) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "mem: cannot start ", config->threads, " threads; lower threads"));
+    }
+    pinned = team.pinned();
+    context.ReportProgress(0, "mem: first touch");
+    team.Run(Op::kInit);
+    for (int rep = 0; rep < reps; ++rep) {
+      if (context.cancelled()) return absl::CancelledError("mem: cancelled");
+      for (StreamKernel kernel : kStreamKernels) {
+        const double seconds = team.Run(OpOf(kernel));
+        // The first repetition pays for faults and warms the TLB: untimed.
+        if (rep > 0) {
+          gbps[static_cast<size_t>(kernel)].push_back(
+              GigabytesPerSecond(StreamBytes(kernel, n), seconds));
+        }
+      }
+      context.ReportProgress(
+          static_cast<double>(rep + 1) / reps,
+          absl::StrCat("mem: repetition ", rep + 1, " of ", reps));
+    }
+    team.Run(Op::kCheck);
+    errors = team.TotalErrors();
+  }
+
+  const StreamValues expected = ExpectedStreamValues(reps);
+  for (const auto& [name, sum, want] :
+       {std::tuple{"a", errors.a, expected.a},
+        std::tuple{"b", errors.b, expected.b},
+        std::tuple{"c", errors.c, expected.c}}) {
+    if (absl::Status s = CheckArray(name, sum, n, want); !s.ok()) return s;
+  }
+
+  std::vector<v1::Sample> samples;
+  for (StreamKernel kernel : kStreamKernels) {
+    const std::vector<double>& rates = gbps[static_cast<size_t>(kernel)];
+    const Summary summary = Summarize(rates);
+    v1::Sample& sample = samples.emplace_back();
+    sample.set_metric(absl::StrCat("mem.", StreamKernelName(kernel), ".GBps"));
+    sample.set_unit("GBps");
+    sample.set_value(summary.max);
+    auto& p = *sample.mutable_params();
+    p["kernel"] = StreamKernelName(kernel);
+    p["threads"] = absl::StrCat(config->threads);
+    p["pinned"] = pinned ? "true" : "false";
+    p["array_mib"] = FormatNumber(static_cast<double>(array_bytes) / kMiB);
+    p["array_elements"] = absl::StrCat(n);
+    p["bytes_per_pass"] =
+        absl::StrCat(static_cast<int64_t>(StreamBytes(kernel, n)));
+    p["repetitions"] = absl::StrCat(reps);
+    p["timed_repetitions"] = absl::StrCat(summary.count);
+    p["best_GBps"] = FormatNumber(summary.max);
+    p["median_GBps"] = FormatNumber(summary.median);
+    p["min_GBps"] = FormatNumber(summary.min);
+    p["spread"] = FormatNumber(summary.spread);
+    p["llc_level"] = absl::StrCat(llc.level);
+    p["llc_total_mib"] =
+        FormatNumber(static_cast<double>(llc.total_bytes) / kMiB);
+    p["llc_instances"] = absl::StrCat(llc.instances);
+    p["validated"] = "true";
+    p["method"] = kMethod;
+  }
+  return samples;
+}
+
+}  // namespace fleetbench::agent

@@ -1,0 +1,165 @@
+#include "agent/benchmarks/host/mem_stream.h"
+
+#include <stdlib.h>
+
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace fleetbench::agent {
+namespace {
+
+using ::testing::HasSubstr;
+
+namespace fs = std::filesystem;
+
+TEST(MemParamsTest, DefaultsWhenEmpty) {
+  absl::StatusOr<MemStreamConfig> config = ParseMemStreamParams({});
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->array_mib, 0);
+  EXPECT_EQ(config->repetitions, 10);
+  EXPECT_GE(config->threads, 1);
+}
+
+TEST(MemParamsTest, AcceptsGoodValues) {
+  absl::StatusOr<MemStreamConfig> config = ParseMemStreamParams(
+      {{"array_mib", "256"}, {"repetitions", "2"}, {"threads", "3"}});
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->array_mib, 256);
+  EXPECT_EQ(config->repetitions, 2);
+  EXPECT_EQ(config->threads, 3);
+}
+
+struct BadCase {
+  Params params;
+  std::string message;
+};
+
+class MemBadParamsTest : public ::testing::TestWithParam<BadCase> {};
+
+TEST_P(MemBadParamsTest, RejectedWithActionableMessage) {
+  MemStreamBenchmark mem;
+  const absl::Status status = mem.ValidateParams(GetParam().params);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr(GetParam().message));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    All, MemBadParamsTest,
+    ::testing::Values(
+        BadCase{{{"ntimes", "5"}}, "mem: unknown parameter 'ntimes'"},
+        BadCase{{{"array_mib", "0"}}, "array_mib: 0 is outside"},
+        BadCase{{{"array_mib", "lots"}}, "'lots' is not an integer"},
+        BadCase{{{"repetitions", "1"}}, "repetitions: 1 is outside 2..200"},
+        BadCase{{{"repetitions", "201"}}, "outside 2..200"},
+        BadCase{{{"threads", "0"}}, "threads: 0 is outside"}));
+
+// A fake /sys/devices/system/cpu: 4 CPUs, private L1/L2, two L3 instances.
+class LastLevelCacheTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern =
+        fs::canonical(::testing::TempDir()).string() + "/llc_test.XXXXXX";
+    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+    root_ = pattern;
+  }
+  void TearDown() override { fs::remove_all(root_); }
+
+  void AddCache(int cpu, int index, int level, const std::string& type,
+                const std::string& size, const std::string& shared) {
+    const fs::path dir = fs::path(root_) / ("cpu" + std::to_string(cpu)) /
+                         "cache" / ("index" + std::to_string(index));
+    fs::create_directories(dir);
+    std::ofstream(dir / "level") << level << "\n";
+    std::ofstream(dir / "type") << type << "\n";
+    std::ofstream(dir / "size") << size << "\n";
+    std::ofstream(dir / "shared_cpu_list") << shared << "\n";
+  }
+
+  std::string root_;
+};
+
+TEST_F(LastLevelCacheTest, SumsDistinctInstancesOfHighestLevel) {
+  for (int cpu = 0; cpu < 4; ++cpu) {
+    AddCache(cpu, 0, 1, "Data", "32K", std::to_string(cpu));
+    AddCache(cpu, 1, 1, "Instruction", "32K", std::to_string(cpu));
+    AddCache(cpu, 2, 2, "Unified", "1024K", std::to_string(cpu));
+    AddCache(cpu, 3, 3, "Unified", "16384K", cpu < 2 ? "0-1" : "2-3");
+  }
+  fs::create_directories(fs::path(root_) / "cpufreq");  // not a CPU
+  const LastLevelCache llc = ReadLastLevelCache(root_);
+  EXPECT_EQ(llc.level, 3);
+  EXPECT_EQ(llc.instances, 2);
+  EXPECT_EQ(llc.instance_bytes, 16 << 20);
+  EXPECT_EQ(llc.total_bytes, 32 << 20);
+}
+
+TEST_F(LastLevelCacheTest, MissingTreeGivesZeros) {
+  const LastLevelCache llc = ReadLastLevelCache(root_ + "/absent");
+  EXPECT_EQ(llc.level, 0);
+  EXPECT_EQ(llc.total_bytes, 0);
+}
+
+TEST(MemRunTest, TinyRunGivesFourPositiveRates) {
+  MemStreamBenchmark mem;
+  ASSERT_TRUE(mem.Probe().ok());
+  int reports = 0;
+  RunContext context("/tmp", nullptr,
+                     [&reports](double, const std::string&) { ++reports; });
+  absl::StatusOr<std::vector<v1::Sample>> samples =
+      mem.Run({{"array_mib", "8"}, {"repetitions", "3"}}, context);
+  ASSERT_TRUE(samples.ok()) << samples.status();
+  ASSERT_EQ(samples->size(), 4u);
+  const std::vector<std::string> want = {"mem.copy.GBps", "mem.scale.GBps",
+                                         "mem.add.GBps", "mem.triad.GBps"};
+  for (size_t i = 0; i < 4; ++i) {
+    const v1::Sample& s = (*samples)[i];
+    EXPECT_EQ(s.metric(), want[i]);
+    EXPECT_EQ(s.unit(), "GBps");
+    EXPECT_GT(s.value(), 0);
+    EXPECT_EQ(s.params().at("array_mib"), "8");
+    EXPECT_EQ(s.params().at("array_elements"), std::to_string(1 << 20));
+    EXPECT_EQ(s.params().at("repetitions"), "3");
+    EXPECT_EQ(s.params().at("timed_repetitions"), "2");
+    EXPECT_EQ(s.params().at("validated"), "true");
+    // Best is the reported value and never below the median.
+    EXPECT_GE(s.value(), std::stod(s.params().at("median_GBps")) * 0.999);
+  }
+  EXPECT_EQ((*samples)[0].params().at("bytes_per_pass"),
+            std::to_string(2 * 8 * (1 << 20)));
+  EXPECT_EQ((*samples)[3].params().at("bytes_per_pass"),
+            std::to_string(3 * 8 * (1 << 20)));
+  EXPECT_GE(reports, 3);
+}
+
+TEST(MemRunTest, MoreThreadsThanCpusRunsUnpinned) {
+  MemStreamBenchmark mem;
+  RunContext context("/tmp", nullptr, nullptr);
+  absl::StatusOr<std::vector<v1::Sample>> samples = mem.Run(
+      {{"array_mib", "4"}, {"repetitions", "2"}, {"threads", "300"}}, context);
+  ASSERT_TRUE(samples.ok()) << samples.status();
+  EXPECT_EQ((*samples)[0].params().at("threads"), "300");
+  EXPECT_EQ((*samples)[0].params().at("pinned"), "false");
+}
+
+TEST(MemRunTest, CancelledBeforeStart) {
+  MemStreamBenchmark mem;
+  std::atomic<bool> cancelled{true};
+  RunContext context("/tmp", &cancelled, nullptr);
+  EXPECT_EQ(mem.Run({{"array_mib", "4"}}, context).status().code(),
+            absl::StatusCode::kCancelled);
+}
+
+TEST(MemRunTest, NameIsPermanent) {
+  EXPECT_EQ(MemStreamBenchmark().name(), "mem");
+}
+
+}  // namespace
+}  // namespace fleetbench::agent

@@ -1,0 +1,283 @@
+#include "agent/benchmarks/net/net_benchmark.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/string_view.h"
+
+namespace fleetbench::agent {
+namespace {
+
+constexpr absl::string_view kAllowedKeys[] = {
+    "role",          "peer",     "peer_node",       "streams",
+    "duration_s",    "warmup_s", "reverse",         "latency_count",
+    "message_bytes", "bind",     "accept_timeout_s"};
+constexpr char kThroughputMethod[] =
+    "tcp, one thread per stream writing 128 KiB blocks; bytes received by "
+    "the receiver in the window after warm-up, on its clock";
+constexpr char kRetransmitMethod[] =
+    "tcpi_total_retrans of the sending sockets, delta over the forward "
+    "window";
+constexpr char kLatencyMethod[] =
+    "one TCP_NODELAY connection, message_bytes ping-pong timed by the "
+    "client after 100 warm-up round trips";
+
+absl::Status BadParam(absl::string_view key, absl::string_view what) {
+  return absl::InvalidArgumentError(absl::StrCat("net: ", key, ": ", what));
+}
+
+class Reader {
+ public:
+  explicit Reader(const Params& params) : params_(params) {}
+
+  std::string Get(const std::string& key, const std::string& fallback) const {
+    auto it = params_.find(key);
+    return it == params_.end() ? fallback : it->second;
+  }
+  bool Has(const std::string& key) const { return params_.count(key) > 0; }
+
+  absl::StatusOr<int> Int(const std::string& key, int fallback, int lo,
+                          int hi) const {
+    if (!Has(key)) return fallback;
+    const std::string text = Get(key, "");
+    int64_t value = 0;
+    if (!absl::SimpleAtoi(text, &value)) {
+      return BadParam(key, absl::StrCat("'", text, "' is not an integer"));
+    }
+    if (value < lo || value > hi) {
+      return BadParam(key, absl::StrCat(value, " is outside ", lo, "..", hi));
+    }
+    return static_cast<int>(value);
+  }
+
+  absl::StatusOr<double> Double(const std::string& key, double fallback,
+                                double lo, double hi) const {
+    if (!Has(key)) return fallback;
+    const std::string text = Get(key, "");
+    double value = 0;
+    if (!absl::SimpleAtod(text, &value) || !std::isfinite(value)) {
+      return BadParam(key, absl::StrCat("'", text, "' is not a number"));
+    }
+    if (!(value >= lo && value <= hi)) {
+      return BadParam(key, absl::StrCat(text, " is outside ", lo, "..", hi));
+    }
+    return value;
+  }
+
+  absl::StatusOr<bool> Bool(const std::string& key, bool fallback) const {
+    if (!Has(key)) return fallback;
+    const std::string text = absl::AsciiStrToLower(Get(key, ""));
+    if (text == "1" || text == "true") return true;
+    if (text == "0" || text == "false") return false;
+    return BadParam(key, absl::StrCat("'", Get(key, ""),
+                                      "' is not one of 0, 1, true, false"));
+  }
+
+ private:
+  const Params& params_;
+};
+
+std::string FormatNumber(double value) {
+  return absl::StrFormat("%.6g", value);
+}
+
+v1::Sample& AddSample(std::vector<v1::Sample>& samples, const NetConfig& config,
+                      const std::string& metric, const std::string& unit,
+                      double value, const std::string& direction, int streams,
+                      const std::string& method) {
+  v1::Sample& sample = samples.emplace_back();
+  sample.set_metric(metric);
+  sample.set_unit(unit);
+  sample.set_value(value);
+  auto& p = *sample.mutable_params();
+  p["streams"] = absl::StrCat(streams);
+  p["duration_s"] = FormatNumber(config.duration_s);
+  p["warmup_s"] = FormatNumber(config.warmup_s);
+  p["peer"] = config.peer;
+  p["peer_node"] = config.peer_node;
+  p["direction"] = direction;
+  p["method"] = method;
+  return sample;
+}
+
+void AddThroughputParams(v1::Sample& sample, const net::ThroughputResult& r) {
+  auto& p = *sample.mutable_params();
+  p["bytes"] = absl::StrCat(r.bytes);
+  p["window_s"] = FormatNumber(r.window_s);
+  if (r.retransmits >= 0) p["retransmits"] = absl::StrCat(r.retransmits);
+  if (!r.stream_bytes.empty() && r.window_s > 0) {
+    const auto [mn, mx] =
+        std::minmax_element(r.stream_bytes.begin(), r.stream_bytes.end());
+    p["stream_min_Gbps"] = FormatNumber(net::GbpsFromBytes(*mn, r.window_s));
+    p["stream_max_Gbps"] = FormatNumber(net::GbpsFromBytes(*mx, r.window_s));
+  }
+  p["block_bytes"] = absl::StrCat(net::kStreamBufferBytes);
+}
+
+}  // namespace
+
+absl::StatusOr<NetConfig> ParseNetParams(const Params& params) {
+  for (const auto& [key, value] : params) {
+    if (std::find(std::begin(kAllowedKeys), std::end(kAllowedKeys), key) ==
+        std::end(kAllowedKeys)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("net: unknown parameter '", key,
+                       "' (allowed: ", absl::StrJoin(kAllowedKeys, ", "), ")"));
+    }
+  }
+  const Reader in(params);
+  NetConfig config;
+
+  const std::string role = in.Get("role", "");
+  if (role == "server") {
+    config.role = NetRole::kServer;
+  } else if (role == "client") {
+    config.role = NetRole::kClient;
+  } else if (role.empty()) {
+    return BadParam("role",
+                    "missing; \"net\" runs between two nodes: role=server on "
+                    "the listening node, role=client peer=<host>:<port> on "
+                    "the other (the controller sets both when it pairs "
+                    "nodes)");
+  } else {
+    return BadParam("role",
+                    absl::StrCat("'", role, "' is not one of server, client"));
+  }
+
+  config.peer = in.Get("peer", "");
+  if (config.role == NetRole::kClient) {
+    if (config.peer.empty()) {
+      return BadParam("peer",
+                      "missing; role=client needs peer=<host>:<port> of the "
+                      "server-role node (the port it published)");
+    }
+    absl::StatusOr<net::HostPort> peer = net::ParseHostPort(config.peer);
+    if (!peer.ok()) return BadParam("peer", peer.status().message());
+    config.peer_address = *peer;
+  }
+  config.peer_node = in.Get("peer_node", "");
+
+  absl::StatusOr<int> streams = in.Int("streams", 4, 1, net::kMaxStreams);
+  if (!streams.ok()) return streams.status();
+  config.streams = *streams;
+  absl::StatusOr<double> duration = in.Double("duration_s", 10, 0.1, 600);
+  if (!duration.ok()) return duration.status();
+  config.duration_s = *duration;
+  absl::StatusOr<double> warmup = in.Double("warmup_s", 2, 0, 60);
+  if (!warmup.ok()) return warmup.status();
+  config.warmup_s = *warmup;
+  absl::StatusOr<bool> reverse = in.Bool("reverse", true);
+  if (!reverse.ok()) return reverse.status();
+  config.reverse = *reverse;
+  absl::StatusOr<int> latency_count =
+      in.Int("latency_count", 2000, 0, 1'000'000);
+  if (!latency_count.ok()) return latency_count.status();
+  config.latency_count = *latency_count;
+  absl::StatusOr<int> message_bytes =
+      in.Int("message_bytes", 64, 1, net::kMaxMessageBytes);
+  if (!message_bytes.ok()) return message_bytes.status();
+  config.message_bytes = *message_bytes;
+
+  config.bind = in.Get("bind", "0.0.0.0");
+  if (config.bind.empty() ||
+      config.bind.find_first_of(" \t[]") != std::string::npos) {
+    return BadParam("bind", absl::StrCat("'", config.bind,
+                                         "' is not an address to listen on "
+                                         "(e.g. 0.0.0.0, :: or 10.0.0.5)"));
+  }
+  absl::StatusOr<double> accept_timeout =
+      in.Double("accept_timeout_s", 60, 1, 3600);
+  if (!accept_timeout.ok()) return accept_timeout.status();
+  config.accept_timeout_s = *accept_timeout;
+  return config;
+}
+
+std::vector<v1::Sample> NetSamples(const NetConfig& config,
+                                   const net::TcpClientReport& report) {
+  std::vector<v1::Sample> samples;
+  if (report.forward) {
+    const net::ThroughputResult& r = *report.forward;
+    AddThroughputParams(
+        AddSample(samples, config, "net.tcp.Gbps", "Gbps", r.gbps, "forward",
+                  r.streams, kThroughputMethod),
+        r);
+    if (r.retransmits >= 0) {
+      AddSample(samples, config, "net.tcp.retransmits", "count",
+                static_cast<double>(r.retransmits), "forward", r.streams,
+                kRetransmitMethod);
+    }
+  }
+  if (report.reverse) {
+    const net::ThroughputResult& r = *report.reverse;
+    AddThroughputParams(
+        AddSample(samples, config, "net.tcp.reverse.Gbps", "Gbps", r.gbps,
+                  "reverse", r.streams, kThroughputMethod),
+        r);
+  }
+  if (report.latency && report.latency->count > 0) {
+    const net::LatencyResult& r = *report.latency;
+    for (const auto& [metric, value] :
+         {std::pair{"net.tcp.rtt_p50_us", r.p50_us},
+          std::pair{"net.tcp.rtt_p99_us", r.p99_us}}) {
+      v1::Sample& s = AddSample(samples, config, metric, "us", value,
+                                "round_trip", 1, kLatencyMethod);
+      auto& p = *s.mutable_params();
+      p["message_bytes"] = absl::StrCat(r.message_bytes);
+      p["round_trips"] = absl::StrCat(r.count);
+      p["warmup_round_trips"] = absl::StrCat(net::kLatencyWarmupRoundTrips);
+      p["min_us"] = FormatNumber(r.min_us);
+      p["mean_us"] = FormatNumber(r.mean_us);
+      p["max_us"] = FormatNumber(r.max_us);
+    }
+  }
+  return samples;
+}
+
+absl::Status TcpNetBenchmark::Probe() const { return absl::OkStatus(); }
+
+absl::Status TcpNetBenchmark::ValidateParams(const Params& params) const {
+  return ParseNetParams(params).status();
+}
+
+absl::StatusOr<std::vector<v1::Sample>> TcpNetBenchmark::Run(
+    const Params& params, const RunContext& context) {
+  absl::StatusOr<NetConfig> config = ParseNetParams(params);
+  if (!config.ok()) return config.status();
+  const net::CancelFn cancelled = [&context] { return context.cancelled(); };
+  const net::ProgressFn progress = [&context](double fraction,
+                                              const std::string& message) {
+    context.ReportProgress(fraction, message);
+  };
+
+  if (config->role == NetRole::kServer) {
+    net::TcpServerOptions options;
+    options.bind = config->bind;
+    options.accept_timeout_s = config->accept_timeout_s;
+    absl::StatusOr<net::TcpServerReport> served = net::RunTcpServer(
+        options, [&context](int port) { return context.PublishPort(port); },
+        cancelled, progress);
+    if (!served.ok()) return served.status();
+    return std::vector<v1::Sample>();
+  }
+
+  net::TcpClientOptions options;
+  options.peer = config->peer_address;
+  options.streams = config->streams;
+  options.duration_s = config->duration_s;
+  options.warmup_s = config->warmup_s;
+  options.reverse = config->reverse;
+  options.latency_count = config->latency_count;
+  options.message_bytes = config->message_bytes;
+  absl::StatusOr<net::TcpClientReport> report =
+      net::RunTcpClient(options, cancelled, progress);
+  if (!report.ok()) return report.status();
+  return NetSamples(*config, *report);
+}
+
+}  // namespace fleetbench::agent

@@ -1,0 +1,473 @@
+// bench/rank_bench.cc — the "rank over 1,000,000 samples in < 100 ms" goal
+// (docs/benchmarks.md, "Controller (spine)").
+//
+//   fleetbench_rank_bench --fleetbench build-bench/tools/fleetbench
+//       [--db DIR/history.db] [--nodes 1000] [--runs 1000]
+//       [--samples-per-task 1] [--repeats 10] [--reuse 1] [--cli 1]
+//
+// 1. Builds a history through the real store API (storage/store.h): nodes
+//    with instance_type/region/provider/price_per_hour labels, `runs` runs of
+//    one task per node, and per task `samples-per-task` samples of
+//    gemm.cpu.fp32.tflops committed the way the controller commits them
+//    (CommitReports, one transaction per run: every node's final report with
+//    its task update). Run times spread over the last 6 days, so the default
+//    7-day window covers them all. With --reuse 1 an existing file that
+//    already holds the samples is used as is.
+// 2. Starts `fleetbench controller` on that file and times the CLI end to
+//    end (process start, connect, Rank RPC, JSON printing, exit):
+//    `fleetbench rank --metric M --by node --json` and `--by instance_type`,
+//    one cold call then `repeats` timed ones.
+// 3. Stops the controller and times FleetCore::Rank in process on a fresh
+//    store, and the store's MetricPointsSince alone (the scan inside Rank).
+//    --cli 0 skips step 2 (for profiling the in-process path).
+//
+// Prints one JSON line per measurement and a summary. Token: one is made up
+// and passed to the processes in FLEETBENCH_TOKEN.
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "common/clock.h"
+#include "common/ulid.h"
+#include "controller/fleet_core.h"
+#include "storage/store.h"
+
+extern char** environ;
+
+namespace fleetbench::bench {
+namespace {
+
+constexpr char kMetric[] = "gemm.cpu.fp32.tflops";
+
+struct RankBenchOptions {
+  std::string fleetbench;
+  std::string db;
+  int nodes = 1000;
+  int runs = 1000;
+  int samples_per_task = 1;
+  int repeats = 10;
+  bool reuse = true;
+  bool cli = true;  // false: only the in-process timings (for profiling)
+};
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+struct Summary {
+  std::string what;
+  double cold_ms = 0;
+  std::vector<double> ms;
+};
+
+void Print(const Summary& s, const std::string& extra) {
+  const auto [lo, hi] = std::minmax_element(s.ms.begin(), s.ms.end());
+  std::printf(
+      "{\"what\":\"%s\",\"cold_ms\":%.1f,\"median_ms\":%.1f,\"min_ms\":%.1f,"
+      "\"max_ms\":%.1f,\"repeats\":%zu%s}\n",
+      s.what.c_str(), s.cold_ms, Median(s.ms), s.ms.empty() ? 0 : *lo,
+      s.ms.empty() ? 0 : *hi, s.ms.size(), extra.c_str());
+  std::fflush(stdout);
+}
+
+// --------------------------------------------------------------- the data
+
+absl::Status BuildHistory(const RankBenchOptions& o, storage::Store& store) {
+  static const char* kTypes[] = {"c7i.large", "c7i.xlarge", "c7i.2xlarge", "m7i.large",
+                                 "m7i.xlarge", "r7i.large",  "c6a.large",   "c6a.xlarge",
+                                 "n2-standard-4", "n2-standard-8"};
+  static const double kPrices[] = {0.089, 0.178, 0.357, 0.101, 0.202,
+                                   0.132, 0.077, 0.153, 0.194, 0.388};
+  static const char* kRegions[] = {"us-east-1", "eu-west-1", "europe-west4"};
+  const absl::Time now = absl::Now();
+  std::vector<std::string> names;
+  for (int n = 0; n < o.nodes; ++n) {
+    char name[32];
+    std::snprintf(name, sizeof name, "rank-%04d", n);
+    names.push_back(name);
+    storage::NodeRecord node;
+    node.name = name;
+    const int t = n % 10;
+    node.labels = {{"instance_type", kTypes[t]},
+                   {"region", kRegions[n % 3]},
+                   {"provider", t >= 8 ? "gcp" : "aws"},
+                   {"price_per_hour", absl::StrCat(kPrices[t])}};
+    node.facts.set_hostname(name);
+    node.facts.mutable_cpu()->set_logical_cores(2 << (t % 3));
+    node.agent_version = "fleetbench-agent/0.1.0";
+    node.first_seen = node.last_seen = now - absl::Hours(24 * 6);
+    if (absl::Status s = store.UpsertNode(node); !s.ok()) return s;
+  }
+
+  std::mt19937_64 rng(1);
+  std::normal_distribution<double> noise(1.0, 0.03);
+  const absl::Duration span = absl::Hours(24 * 6);
+  absl::Duration commit_time;
+  int64_t stored = 0;
+  const absl::Time build_start = absl::Now();
+  for (int r = 0; r < o.runs; ++r) {
+    const absl::Time created = now - span + span * r / o.runs;
+    storage::RunRecord run;
+    run.run_id = NewUlid(created);
+    run.state = "running";
+    run.created = created;
+    run.finished = absl::InfinitePast();
+    run.benchmarks.emplace_back().set_name("gemm");
+    std::vector<storage::TaskRecord> tasks;
+    tasks.reserve(names.size());
+    for (const std::string& name : names) {
+      storage::TaskRecord& t = tasks.emplace_back();
+      t.task_id = NewUlid(created);
+      t.run_id = run.run_id;
+      t.node = name;
+      t.state = v1::TASK_STATE_RUNNING;
+      t.updated = created;
+    }
+    if (absl::Status s = store.CreateRun(run, tasks); !s.ok()) return s;
+
+    // What the controller would commit for this run: each node's final
+    // report (its samples and the task's end state) in one transaction.
+    std::vector<storage::Store::ReportWrite> writes(tasks.size());
+    v1::BenchmarkOutcome ok;
+    ok.set_benchmark("gemm");
+    ok.set_state(v1::TASK_STATE_SUCCEEDED);
+    for (size_t n = 0; n < tasks.size(); ++n) {
+      storage::TaskRecord& t = tasks[n];
+      const absl::Time when = created + absl::Milliseconds(static_cast<int64_t>(n));
+      // Each instance type has its own speed, so ranks differ.
+      const double base = 0.5 + 0.15 * static_cast<double>(n % 10);
+      for (int k = 0; k < o.samples_per_task; ++k) {
+        v1::Sample& s = writes[n].samples.emplace_back();
+        s.set_id(NewUlid(when));
+        s.set_run_id(run.run_id);
+        s.set_node(t.node);
+        s.set_benchmark("gemm");
+        s.set_metric(kMetric);
+        s.set_unit("tflops");
+        s.set_value(base * noise(rng));
+        (*s.mutable_params())["size"] = "4096";
+        (*s.mutable_params())["dtype"] = "fp32";
+        s.set_time_unix_ms(absl::ToUnixMillis(when));
+      }
+      t.state = v1::TASK_STATE_SUCCEEDED;
+      t.outcomes = {ok};
+      t.updated = when;
+      writes[n].task = &t;
+    }
+    const absl::Time start = absl::Now();
+    absl::StatusOr<int> added = store.CommitReports(writes);
+    commit_time += absl::Now() - start;
+    if (!added.ok()) return added.status();
+    stored += *added;
+    if (absl::Status s = store.SetRunState(run.run_id, "succeeded", created + absl::Seconds(5));
+        !s.ok()) {
+      return s;
+    }
+  }
+  std::printf(
+      "{\"what\":\"build\",\"samples\":%lld,\"seconds\":%.1f,"
+      "\"commit_samples_per_s\":%.0f}\n",
+      static_cast<long long>(stored), absl::ToDoubleSeconds(absl::Now() - build_start),
+      static_cast<double>(stored) / absl::ToDoubleSeconds(commit_time));
+  std::fflush(stdout);
+  return absl::OkStatus();
+}
+
+// --------------------------------------------------------------- processes
+
+// Runs argv, returns its exit status and stdout.
+struct Spawned {
+  pid_t pid = -1;
+  int stdout_fd = -1;
+};
+
+Spawned Spawn(const std::vector<std::string>& argv) {
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  int fds[2];
+  if (pipe(fds) != 0) return {};
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, fds[1], STDOUT_FILENO);
+  posix_spawn_file_actions_addclose(&actions, fds[0]);
+  posix_spawn_file_actions_addclose(&actions, fds[1]);
+  pid_t pid = -1;
+  const int rc = posix_spawn(&pid, args[0], &actions, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  close(fds[1]);
+  if (rc != 0) {
+    close(fds[0]);
+    return {};
+  }
+  return {pid, fds[0]};
+}
+
+std::string ReadAll(int fd) {
+  std::string out;
+  char buf[65536];
+  ssize_t n;
+  while ((n = read(fd, buf, sizeof buf)) > 0) out.append(buf, static_cast<size_t>(n));
+  close(fd);
+  return out;
+}
+
+// Times one CLI call end to end; -1 on failure. `rows` gets the row count.
+double TimeCli(const std::vector<std::string>& argv, int* rows) {
+  const auto start = std::chrono::steady_clock::now();
+  Spawned p = Spawn(argv);
+  if (p.pid < 0) return -1;
+  const std::string out = ReadAll(p.stdout_fd);
+  int status = 0;
+  waitpid(p.pid, &status, 0);
+  const double ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return -1;
+  *rows = 0;
+  for (size_t at = out.find("\"group\""); at != std::string::npos; at = out.find("\"group\"", at + 1)) {
+    ++*rows;
+  }
+  return ms;
+}
+
+int TimeCliAgainstController(const RankBenchOptions& o);
+int TimeInProcess(const RankBenchOptions& o);
+
+int Run(const RankBenchOptions& o) {
+  std::filesystem::create_directories(std::filesystem::path(o.db).parent_path());
+  const int64_t want = int64_t{o.nodes} * o.runs * o.samples_per_task;
+  {
+    bool build = true;
+    if (o.reuse && std::filesystem::exists(o.db)) {
+      storage::SqliteOptions so;
+      so.path = o.db;
+      auto store = storage::OpenSqliteStore(so);
+      if (!store.ok()) {
+        std::cerr << "rank_bench: " << store.status() << "\n";
+        return 1;
+      }
+      auto count = (*store)->CountSamples();
+      build = !count.ok() || *count != want;
+    }
+    if (build) {
+      for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(o.db + suffix);
+      storage::SqliteOptions so;
+      so.path = o.db;
+      auto store = storage::OpenSqliteStore(so);
+      if (!store.ok()) {
+        std::cerr << "rank_bench: " << store.status() << "\n";
+        return 1;
+      }
+      if (absl::Status s = BuildHistory(o, **store); !s.ok()) {
+        std::cerr << "rank_bench: building the history: " << s << "\n";
+        return 1;
+      }
+    }
+  }
+  std::printf("{\"what\":\"data\",\"samples\":%lld,\"nodes\":%d,\"runs\":%d,\"db_mib\":%.1f}\n",
+              static_cast<long long>(want), o.nodes, o.runs,
+              static_cast<double>(std::filesystem::file_size(o.db)) / (1 << 20));
+  std::fflush(stdout);
+
+  int failures = 0;
+  if (o.cli) failures += TimeCliAgainstController(o);
+  return failures + TimeInProcess(o) == 0 ? 0 : 1;
+}
+
+// Starts a controller on the history and times the CLI; returns failures.
+int TimeCliAgainstController(const RankBenchOptions& o) {
+  Spawned controller =
+      Spawn({o.fleetbench, "controller", "--listen", "127.0.0.1:0", "--db", o.db});
+  if (controller.pid < 0) {
+    std::cerr << "rank_bench: cannot start " << o.fleetbench << "\n";
+    return 1;
+  }
+  std::string port;
+  {
+    std::string line;
+    char c;
+    while (read(controller.stdout_fd, &c, 1) == 1) {
+      if (c == '\n') {
+        if (line.rfind("listening ", 0) == 0) {
+          port = line.substr(10);
+          break;
+        }
+        line.clear();
+      } else {
+        line += c;
+      }
+    }
+  }
+  if (port.empty()) {
+    std::cerr << "rank_bench: the controller did not say \"listening PORT\"\n";
+    kill(controller.pid, SIGTERM);
+    waitpid(controller.pid, nullptr, 0);
+    return 1;
+  }
+  int failures = 0;
+  for (const char* by : {"node", "instance_type"}) {
+    const std::vector<std::string> argv = {o.fleetbench, "rank", "--metric", kMetric, "--by", by,
+                                           "--json", "--controller", "127.0.0.1:" + port};
+    Summary s{absl::StrCat("cli rank --by ", by), 0, {}};
+    int rows = 0;
+    s.cold_ms = TimeCli(argv, &rows);
+    for (int i = 0; i < o.repeats; ++i) {
+      const double ms = TimeCli(argv, &rows);
+      if (ms < 0) {
+        ++failures;
+        continue;
+      }
+      s.ms.push_back(ms);
+    }
+    Print(s, absl::StrCat(",\"rows\":", rows));
+  }
+  // A CLI call that does no work: the floor of the round trip.
+  {
+    const std::vector<std::string> argv = {o.fleetbench, "rank", "--metric", "no.such.metric_tflops",
+                                           "--json", "--controller", "127.0.0.1:" + port};
+    Summary s{"cli rank, empty metric (process + RPC floor)", 0, {}};
+    int rows = 0;
+    s.cold_ms = TimeCli(argv, &rows);
+    for (int i = 0; i < o.repeats; ++i) {
+      const double ms = TimeCli(argv, &rows);
+      if (ms >= 0) s.ms.push_back(ms);
+    }
+    Print(s, "");
+  }
+  kill(controller.pid, SIGTERM);
+  ReadAll(controller.stdout_fd);
+  waitpid(controller.pid, nullptr, 0);
+  return failures;
+}
+
+// FleetCore::Rank and the store scan in this process, on a fresh store (the
+// first call runs with cold caches); returns failures.
+int TimeInProcess(const RankBenchOptions& o) {
+  int failures = 0;
+  storage::SqliteOptions so;
+  so.path = o.db;
+  auto store = storage::OpenSqliteStore(so);
+  if (!store.ok()) {
+    std::cerr << "rank_bench: " << store.status() << "\n";
+    return 1;
+  }
+  controller::FleetCore core(store->get(), Clock::Real(), controller::FleetOptions());
+  for (const char* by : {"node", "instance_type"}) {
+    v1::RankRequest request;
+    request.set_metric(kMetric);
+    request.set_by(by);
+    Summary s{absl::StrCat("FleetCore::Rank by ", by), 0, {}};
+    int rows = 0;
+    for (int i = 0; i <= o.repeats; ++i) {
+      const absl::Time start = absl::Now();
+      auto response = core.Rank(request);
+      const double ms = absl::ToDoubleMilliseconds(absl::Now() - start);
+      if (!response.ok()) {
+        std::cerr << "rank_bench: " << response.status() << "\n";
+        ++failures;
+        continue;
+      }
+      rows = response->rows_size();
+      if (i == 0) {
+        s.cold_ms = ms;
+      } else {
+        s.ms.push_back(ms);
+      }
+    }
+    Print(s, absl::StrCat(",\"rows\":", rows));
+  }
+  {
+    Summary s{"Store::MetricPointsSince (7 days)", 0, {}};
+    size_t points = 0;
+    for (int i = 0; i <= o.repeats; ++i) {
+      const absl::Time start = absl::Now();
+      auto got = (*store)->MetricPointsSince(kMetric, absl::Now() - absl::Hours(24 * 7));
+      const double ms = absl::ToDoubleMilliseconds(absl::Now() - start);
+      if (!got.ok()) {
+        ++failures;
+        continue;
+      }
+      points = got->size();
+      if (i == 0) {
+        s.cold_ms = ms;
+      } else {
+        s.ms.push_back(ms);
+      }
+    }
+    Print(s, absl::StrCat(",\"points\":", points));
+  }
+  return failures;
+}
+
+int Usage(const std::string& error) {
+  std::cerr << "fleetbench_rank_bench: " << error << "\n"
+            << "usage: fleetbench_rank_bench --fleetbench PATH [--db FILE] [--nodes 1000]\n"
+            << "         [--runs 1000] [--samples-per-task 1] [--repeats 10] [--reuse 1] [--cli 1]\n";
+  return 2;
+}
+
+}  // namespace
+}  // namespace fleetbench::bench
+
+int main(int argc, char** argv) {
+  using fleetbench::bench::Usage;
+  fleetbench::bench::RankBenchOptions o;
+  std::map<std::string, std::string> flags;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a.rfind("--", 0) != 0 || i + 1 >= argc) return Usage("flags are --name VALUE");
+    flags[a.substr(2)] = argv[++i];
+  }
+  auto take_int = [&](const char* name, int* out) {
+    auto it = flags.find(name);
+    if (it == flags.end()) return true;
+    if (!absl::SimpleAtoi(it->second, out) || *out < 0) return false;
+    flags.erase(it);
+    return true;
+  };
+  int reuse = 1;
+  int cli = 1;
+  if (!take_int("nodes", &o.nodes) || !take_int("runs", &o.runs) ||
+      !take_int("samples-per-task", &o.samples_per_task) || !take_int("repeats", &o.repeats) ||
+      !take_int("reuse", &reuse) || !take_int("cli", &cli)) {
+    return Usage("numeric flags want a count >= 0");
+  }
+  o.reuse = reuse != 0;
+  o.cli = cli != 0;
+  o.fleetbench = flags["fleetbench"];
+  flags.erase("fleetbench");
+  o.db = flags.contains("db") ? flags["db"] : "/tmp/fleetbench-rank-bench/history.db";
+  flags.erase("db");
+  if (!flags.empty()) return Usage("unknown flag --" + flags.begin()->first);
+  if (o.fleetbench.empty()) return Usage("--fleetbench PATH is required");
+  if (o.nodes < 1 || o.runs < 1 || o.samples_per_task < 1 || o.repeats < 1) {
+    return Usage("--nodes, --runs, --samples-per-task and --repeats want at least 1");
+  }
+  o.db = std::filesystem::absolute(o.db).string();
+  // The controller and the CLI read the token from the environment.
+  if (const char* t = std::getenv("FLEETBENCH_TOKEN"); t == nullptr || *t == '\0') {
+    setenv("FLEETBENCH_TOKEN", "rank-bench-token", 1);
+  }
+  signal(SIGPIPE, SIG_IGN);
+  return fleetbench::bench::Run(o);
+}
