@@ -24,8 +24,11 @@ void FleetTest::TearDown() {
 
 void FleetTest::StartController(const std::vector<std::string>& extra_flags) {
   if (!extra_flags.empty()) controller_flags_ = extra_flags;
-  std::vector<std::string> argv = {FLEETBENCH_BINARY, "controller", "--listen", address_,
-                                   "--db", db_path_};
+  std::vector<std::string> argv = exec_prefix_;
+  for (const char* a : {FLEETBENCH_BINARY, "controller", "--listen"}) argv.push_back(a);
+  argv.push_back(address_);
+  argv.push_back("--db");
+  argv.push_back(db_path_);
   argv.insert(argv.end(), controller_flags_.begin(), controller_flags_.end());
   controller_ = std::make_unique<Process>(argv, env_, dir_ + "/controller.log");
   const std::string line = controller_->ReadLineStartingWith("listening", absl::Seconds(30));
@@ -39,8 +42,14 @@ void FleetTest::KillController(int sig) {
 }
 
 Process* FleetTest::StartAgent(const std::string& name, const std::vector<std::string>& labels) {
-  std::vector<std::string> argv = {FLEETBENCH_BINARY, "agent", "--controller", address_,
-                                   "--name", name, "--state-dir", dir_ + "/agent-" + name};
+  auto prefix = agent_prefix_.find(name);
+  std::vector<std::string> argv = prefix != agent_prefix_.end() ? prefix->second : exec_prefix_;
+  for (const std::string& a : {std::string(FLEETBENCH_BINARY), std::string("agent"),
+                               std::string("--controller"), address_, std::string("--name"), name,
+                               std::string("--state-dir"), dir_ + "/agent-" + name}) {
+    argv.push_back(a);
+  }
+  argv.insert(argv.end(), agent_flags_.begin(), agent_flags_.end());
   for (const std::string& l : labels) {
     argv.push_back("--label");
     argv.push_back(l);
@@ -53,6 +62,7 @@ Process* FleetTest::StartAgent(const std::string& name, const std::vector<std::s
 
 CommandResult FleetTest::Cli(std::vector<std::string> args) {
   args.insert(args.begin(), FLEETBENCH_BINARY);
+  args.insert(args.begin(), exec_prefix_.begin(), exec_prefix_.end());
   args.push_back("--controller");
   args.push_back(address_);
   return RunCommand(args, env_);

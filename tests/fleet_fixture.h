@@ -40,6 +40,12 @@ class FleetTest : public ::testing::Test {
   std::unique_ptr<Process> controller_;
   std::map<std::string, std::unique_ptr<Process>> agents_;
   std::vector<std::string> controller_flags_;
+  // Prepended to every command: e.g. {"ip", "netns", "exec", "hub"} to run
+  // the controller and the CLI inside a network namespace.
+  std::vector<std::string> exec_prefix_;
+  // Per agent, replaces exec_prefix_ (agents live in their own namespaces).
+  std::map<std::string, std::vector<std::string>> agent_prefix_;
+  std::vector<std::string> agent_flags_;  // extra flags for every agent
 };
 
 }  // namespace fleetbench::testing

@@ -6,6 +6,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "agent/benchmarks/registry.h"
+#include "agent/benchmarks/gpu/gpu_findings.h"
+#include "agent/benchmarks/gpu/nvml.h"
 #include "agent/facts/facts.h"
 #include "agent/runtime/task_runner.h"
 #include "common/proto_json.h"
@@ -71,6 +73,7 @@ int ProbeCommand(const Argv& argv) {
   agent::FactsOptions facts_options;
   facts_options.scratch_dir = scratch;
   *report.mutable_facts() = agent::ReadNodeFacts(facts_options);
+  gpu::FillGpuFacts(report.mutable_facts());
   agent::TaskRunner runner(agent::MakeAllBenchmarks(), scratch);
   std::atomic<bool> cancelled{false};
   agent::TaskRunner::Hooks hooks;
@@ -101,6 +104,15 @@ int ProbeCommand(const Argv& argv) {
       std::cout << "finding: PCIe " << d.address() << " runs at " << d.current_link_speed() << " x"
                 << d.current_link_width() << " of " << d.max_link_speed() << " x"
                 << d.max_link_width() << "\n";
+    }
+  }
+  if (f.gpus().empty()) {
+    std::cout << "GPUs: none (" << f.gpu_unavailable_reason() << ")\n";
+  }
+  for (const v1::GpuFacts& g : f.gpus()) {
+    std::cout << "GPU " << g.name() << " " << g.uuid() << "\n";
+    for (const std::string& finding : gpu::DiagnoseGpu(g)) {
+      std::cout << "finding: " << finding << "\n";
     }
   }
   std::cout << "\n";

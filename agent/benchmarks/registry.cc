@@ -1,6 +1,10 @@
 #include "agent/benchmarks/registry.h"
 
 #include "agent/benchmarks/cpu_gemm.h"
+#include "agent/benchmarks/gpu/gpu_benchmarks.h"
+#include "agent/benchmarks/host/disk_uring.h"
+#include "agent/benchmarks/host/mem_stream.h"
+#include "agent/benchmarks/net/net_benchmark.h"
 
 namespace fleetbench::agent {
 
@@ -8,6 +12,12 @@ std::vector<std::unique_ptr<Benchmark>> MakeAllBenchmarks() {
   std::vector<std::unique_ptr<Benchmark>> all;
   // One line per benchmark. Names are permanent keys.
   all.push_back(std::make_unique<CpuGemmBenchmark>());
+  all.push_back(std::make_unique<MemStreamBenchmark>());
+  all.push_back(std::make_unique<DiskUringBenchmark>());
+  all.push_back(std::make_unique<TcpNetBenchmark>());
+  // gpu_gemm, pcie, hbm: always listed; on a node without a driver they
+  // are skipped with the reason.
+  gpu::AppendGpuBenchmarks(&all);
   return all;
 }
 

@@ -3,6 +3,7 @@
 #include <random>
 
 #include "absl/strings/str_cat.h"
+#include "agent/benchmarks/gpu/nvml.h"
 #include "agent/facts/facts.h"
 #include "common/logging.h"
 #include "common/token.h"
@@ -79,6 +80,11 @@ v1::Hello Agent::MakeHello() {
   FactsOptions facts;
   facts.scratch_dir = options_.scratch_dir;
   *hello.mutable_facts() = ReadNodeFacts(facts);
+  // GPU facts come from NVML; the live readings (clocks, power, the idle
+  // PCIe link) change from one hello to the next and would make every
+  // hello a new facts version, so the hello leaves them out.
+  gpu::FillGpuFacts(hello.mutable_facts());
+  for (v1::GpuFacts& g : *hello.mutable_facts()->mutable_gpus()) g.clear_readings();
   hello.set_agent_version(kAgentVersion);
   hello.set_advertise_addr(options_.advertise_addr);
   {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "common/metrics.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -126,6 +127,10 @@ TEST_F(DiskRunTest, TinyRunGivesAllTenMetricsAndRemovesTheFile) {
   std::set<std::string> metrics;
   for (const v1::Sample& s : *samples) {
     metrics.insert(s.metric());
+    // Every metric is in the one table, with the table's unit.
+    const MetricInfo* info = FindMetric(s.metric());
+    ASSERT_NE(info, nullptr) << s.metric();
+    EXPECT_EQ(s.unit(), info->unit);
     EXPECT_GT(s.value(), 0) << s.metric();
     const auto& p = s.params();
     EXPECT_EQ(p.at("file_mib"), "8");

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "common/metrics.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -122,6 +123,10 @@ TEST(MemRunTest, TinyRunGivesFourPositiveRates) {
   for (size_t i = 0; i < 4; ++i) {
     const v1::Sample& s = (*samples)[i];
     EXPECT_EQ(s.metric(), want[i]);
+    // Every metric is in the one table, with the table's unit.
+    const MetricInfo* info = FindMetric(s.metric());
+    ASSERT_NE(info, nullptr) << s.metric();
+    EXPECT_EQ(s.unit(), info->unit);
     EXPECT_EQ(s.unit(), "GBps");
     EXPECT_GT(s.value(), 0);
     EXPECT_EQ(s.params().at("array_mib"), "8");
