@@ -25,6 +25,7 @@
 // and passed to the processes in FLEETBENCH_TOKEN.
 #include <signal.h>
 #include <spawn.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -32,6 +33,8 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -42,6 +45,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "common/clock.h"
@@ -74,20 +78,48 @@ double Median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+// Wall times, and CPU times: on shared cores the wall time includes waiting
+// for a CPU, the CPU time (mostly) does not.
 struct Summary {
   std::string what;
   double cold_ms = 0;
   std::vector<double> ms;
+  std::vector<double> cpu_ms;
 };
 
 void Print(const Summary& s, const std::string& extra) {
   const auto [lo, hi] = std::minmax_element(s.ms.begin(), s.ms.end());
   std::printf(
       "{\"what\":\"%s\",\"cold_ms\":%.1f,\"median_ms\":%.1f,\"min_ms\":%.1f,"
-      "\"max_ms\":%.1f,\"repeats\":%zu%s}\n",
+      "\"max_ms\":%.1f,\"repeats\":%zu,\"median_cpu_ms\":%.1f%s}\n",
       s.what.c_str(), s.cold_ms, Median(s.ms), s.ms.empty() ? 0 : *lo,
-      s.ms.empty() ? 0 : *hi, s.ms.size(), extra.c_str());
+      s.ms.empty() ? 0 : *hi, s.ms.size(), Median(s.cpu_ms), extra.c_str());
   std::fflush(stdout);
+}
+
+double ThreadCpuMs() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
+}
+
+// utime + stime of a process in ms (/proc/PID/stat fields 14 and 15).
+double ProcessCpuMs(pid_t pid) {
+  std::FILE* f = std::fopen(absl::StrCat("/proc/", pid, "/stat").c_str(), "r");
+  if (f == nullptr) return 0;
+  char buf[1024];
+  const size_t n = std::fread(buf, 1, sizeof buf - 1, f);
+  std::fclose(f);
+  buf[n] = '\0';
+  const char* p = std::strrchr(buf, ')');
+  if (p == nullptr) return 0;
+  unsigned long utime = 0, stime = 0;
+  // After ")": state, then fields 4..13, then utime and stime.
+  if (std::sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &utime,
+                  &stime) != 2) {
+    return 0;
+  }
+  return 1000.0 * static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
 }
 
 // --------------------------------------------------------------- the data
@@ -232,14 +264,18 @@ std::string ReadAll(int fd) {
   return out;
 }
 
-// Times one CLI call end to end; -1 on failure. `rows` gets the row count.
-double TimeCli(const std::vector<std::string>& argv, int* rows) {
+// Times one CLI call end to end; -1 on failure. `rows` gets the row count,
+// `cli_cpu_ms` the CLI process's own CPU time.
+double TimeCli(const std::vector<std::string>& argv, int* rows, double* cli_cpu_ms) {
   const auto start = std::chrono::steady_clock::now();
   Spawned p = Spawn(argv);
   if (p.pid < 0) return -1;
   const std::string out = ReadAll(p.stdout_fd);
   int status = 0;
-  waitpid(p.pid, &status, 0);
+  rusage usage{};
+  wait4(p.pid, &status, 0, &usage);
+  *cli_cpu_ms = static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1e3 +
+                static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e3;
   const double ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return -1;
@@ -328,30 +364,41 @@ int TimeCliAgainstController(const RankBenchOptions& o) {
   for (const char* by : {"node", "instance_type"}) {
     const std::vector<std::string> argv = {o.fleetbench, "rank", "--metric", kMetric, "--by", by,
                                            "--json", "--controller", "127.0.0.1:" + port};
-    Summary s{absl::StrCat("cli rank --by ", by), 0, {}};
+    Summary s{absl::StrCat("cli rank --by ", by), 0, {}, {}};
     int rows = 0;
-    s.cold_ms = TimeCli(argv, &rows);
+    double cli_cpu = 0;
+    std::vector<double> cli_cpu_ms;
+    s.cold_ms = TimeCli(argv, &rows, &cli_cpu);
+    const double controller_cpu0 = ProcessCpuMs(controller.pid);
     for (int i = 0; i < o.repeats; ++i) {
-      const double ms = TimeCli(argv, &rows);
+      const double ms = TimeCli(argv, &rows, &cli_cpu);
       if (ms < 0) {
         ++failures;
         continue;
       }
       s.ms.push_back(ms);
+      cli_cpu_ms.push_back(cli_cpu);
     }
-    Print(s, absl::StrCat(",\"rows\":", rows));
+    // The controller's CPU per call, averaged (its clock ticks are 10 ms).
+    s.cpu_ms = {(ProcessCpuMs(controller.pid) - controller_cpu0) / o.repeats};
+    Print(s, absl::StrFormat(",\"rows\":%d,\"median_cli_process_cpu_ms\":%.1f", rows,
+                             Median(cli_cpu_ms)));
   }
   // A CLI call that does no work: the floor of the round trip.
   {
     const std::vector<std::string> argv = {o.fleetbench, "rank", "--metric", "no.such.metric_tflops",
                                            "--json", "--controller", "127.0.0.1:" + port};
-    Summary s{"cli rank, empty metric (process + RPC floor)", 0, {}};
+    Summary s{"cli rank, unknown metric (process + RPC floor)", 0, {}, {}};
     int rows = 0;
-    s.cold_ms = TimeCli(argv, &rows);
+    double cli_cpu = 0;
+    std::vector<double> cli_cpu_ms;
+    s.cold_ms = TimeCli(argv, &rows, &cli_cpu);
     for (int i = 0; i < o.repeats; ++i) {
-      const double ms = TimeCli(argv, &rows);
+      const double ms = TimeCli(argv, &rows, &cli_cpu);
       if (ms >= 0) s.ms.push_back(ms);
+      cli_cpu_ms.push_back(cli_cpu);
     }
+    s.cpu_ms = cli_cpu_ms;
     Print(s, "");
   }
   kill(controller.pid, SIGTERM);
@@ -376,12 +423,14 @@ int TimeInProcess(const RankBenchOptions& o) {
     v1::RankRequest request;
     request.set_metric(kMetric);
     request.set_by(by);
-    Summary s{absl::StrCat("FleetCore::Rank by ", by), 0, {}};
+    Summary s{absl::StrCat("FleetCore::Rank by ", by), 0, {}, {}};
     int rows = 0;
     for (int i = 0; i <= o.repeats; ++i) {
+      const double cpu0 = ThreadCpuMs();
       const absl::Time start = absl::Now();
       auto response = core.Rank(request);
       const double ms = absl::ToDoubleMilliseconds(absl::Now() - start);
+      const double cpu = ThreadCpuMs() - cpu0;
       if (!response.ok()) {
         std::cerr << "rank_bench: " << response.status() << "\n";
         ++failures;
@@ -392,17 +441,20 @@ int TimeInProcess(const RankBenchOptions& o) {
         s.cold_ms = ms;
       } else {
         s.ms.push_back(ms);
+        s.cpu_ms.push_back(cpu);
       }
     }
     Print(s, absl::StrCat(",\"rows\":", rows));
   }
   {
-    Summary s{"Store::MetricPointsSince (7 days)", 0, {}};
+    Summary s{"Store::MetricPointsSince (7 days)", 0, {}, {}};
     size_t points = 0;
     for (int i = 0; i <= o.repeats; ++i) {
+      const double cpu0 = ThreadCpuMs();
       const absl::Time start = absl::Now();
       auto got = (*store)->MetricPointsSince(kMetric, absl::Now() - absl::Hours(24 * 7));
       const double ms = absl::ToDoubleMilliseconds(absl::Now() - start);
+      const double cpu = ThreadCpuMs() - cpu0;
       if (!got.ok()) {
         ++failures;
         continue;
@@ -412,6 +464,7 @@ int TimeInProcess(const RankBenchOptions& o) {
         s.cold_ms = ms;
       } else {
         s.ms.push_back(ms);
+        s.cpu_ms.push_back(cpu);
       }
     }
     Print(s, absl::StrCat(",\"points\":", points));

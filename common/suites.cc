@@ -17,11 +17,21 @@ v1::BenchmarkSpec Spec(const std::string& name,
 }  // namespace
 
 const std::vector<SuiteInfo>& AllSuites() {
+  // quick: at most about five minutes per node. Node facts come with every
+  // hello; net pairs each node with the first one (skipped with one node).
   static const std::vector<SuiteInfo> kSuites = {
-      {"quick", "a few minutes per node: CPU GEMM at 2048",
-       {Spec("gemm", {{"sizes", "2048"}, {"min_seconds", "1"}})}},
-      {"full", "the long version: CPU GEMM at 4096 and 8192",
-       {Spec("gemm", {{"sizes", "4096,8192"}, {"min_seconds", "5"}})}},
+      {"quick", "minutes per node: CPU GEMM, memory, short disk, network against one peer",
+       {Spec("gemm", {{"sizes", "2048"}, {"min_seconds", "1"}}),
+        Spec("mem", {}),
+        Spec("disk", {{"file_mib", "256"}, {"ramp_seconds", "1"}, {"runtime_seconds", "5"}}),
+        Spec("net", {{"pairing", "star"}, {"duration_s", "5"}, {"warmup_s", "1"}}),
+        Spec("gpu_gemm", {}), Spec("pcie", {}), Spec("hbm", {})}},
+      {"full", "the long version: larger GEMMs, larger disk files, every network pair",
+       {Spec("gemm", {{"sizes", "4096,8192"}, {"min_seconds", "5"}}),
+        Spec("mem", {{"repetitions", "20"}}),
+        Spec("disk", {{"file_mib", "4096"}, {"ramp_seconds", "5"}, {"runtime_seconds", "30"}}),
+        Spec("net", {{"pairing", "all"}, {"duration_s", "20"}, {"warmup_s", "2"}}),
+        Spec("gpu_gemm", {}), Spec("pcie", {}), Spec("hbm", {})}},
   };
   return kSuites;
 }

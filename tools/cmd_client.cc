@@ -122,7 +122,7 @@ std::string ParamsText(const google::protobuf::Map<std::string, std::string>& pa
   // The parameters that say what was measured; the statistics are in --json.
   std::map<std::string, std::string> sorted(params.begin(), params.end());
   std::vector<std::string> parts;
-  for (const char* key : {"dtype", "size", "threads", "runs", "spread"}) {
+  for (const char* key : {"dtype", "size", "threads", "runs", "spread", "peer_node", "streams"}) {
     if (auto it = sorted.find(key); it != sorted.end()) parts.push_back(it->first + "=" + it->second);
   }
   return absl::StrJoin(parts, " ");

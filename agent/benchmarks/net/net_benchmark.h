@@ -85,6 +85,8 @@ std::vector<v1::Sample> NetSamples(const NetConfig& config,
 class TcpNetBenchmark final : public Benchmark {
  public:
   std::string name() const override { return "net"; }
+  // Runs between two nodes: the controller pairs a listener and a client.
+  bool pairwise() const override { return true; }
   // Always OK: every node has TCP.
   absl::Status Probe() const override;
   absl::Status ValidateParams(const Params& params) const override;
