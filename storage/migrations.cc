@@ -102,6 +102,13 @@ CREATE TABLE recent_points (
   points   BLOB NOT NULL             -- any metrics, in commit order
 );
 )sql"},
+      {2, "tasks carry their own benchmarks and their pair partner",
+       R"sql(
+-- The two halves of a pairwise benchmark (net) have their own specs
+-- (role=server / role=client) and name each other. Empty: the run's list.
+ALTER TABLE tasks ADD COLUMN benchmarks BLOB NOT NULL DEFAULT x'';
+ALTER TABLE tasks ADD COLUMN peer_task_id TEXT NOT NULL DEFAULT '';
+)sql"},
   };
   return *kMigrations;
 }

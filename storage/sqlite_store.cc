@@ -753,10 +753,12 @@ absl::StatusOr<RunRecord> ReadRun(const Statement& s) {
   return run;
 }
 
-// Columns: task_id, run_id, node, state, reason, outcomes, updated_ms.
+// Columns: task_id, run_id, node, state, reason, outcomes, updated_ms,
+// benchmarks, peer_task_id.
 constexpr char kSelectTask[] =
     "SELECT t.task_id, r.run_id, t.node, t.state, t.reason, t.outcomes, "
-    "t.updated_ms FROM tasks t CROSS JOIN runs r ON r.key = t.run_key ";
+    "t.updated_ms, t.benchmarks, t.peer_task_id "
+    "FROM tasks t CROSS JOIN runs r ON r.key = t.run_key ";
 
 }  // namespace
 
@@ -807,9 +809,11 @@ absl::Status SqliteStore::CreateRun(const RunRecord& run,
     FB_ASSIGN_OR_RETURN(
         sqlite3_stmt * stmt,
         Prepare("INSERT INTO tasks(task_id, run_key, node, state, reason, "
-                "outcomes, updated_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)"));
+                "outcomes, updated_ms, benchmarks, peer_task_id) "
+                "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"));
     for (const TaskRecord& task : tasks) {
       const std::string outcomes = SerializeDelimited(task.outcomes);
+      const std::string task_benchmarks = SerializeDelimited(task.benchmarks);
       Statement s(db_, stmt);
       s.BindText(1, task.task_id);
       s.BindInt(2, key);
@@ -818,6 +822,8 @@ absl::Status SqliteStore::CreateRun(const RunRecord& run,
       s.BindText(5, task.reason);
       s.BindBlob(6, outcomes);
       s.BindInt(7, ToMillis(task.updated));
+      s.BindBlob(8, task_benchmarks);
+      s.BindText(9, task.peer_task_id);
       absl::Status status = s.Run(absl::StrCat("creating task ", task.task_id));
       if (absl::IsAlreadyExists(status)) {
         return absl::AlreadyExistsError(
@@ -897,6 +903,9 @@ absl::StatusOr<std::vector<TaskRecord>> SqliteStore::ReadTasks(
     FB_ASSIGN_OR_RETURN(task.outcomes, ParseDelimited<v1::BenchmarkOutcome>(
                                            s.Blob(5), "outcomes of a task"));
     task.updated = FromMillis(s.Int(6));
+    FB_ASSIGN_OR_RETURN(task.benchmarks, ParseDelimited<v1::BenchmarkSpec>(
+                                             s.Blob(7), "benchmarks of a task"));
+    task.peer_task_id = s.Text(8);
   }
   return tasks;
 }
@@ -934,16 +943,20 @@ absl::StatusOr<std::vector<TaskRecord>> SqliteStore::ListTasksInStates(
 
 absl::Status SqliteStore::UpdateTaskLocked(const TaskRecord& task) {
   const std::string outcomes = SerializeDelimited(task.outcomes);
+  // A pair's client learns its peer's address only once the server
+  // listens, so a task's benchmarks can change after it was created.
+  const std::string task_benchmarks = SerializeDelimited(task.benchmarks);
   FB_ASSIGN_OR_RETURN(
       sqlite3_stmt * stmt,
       Prepare("UPDATE tasks SET state = ?1, reason = ?2, outcomes = ?3, "
-              "updated_ms = ?4 WHERE task_id = ?5"));
+              "updated_ms = ?4, benchmarks = ?6 WHERE task_id = ?5"));
   Statement s(db_, stmt);
   s.BindInt(1, task.state);
   s.BindText(2, task.reason);
   s.BindBlob(3, outcomes);
   s.BindInt(4, ToMillis(task.updated));
   s.BindText(5, task.task_id);
+  s.BindBlob(6, task_benchmarks);
   FB_RETURN_IF_ERROR(s.Run("updating task"));
   if (sqlite3_changes(db_) == 0) {
     return absl::NotFoundError(absl::StrCat("task ", task.task_id, " not found"));

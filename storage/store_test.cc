@@ -371,6 +371,32 @@ TEST_F(StoreTest, RunAndTasksRoundTrip) {
   EXPECT_TRUE(store_->ListTasksInStates({})->empty());
 }
 
+TEST_F(StoreTest, PairTasksKeepTheirOwnBenchmarksAndPartner) {
+  TaskRecord server = MakeTask("ts", "r1", "n1", kT0);
+  TaskRecord client = MakeTask("tc", "r1", "n2", kT0);
+  v1::BenchmarkSpec spec;
+  spec.set_name("net");
+  (*spec.mutable_params())["role"] = "server";
+  server.benchmarks = {spec};
+  (*spec.mutable_params())["role"] = "client";
+  client.benchmarks = {spec};
+  server.peer_task_id = "tc";
+  client.peer_task_id = "ts";
+  ASSERT_TRUE(store_->CreateRun(MakeRun("r1", kT0), {server, client}).ok());
+
+  // The client learns its peer once the server listens.
+  (*client.benchmarks[0].mutable_params())["peer"] = "10.0.0.1:4000";
+  ASSERT_TRUE(store_->UpdateTask(client).ok());
+  Reopen();
+  auto tasks = store_->ListTasks("r1");
+  ASSERT_TRUE(tasks.ok()) << tasks.status();
+  ASSERT_EQ(tasks->size(), 2u);
+  EXPECT_EQ((*tasks)[0].peer_task_id, "tc");
+  EXPECT_EQ((*tasks)[0].benchmarks.at(0).params().at("role"), "server");
+  EXPECT_EQ((*tasks)[1].peer_task_id, "ts");
+  EXPECT_EQ((*tasks)[1].benchmarks.at(0).params().at("peer"), "10.0.0.1:4000");
+}
+
 TEST_F(StoreTest, MissingAndDuplicateRunsAndTasks) {
   EXPECT_EQ(store_->GetRun("nope").status().code(), absl::StatusCode::kNotFound);
   EXPECT_EQ(store_->ListTasks("nope").status().code(),
