@@ -126,6 +126,7 @@ wait_for_file() {  # path
 
 run_ours() {  # out.json
   rm -f "$work/port"
+  echo "\$ ip netns exec $ns_a $cli server bind=$addr_a accept_timeout_s=30 --port_file=PORT_FILE &" >&2
   in_a "$cli" server bind=$addr_a accept_timeout_s=30 --port_file="$work/port" \
     2>"$work/ours-server.log" &
   local server=$!
@@ -153,6 +154,7 @@ run_iperf3() {
   local procs=1 per=$streams flag=() port servers=() clients=()
   [[ $1 == multi ]] && { procs=$streams; per=1; }
   [[ $2 == reverse ]] && flag=(-R)
+  echo "\$ ip netns exec $ns_a iperf3 -s -1 -B $addr_a -p 5201 &$( ((procs > 1)) && echo " (x$procs, ports 5201..$((5200 + procs)))")" >&2
   for ((k = 0; k < procs; k++)); do
     port=$((5201 + k))
     in_a iperf3 -s -1 -B $addr_a -p $port >/dev/null 2>&1 &

@@ -238,7 +238,11 @@ fi
 rank_lines=""
 if want rank; then
   if [[ -x $RANK_BENCH ]]; then
-    rank_lines=$("$RANK_BENCH" --fleetbench "$FB" --db "$WORK/rank/history.db" | tee /dev/stderr)
+    mkdir -p "$WORK/rank"
+    "$RANK_BENCH" --fleetbench "$FB" --db "$WORK/rank/history.db" \
+      >"$WORK/rank/bench.out" 2>"$WORK/rank/bench.log" || echo "rank: failures; see $WORK/rank/bench.log" >&2
+    rank_lines=$(grep '^{' "$WORK/rank/bench.out")
+    echo "$rank_lines"
   else
     echo "rank: $RANK_BENCH not built, skipped" >&2
   fi

@@ -27,7 +27,7 @@ const std::vector<MetricInfo>& AllMetrics() {
       // Network between two nodes (TCP, receiver-side bytes).
       {"net.tcp.Gbps", "Gbps", true, "TCP throughput, client to listener, P streams"},
       {"net.tcp.reverse.Gbps", "Gbps", true, "TCP throughput, listener to client"},
-      {"net.tcp.retransmits", "count", false, "TCP retransmits during the forward test"},
+      {"net.tcp.retransmits.count", "count", false, "TCP retransmits during the forward test"},
       {"net.tcp.rtt_p50_us", "us", false, "TCP small-message round trip, median"},
       {"net.tcp.rtt_p99_us", "us", false, "TCP small-message round trip, p99"},
       // GPU (cuBLASLt, CUDA copies); % of the SKU's peak in each sample's params.

@@ -208,7 +208,7 @@ std::vector<v1::Sample> NetSamples(const NetConfig& config,
                   r.streams, kThroughputMethod),
         r);
     if (r.retransmits >= 0) {
-      AddSample(samples, config, "net.tcp.retransmits", "count",
+      AddSample(samples, config, "net.tcp.retransmits.count", "count",
                 static_cast<double>(r.retransmits), "forward", r.streams,
                 kRetransmitMethod);
     }

@@ -12,7 +12,7 @@
 // Metrics (client only):
 //   net.tcp.Gbps           forward (client -> server), receiver-side bytes
 //   net.tcp.reverse.Gbps   reverse (server -> client), receiver-side bytes
-//   net.tcp.retransmits    forward, sending sockets' tcpi_total_retrans
+//   net.tcp.retransmits.count    forward, sending sockets' tcpi_total_retrans
 //                          delta over the window (unit "count")
 //   net.tcp.rtt_p50_us     ping-pong round trip, median
 //   net.tcp.rtt_p99_us     ping-pong round trip, 99th percentile

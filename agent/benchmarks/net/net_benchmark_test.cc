@@ -131,8 +131,8 @@ TEST(NetSamplesTest, MetricsUnitsAndParams) {
   EXPECT_EQ(by_metric["net.tcp.Gbps"]->unit(), "Gbps");
   EXPECT_DOUBLE_EQ(by_metric["net.tcp.Gbps"]->value(), 10);
   EXPECT_EQ(by_metric["net.tcp.reverse.Gbps"]->unit(), "Gbps");
-  EXPECT_EQ(by_metric["net.tcp.retransmits"]->unit(), "count");
-  EXPECT_DOUBLE_EQ(by_metric["net.tcp.retransmits"]->value(), 7);
+  EXPECT_EQ(by_metric["net.tcp.retransmits.count"]->unit(), "count");
+  EXPECT_DOUBLE_EQ(by_metric["net.tcp.retransmits.count"]->value(), 7);
   EXPECT_EQ(by_metric["net.tcp.rtt_p50_us"]->unit(), "us");
   EXPECT_DOUBLE_EQ(by_metric["net.tcp.rtt_p50_us"]->value(), 20);
   EXPECT_DOUBLE_EQ(by_metric["net.tcp.rtt_p99_us"]->value(), 29.8);
@@ -234,7 +234,7 @@ TEST(TcpNetBenchmarkTest, TwoPluginsOnLoopback) {
   ASSERT_EQ(by_metric.size(), 5u);
   EXPECT_GT(by_metric["net.tcp.Gbps"]->value(), 0);
   EXPECT_GT(by_metric["net.tcp.reverse.Gbps"]->value(), 0);
-  EXPECT_GE(by_metric["net.tcp.retransmits"]->value(), 0);
+  EXPECT_GE(by_metric["net.tcp.retransmits.count"]->value(), 0);
   const double p50 = by_metric["net.tcp.rtt_p50_us"]->value();
   const double p99 = by_metric["net.tcp.rtt_p99_us"]->value();
   EXPECT_GT(p50, 0);

@@ -119,6 +119,19 @@ absl::Status QuietUntil(int fd, Deadline until, const CancelFn& cancelled,
                                           " during a measurement"));
 }
 
+// Per-stream byte counts between two snapshots, and their sum.
+std::vector<uint64_t> Delta(const std::vector<uint64_t>& before,
+                            const std::vector<uint64_t>& after,
+                            uint64_t* total) {
+  std::vector<uint64_t> out(after.size());
+  *total = 0;
+  for (size_t i = 0; i < out.size(); ++i) {
+    out[i] = after[i] - before[i];
+    *total += out[i];
+  }
+  return out;
+}
+
 struct alignas(64) PaddedCounter {
   std::atomic<uint64_t> value{0};
 };
@@ -176,13 +189,6 @@ class StreamGroup {
     }
   }
 
-  uint64_t TotalBytes() const {
-    uint64_t sum = 0;
-    for (size_t i = 0; i < sockets_.size(); ++i) {
-      sum += counters_[i].value.load(std::memory_order_relaxed);
-    }
-    return sum;
-  }
   std::vector<uint64_t> StreamBytes() const {
     std::vector<uint64_t> out(sockets_.size());
     for (size_t i = 0; i < sockets_.size(); ++i) {
@@ -559,7 +565,6 @@ class ServerSession {
         !s.ok()) {
       return s;
     }
-    const uint64_t bytes0 = group.TotalBytes();
     const std::vector<uint64_t> streams0 = group.StreamBytes();
     const auto opened = Clock::now();
     if (absl::Status s = SendMessage(control_.fd(), ControlMessage("OPEN"),
@@ -575,16 +580,13 @@ class ServerSession {
         !s.ok()) {
       return s;
     }
-    const uint64_t bytes1 = group.TotalBytes();
     const std::vector<uint64_t> streams1 = group.StreamBytes();
     const auto closed = Clock::now();
     if (absl::Status s = group.error(); !s.ok()) return s;
-    std::vector<uint64_t> per_stream(streams1.size());
-    for (size_t i = 0; i < per_stream.size(); ++i) {
-      per_stream[i] = streams1[i] - streams0[i];
-    }
+    uint64_t bytes = 0;
+    const std::vector<uint64_t> per_stream = Delta(streams0, streams1, &bytes);
     ControlMessage close("CLOSE");
-    close.Set("bytes", absl::StrCat(bytes1 - bytes0))
+    close.Set("bytes", absl::StrCat(bytes))
         .Set("window_ns",
              absl::StrCat(std::chrono::duration_cast<std::chrono::nanoseconds>(
                               closed - opened)
@@ -886,7 +888,6 @@ class ClientSession {
         !s.ok()) {
       return s;
     }
-    const uint64_t bytes0 = group.TotalBytes();
     const std::vector<uint64_t> streams0 = group.StreamBytes();
     const auto opened = Clock::now();
     if (absl::Status s = SendMessage(control_.fd(), ControlMessage("OPEN"),
@@ -904,7 +905,6 @@ class ClientSession {
         !s.ok()) {
       return s;
     }
-    const uint64_t bytes1 = group.TotalBytes();
     const std::vector<uint64_t> streams1 = group.StreamBytes();
     const auto closed = Clock::now();
     if (absl::Status s = group.error(); !s.ok()) {
@@ -926,11 +926,8 @@ class ClientSession {
 
     ThroughputResult r;
     r.streams = test.streams;
-    r.bytes = bytes1 - bytes0;
+    r.stream_bytes = Delta(streams0, streams1, &r.bytes);
     r.window_s = std::chrono::duration<double>(closed - opened).count();
-    for (size_t i = 0; i < streams1.size(); ++i) {
-      r.stream_bytes.push_back(streams1[i] - streams0[i]);
-    }
     r.gbps = GbpsFromBytes(r.bytes, r.window_s);
     absl::StatusOr<int64_t> retrans = finished->Int("retransmits");
     r.retransmits = retrans.ok() ? *retrans : -1;
