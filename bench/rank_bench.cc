@@ -21,8 +21,12 @@
 //    store, and the store's MetricPointsSince alone (the scan inside Rank).
 //    --cli 0 skips step 2 (for profiling the in-process path).
 //
-// Prints one JSON line per measurement and a summary. Token: one is made up
-// and passed to the processes in FLEETBENCH_TOKEN.
+// Prints one JSON line per measurement: wall times (cold call, then median,
+// min, max of the repeats) and CPU times (in process: the calling thread's;
+// CLI: the controller's per call, and the CLI process's own), plus the
+// controller's memory after the CLI calls. On shared cores the wall time
+// includes waiting for a CPU; the CPU time mostly does not. Token: taken
+// from FLEETBENCH_TOKEN, else one is made up for the processes started here.
 #include <signal.h>
 #include <spawn.h>
 #include <sys/resource.h>
@@ -400,6 +404,25 @@ int TimeCliAgainstController(const RankBenchOptions& o) {
     }
     s.cpu_ms = cli_cpu_ms;
     Print(s, "");
+  }
+  // What ranking a large history costs the controller in memory (RSS
+  // counts the mmap'ed database pages it touched as well).
+  {
+    std::FILE* f = std::fopen(absl::StrCat("/proc/", controller.pid, "/status").c_str(), "r");
+    char line[256];
+    std::string rss, hwm, anon;
+    while (f != nullptr && std::fgets(line, sizeof line, f) != nullptr) {
+      long kb = 0;
+      if (std::sscanf(line, "VmRSS: %ld", &kb) == 1) rss = absl::StrCat(kb);
+      if (std::sscanf(line, "VmHWM: %ld", &kb) == 1) hwm = absl::StrCat(kb);
+      if (std::sscanf(line, "RssAnon: %ld", &kb) == 1) anon = absl::StrCat(kb);
+    }
+    if (f != nullptr) std::fclose(f);
+    std::printf("{\"what\":\"controller memory after the CLI calls\",\"rss_kb\":%s,"
+                "\"peak_rss_kb\":%s,\"anon_kb\":%s}\n",
+                rss.empty() ? "0" : rss.c_str(), hwm.empty() ? "0" : hwm.c_str(),
+                anon.empty() ? "0" : anon.c_str());
+    std::fflush(stdout);
   }
   kill(controller.pid, SIGTERM);
   ReadAll(controller.stdout_fd);

@@ -206,30 +206,50 @@ echo "idle: load tool: $idle_result"
 fi
 
 # ------------------------------------------------------------ real agent
-# The same controller, now without the fake agents.
+# The same controller, now without the fake agents. measure_agent LABEL BINARY
+# appends a summary row to agent_rows.
+agent_rows=()
+measure_agent() {
+  local label=$1 bin=$2 name=agent-idle-$1 adir=$WORK/agent-$1
+  mkdir -p "$adir"
+  "$bin" agent --controller "$CTL_ADDR" --name "$name" --state-dir "$adir/state" 2>"$adir/agent.log" &
+  local pid=$!
+  pids+=("$pid")
+  for _ in $(seq 1 300); do
+    [[ $(online_count "$name") == 1 ]] && break
+    sleep 0.1
+  done
+  sleep 5
+  local a0 a1 cpu cpu_ms rss anon file threads online
+  a0=$(cpu_ticks "$pid")
+  sleep "$AGENT_WINDOW"
+  a1=$(cpu_ticks "$pid")
+  cpu=$(cpu_pct $((a1 - a0)) "$AGENT_WINDOW")
+  cpu_ms=$(awk -v t=$((a1 - a0)) -v hz="$CLK_TCK" 'BEGIN {printf "%.0f", 1000 * t / hz}')
+  rss=$(status_kb "$pid" VmRSS)
+  anon=$(status_kb "$pid" RssAnon)
+  file=$(status_kb "$pid" RssFile)
+  threads=$(status_kb "$pid" Threads)
+  online=$(online_count "$name")
+  echo "agent ($label): online=$online RSS $(mb "$rss") MB (anon $(mb "$anon") MB, file $(mb "$file") MB)," \
+       "$threads threads, CPU ${cpu}% (${cpu_ms} ms in ${AGENT_WINDOW} s)," \
+       "cuBLAS mapped: $(grep -c cublas "/proc/$pid/maps" || true) mappings"
+  stop "$pid"
+  agent_rows+=("$(printf '%-44s %-22s %-24s %s' "agent idle RSS ($label)" "< 30 MB" "$(mb "$rss") MB" \
+    "anon $(mb "$anon") MB, file $(mb "$file") MB")")
+  agent_rows+=("$(printf '%-44s %-22s %-24s %s' "agent idle CPU ($label)" "near zero" "${cpu}%" \
+    "${cpu_ms} ms in ${AGENT_WINDOW} s")")
+}
 if want agent; then
-adir=$WORK/agent
-mkdir -p "$adir"
-"$FB" agent --controller "$CTL_ADDR" --name agent-idle --state-dir "$adir/state" 2>"$adir/agent.log" &
-agent_pid=$!
-pids+=("$agent_pid")
-for _ in $(seq 1 300); do
-  [[ $(online_count agent-idle) == 1 ]] && break
-  sleep 0.1
-done
-sleep 5
-a0=$(cpu_ticks "$agent_pid")
-sleep "$AGENT_WINDOW"
-a1=$(cpu_ticks "$agent_pid")
-agent_cpu=$(cpu_pct $((a1 - a0)) "$AGENT_WINDOW")
-agent_cpu_ms=$(awk -v t=$((a1 - a0)) -v hz="$CLK_TCK" 'BEGIN {printf "%.0f", 1000 * t / hz}')
-agent_rss=$(status_kb "$agent_pid" VmRSS)
-agent_anon=$(status_kb "$agent_pid" RssAnon)
-agent_threads=$(status_kb "$agent_pid" Threads)
-agent_online=$(online_count agent-idle)
-echo "agent: online=$agent_online RSS $(mb "$agent_rss") MB (anon $(mb "$agent_anon") MB), $agent_threads threads," \
-     "CPU ${agent_cpu}% (${agent_cpu_ms} ms in ${AGENT_WINDOW} s)"
-stop "$agent_pid"
+  measure_agent as-built "$FB"
+  # Diagnostic: the same binary where it cannot find the GPU module
+  # (libfleetbench_gpu.so, found next to the executable), to show what the
+  # module and the CUDA libraries it links cost an idle agent.
+  if [[ -e $(dirname "$FB")/libfleetbench_gpu.so ]]; then
+    mkdir -p "$WORK/no-gpu-module"
+    cp "$FB" "$WORK/no-gpu-module/fleetbench"
+    measure_agent no-gpu-module "$WORK/no-gpu-module/fleetbench"
+  fi
 fi
 stop "$CTL_PID"
 fi
@@ -267,12 +287,15 @@ fi
 if [[ -n $rank_lines ]]; then
   while read -r line; do
     what=$(jq -r .what <<<"$line")
+    if [[ $what == controller* ]]; then
+      printf '%-44s %-22s %-24s %s\n' "controller RSS after ranking 1M (CLI runs)" "(measure)" \
+        "$(mb "$(jq -r .rss_kb <<<"$line")") MB" \
+        "peak $(mb "$(jq -r .peak_rss_kb <<<"$line")") MB, anon $(mb "$(jq -r .anon_kb <<<"$line")") MB"
+      continue
+    fi
     [[ $what == cli* || $what == FleetCore* || $what == Store* ]] || continue
-    printf '%-44s %-22s %-24s %s\n' "rank 1M: $what" "< 100 ms" "$(jq -r .median_ms <<<"$line") ms" \
-      "$(jq -r '"\(.min_ms)-\(.max_ms) over \(.repeats); cold \(.cold_ms)"' <<<"$line")"
+    printf '%-44s %-22s %-24s %s\n' "rank 1M: ${what:0:35}" "< 100 ms" "$(jq -r .median_ms <<<"$line") ms" \
+      "$(jq -r '"\(.min_ms)-\(.max_ms) over \(.repeats); cold \(.cold_ms); CPU \(.median_cpu_ms)"' <<<"$line")"
   done <<<"$rank_lines"
 fi
-if want agent; then
-printf '%-44s %-22s %-24s %s\n' "agent idle RSS" "< 30 MB" "$(mb "$agent_rss") MB" "anon $(mb "$agent_anon") MB"
-printf '%-44s %-22s %-24s %s\n' "agent idle CPU" "near zero" "${agent_cpu}%" "${agent_cpu_ms} ms in ${AGENT_WINDOW} s"
-fi
+for row in "${agent_rows[@]}"; do echo "$row"; done

@@ -1418,19 +1418,18 @@ absl::StatusOr<std::vector<v1::Sample>> SqliteStore::History(
   return samples;
 }
 
-absl::StatusOr<std::vector<MetricPoint>> SqliteStore::MetricPointsSince(
+absl::StatusOr<MetricPointTable> SqliteStore::MetricPointTableSince(
     const std::string& metric, absl::Time since) {
   const int64_t since_ms = since == absl::InfinitePast()
                                ? std::numeric_limits<int64_t>::min()
                                : ToMillis(since);
   absl::MutexLock lock(&mu_);
-  std::vector<MetricPoint> points;
+  MetricPointTable table;
   absl::Status status = InTransaction(TxnKind::kRead, [&]() -> absl::Status {
     FB_ASSIGN_OR_RETURN(int64_t metric_id, MetricIdLocked(metric, false));
     if (metric_id == 0) return absl::OkStatus();
     {
-      // Sized first (an upper bound): growing a vector of a million points
-      // costs more than this query over chunk headers.
+      // Sized first (an upper bound) so the points never move.
       FB_ASSIGN_OR_RETURN(
           sqlite3_stmt * stmt,
           Prepare("SELECT (SELECT coalesce(sum(n_points), 0) FROM metric_points "
@@ -1441,46 +1440,76 @@ absl::StatusOr<std::vector<MetricPoint>> SqliteStore::MetricPointsSince(
       s.BindInt(1, metric_id);
       s.BindInt(2, since_ms);
       FB_ASSIGN_OR_RETURN(bool row, s.Step("sizing metric points"));
-      if (row) points.reserve(static_cast<size_t>(s.Int(0) + s.Int(1)));
+      if (row) table.points.reserve(static_cast<size_t>(s.Int(0) + s.Int(1)));
     }
     // Node ids are small and dense (rowids of a table with a row per
-    // machine): a plain array beats a hash lookup per point.
+    // machine): a plain array maps them to table indexes. Runs change
+    // rarely from one point to the next, so a hash map behind a one-entry
+    // memo does for them.
     constexpr int64_t kDenseNodeIds = 1 << 20;
-    std::vector<const std::string*> node_names;
+    constexpr uint32_t kUnset = std::numeric_limits<uint32_t>::max();
+    std::vector<uint32_t> node_index;
+    absl::flat_hash_map<int64_t, uint32_t> sparse_node_index;
+    absl::flat_hash_map<int64_t, uint32_t> run_index;
     int64_t last_run = -1;
-    const std::string* run_id = nullptr;
+    uint32_t last_run_index = 0;
+    auto index_of_node = [&](int64_t node_id) -> absl::StatusOr<uint32_t> {
+      uint32_t* slot = nullptr;
+      if (node_id >= 0 && node_id < kDenseNodeIds) {
+        const auto i = static_cast<size_t>(node_id);
+        if (i >= node_index.size()) node_index.resize(i + 1, kUnset);
+        slot = &node_index[i];
+      } else {
+        slot = &sparse_node_index.try_emplace(node_id, kUnset).first->second;
+      }
+      if (*slot == kUnset) {
+        FB_ASSIGN_OR_RETURN(const std::string* name, NodeNameLocked(node_id));
+        *slot = static_cast<uint32_t>(table.nodes.size());
+        table.nodes.push_back(*name);
+      }
+      return *slot;
+    };
     return ScanPointsLocked(
         metric_id, since_ms,
         [&](absl::string_view packed) -> absl::Status {
           for (size_t i = 0; i < packed.size() / kPointBytes; ++i) {
             const RankingPoint p = PointAt(packed, i);
             if (p.metric_id != metric_id || p.time_ms < since_ms) continue;
-            const std::string* node_name = nullptr;
-            if (p.node_id >= 0 && p.node_id < kDenseNodeIds) {
-              const auto slot = static_cast<size_t>(p.node_id);
-              if (slot >= node_names.size()) node_names.resize(slot + 1);
-              if (node_names[slot] == nullptr) {
-                FB_ASSIGN_OR_RETURN(node_names[slot], NodeNameLocked(p.node_id));
-              }
-              node_name = node_names[slot];
-            } else {
-              FB_ASSIGN_OR_RETURN(node_name, NodeNameLocked(p.node_id));
-            }
+            FB_ASSIGN_OR_RETURN(uint32_t node, index_of_node(p.node_id));
             if (p.run_key != last_run) {
-              FB_ASSIGN_OR_RETURN(run_id, RunIdLocked(p.run_key));
+              auto [it, added] = run_index.try_emplace(
+                  p.run_key, static_cast<uint32_t>(table.run_ids.size()));
+              if (added) {
+                FB_ASSIGN_OR_RETURN(const std::string* run_id,
+                                    RunIdLocked(p.run_key));
+                table.run_ids.push_back(*run_id);
+              }
               last_run = p.run_key;
+              last_run_index = it->second;
             }
-            MetricPoint& point = points.emplace_back();
-            point.node = *node_name;
-            point.run_id = *run_id;
-            point.value = p.value;
-            point.time = FromMillis(p.time_ms);
+            table.points.push_back(
+                {node, last_run_index, p.value, FromMillis(p.time_ms)});
           }
           return absl::OkStatus();
         },
         [](int64_t) { return true; });
   });
   if (!status.ok()) return status;
+  return table;
+}
+
+absl::StatusOr<std::vector<MetricPoint>> SqliteStore::MetricPointsSince(
+    const std::string& metric, absl::Time since) {
+  FB_ASSIGN_OR_RETURN(MetricPointTable table,
+                      MetricPointTableSince(metric, since));
+  // Nearly all of this call's time for a large window: two string copies
+  // per point (MetricPointTableSince skips them).
+  std::vector<MetricPoint> points;
+  points.reserve(table.points.size());
+  for (const MetricPointTable::Point& p : table.points) {
+    points.push_back(
+        {table.nodes[p.node], table.run_ids[p.run], p.value, p.time});
+  }
   return points;
 }
 

@@ -70,6 +70,8 @@ class SqliteStore final : public Store {
                                                   int limit) override;
   absl::StatusOr<std::vector<MetricPoint>> MetricPointsSince(
       const std::string& metric, absl::Time since) override;
+  absl::StatusOr<MetricPointTable> MetricPointTableSince(
+      const std::string& metric, absl::Time since) override;
   absl::StatusOr<int64_t> CountSamples() override;
   absl::Status CheckIntegrity() override;
 

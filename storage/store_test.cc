@@ -199,6 +199,39 @@ TEST_F(StoreTest, MigratesAnOlderFileToANewerBuildKeepingData) {
   EXPECT_EQ(old.status().code(), absl::StatusCode::kFailedPrecondition);
 }
 
+TEST_F(StoreTest, UpgradesAVersionOneFileKeepingItsData) {
+  store_.reset();
+  std::filesystem::remove(path_);
+  SqliteOptions options;
+  options.path = path_;
+  {
+    // A file at version 1. Today's code only writes it through calls whose
+    // SQL version 1 already supports: nodes (tasks gained columns later).
+    auto v1 = OpenSqliteStoreWithMigrations(options, {SchemaMigrations()[0]});
+    ASSERT_TRUE(v1.ok()) << v1.status();
+    ASSERT_TRUE((*v1)->UpsertNode(MakeNode("n1", "6.1", kT0)).ok());
+    ASSERT_TRUE((*v1)->UpsertNode(MakeNode("n1", "6.5", kT0)).ok());
+  }
+  ASSERT_EQ(ReadHeaderUserVersion(path_), 1);
+  Reopen();
+  store_.reset();
+  EXPECT_EQ(ReadHeaderUserVersion(path_), LatestSchemaVersion());
+  Reopen();
+  auto nodes = store_->ListNodes();
+  ASSERT_TRUE(nodes.ok()) << nodes.status();
+  ASSERT_EQ(nodes->size(), 1u);
+  EXPECT_EQ((*nodes)[0].facts.kernel(), "6.5");
+  EXPECT_EQ((*nodes)[0].labels.at("region"), "eu-west-1");
+  EXPECT_EQ(*store_->CountFactsVersions("n1"), 2);
+  // The upgraded file takes what the newer schema added.
+  AddNodeAndRun("n1", "r1");
+  Store::ReportWrite report;
+  report.samples = {MakeSample("s1", "r1", "n1", kMetric, 1.5, 1)};
+  ASSERT_EQ(*store_->CommitReports({report}), 1);
+  EXPECT_EQ(store_->ListTasks("r1")->size(), 1u);
+  EXPECT_TRUE(store_->CheckIntegrity().ok());
+}
+
 TEST_F(StoreTest, RefusesASchemaNewerThanThisBuild) {
   AddNodeAndRun("n1", "r1");
   store_.reset();
@@ -677,6 +710,22 @@ TEST_F(StoreTest, RankingPointsAndHistoryStayExactAcrossFolds) {
           got.emplace(p.node, p.run_id, p.value, absl::ToUnixMillis(p.time));
         }
         EXPECT_EQ(got, want) << metric << " since " << since;
+        // The compact form, read directly and through Store's default.
+        for (bool use_default : {false, true}) {
+          auto table = use_default ? store_->Store::MetricPointTableSince(
+                                         metric, absl::FromUnixMillis(since))
+                                   : store_->MetricPointTableSince(
+                                         metric, absl::FromUnixMillis(since));
+          ASSERT_TRUE(table.ok()) << table.status();
+          got.clear();
+          for (const MetricPointTable::Point& p : table->points) {
+            got.emplace(table->nodes.at(p.node), table->run_ids.at(p.run),
+                        p.value, absl::ToUnixMillis(p.time));
+          }
+          EXPECT_EQ(got, want) << metric << " since " << since;
+          EXPECT_LE(table->nodes.size(), nodes.size());
+          EXPECT_LE(table->run_ids.size(), 5u);
+        }
       }
       for (const std::string& node : nodes) {
         std::vector<v1::Sample> want;
