@@ -30,6 +30,10 @@ const std::vector<MetricInfo>& AllMetrics() {
       {"net.tcp.retransmits.count", "count", false, "TCP retransmits during the forward test"},
       {"net.tcp.rtt_p50_us", "us", false, "TCP small-message round trip, median"},
       {"net.tcp.rtt_p99_us", "us", false, "TCP small-message round trip, p99"},
+      // RDMA between two nodes (RC queue pair, RDMA WRITE, like perftest).
+      {"rdma.write.Gbps", "Gbps", true, "RDMA WRITE bandwidth, client to listener"},
+      {"rdma.write_lat.p50_us", "us", false, "RDMA WRITE one-way latency, median"},
+      {"rdma.write_lat.p99_us", "us", false, "RDMA WRITE one-way latency, p99"},
       // GPU (cuBLASLt, CUDA copies); % of the SKU's peak in each sample's params.
       {"gemm.gpu.fp64.tflops", "tflops", true, "GPU fp64 GEMM (cuBLASLt)"},
       {"gemm.gpu.tf32.tflops", "tflops", true, "GPU tf32 GEMM (cuBLASLt)"},

@@ -461,10 +461,17 @@ void FleetCore::SettlePairPartner(const storage::TaskRecord& task) {
   if (awaiting_port_.contains(partner->task_id) || partner->state == v1::TASK_STATE_QUEUED) {
     // The server half ended before its port was known: the client never ran.
     awaiting_port_.erase(partner->task_id);
-    FinishTask(*partner, v1::TASK_STATE_FAILED,
-               absl::StrCat("peer ", task.node, " ended (", TaskStateName(task.state),
-                            task.reason.empty() ? "" : ": " + task.reason,
-                            ") before it was listening"));
+    // A listener that cannot run here (no RDMA device) makes the pair
+    // skipped, not failed; anything else fails the waiting half.
+    std::string why = task.reason;
+    for (const auto& o : task.outcomes) {
+      if (why.empty() && !o.reason().empty()) why = o.reason();
+    }
+    const bool skipped = task.state == v1::TASK_STATE_SKIPPED;
+    FinishTask(*partner, skipped ? v1::TASK_STATE_SKIPPED : v1::TASK_STATE_FAILED,
+               absl::StrCat("peer ", task.node, " ", TaskStateName(task.state),
+                            why.empty() ? "" : ": " + why,
+                            skipped ? "" : " (before it was listening)"));
     return;
   }
   if (IsPairClient(task) && task.state != v1::TASK_STATE_SUCCEEDED &&

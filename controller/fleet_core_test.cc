@@ -286,6 +286,29 @@ TEST_F(FleetCoreTest, ClientFailsWhenItsServerEndsBeforeListening) {
   EXPECT_TRUE(b->RunTasks().empty());
 }
 
+TEST_F(FleetCoreTest, ASkippedListenerSkipsThePair) {
+  auto a = Connect("a", true);
+  auto b = Connect("b", true);
+  const std::string run = Start("net");
+  v1::AgentMessage m;
+  v1::Report* r = m.mutable_report();
+  r->set_report_id(NewUlid());
+  r->set_task_id(a->RunTasks()[0].task_id());
+  r->set_task_finished(true);
+  r->set_task_state(v1::TASK_STATE_SKIPPED);
+  v1::BenchmarkOutcome* o = r->add_outcomes();
+  o->set_benchmark("net");
+  o->set_state(v1::TASK_STATE_SKIPPED);
+  o->set_reason("no RDMA device");
+  Send(a, m);
+  v1::NodeTask client = TaskOf(run, "b");
+  EXPECT_EQ(client.state(), v1::TASK_STATE_SKIPPED);
+  EXPECT_NE(client.reason().find("no RDMA device"), std::string::npos) << client.reason();
+  v1::GetRunRequest get;
+  get.set_run_id(run);
+  EXPECT_EQ(core_->GetRun(get)->state(), "succeeded");  // nothing failed
+}
+
 TEST_F(FleetCoreTest, PairwiseNeedsTwoNodes) {
   Connect("a", true);
   v1::StartRunRequest request;

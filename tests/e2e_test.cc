@@ -239,6 +239,24 @@ TEST_F(EndToEndTest, AgentRestartResendsWhatItMeasuredWhileTheControllerWasDown)
   EXPECT_TRUE(WaitFor([&] { return std::filesystem::is_empty(spool); }, absl::Seconds(10)));
 }
 
+TEST_F(EndToEndTest, RdmaWithoutADeviceIsSkippedWithTheReason) {
+  StartController();
+  StartAgent("r1", {});
+  StartAgent("r2", {});
+  ASSERT_TRUE(WaitForOnlineNodes(2, absl::Seconds(30)));
+  v1::Run run;
+  int code = -1;
+  ASSERT_TRUE(CliJson({"run", "--bench", "rdma", "--wait"}, &run, &code));
+  EXPECT_EQ(code, 0);  // skipped is not a failure
+  ASSERT_EQ(run.tasks_size(), 2);
+  for (const v1::NodeTask& t : run.tasks()) {
+    EXPECT_EQ(t.state(), v1::TASK_STATE_SKIPPED);
+    std::string reasons = t.reason();
+    for (const auto& o : t.outcomes()) reasons += o.reason();
+    EXPECT_NE(reasons.find("RDMA"), std::string::npos) << reasons;
+  }
+}
+
 TEST_F(EndToEndTest, WrongTokenIsRefused) {
   StartController();
   std::map<std::string, std::string> bad_env = {{"FLEETBENCH_TOKEN", "not-the-token"}};

@@ -5,6 +5,7 @@
 #include "agent/benchmarks/host/disk_uring.h"
 #include "agent/benchmarks/host/mem_stream.h"
 #include "agent/benchmarks/net/net_benchmark.h"
+#include "agent/benchmarks/rdma/rdma_benchmark.h"
 
 namespace fleetbench::agent {
 
@@ -15,6 +16,7 @@ std::vector<std::unique_ptr<Benchmark>> MakeAllBenchmarks() {
   all.push_back(std::make_unique<MemStreamBenchmark>());
   all.push_back(std::make_unique<DiskUringBenchmark>());
   all.push_back(std::make_unique<TcpNetBenchmark>());
+  all.push_back(std::make_unique<RdmaBenchmark>());
   // gpu_gemm, pcie, hbm: always listed; on a node without a driver they
   // are skipped with the reason.
   gpu::AppendGpuBenchmarks(&all);

@@ -79,13 +79,13 @@ void TaskRunner::Execute(const v1::RunTask& task, const std::atomic<bool>& cance
       finish(v1::TASK_STATE_FAILED, absl::StrCat("unknown benchmark '", spec.name(), "'"));
       continue;
     }
+    if (absl::Status probe = bench->Probe(); !probe.ok()) {
+      finish(v1::TASK_STATE_SKIPPED, std::string(probe.message()));
+      continue;
+    }
     if (bench->pairwise() && !hooks.publish_port) {
       finish(v1::TASK_STATE_SKIPPED,
              "runs between two nodes: start it through a controller with two agents");
-      continue;
-    }
-    if (absl::Status probe = bench->Probe(); !probe.ok()) {
-      finish(v1::TASK_STATE_SKIPPED, std::string(probe.message()));
       continue;
     }
     Params params(spec.params().begin(), spec.params().end());

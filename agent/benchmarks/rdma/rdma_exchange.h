@@ -62,11 +62,10 @@ struct QueuePairInfo {
   uint16_t lid = 0;   // 0 on RoCE (Ethernet has no LIDs)
   uint16_t mtu = 0;   // the port's active MTU in bytes: 256..4096, power of 2
   uint64_t addr = 0;  // virtual address of the target region, not 0
-  uint64_t target_bytes = 0;  // length of the target region, >= 1
+  uint64_t target_bytes = 0;      // length of the target region, >= 1
   std::array<uint8_t, 16> gid{};  // all zero when the port has none
 
-  friend bool operator==(const QueuePairInfo&,
-                         const QueuePairInfo&) = default;
+  friend bool operator==(const QueuePairInfo&, const QueuePairInfo&) = default;
 };
 
 struct LatencyPlan {
@@ -97,8 +96,9 @@ absl::StatusOr<RecordHeader> DecodeRecordHeader(absl::string_view header);
 absl::StatusOr<QueuePairInfo> DecodeQueuePairInfo(absl::string_view record);
 absl::Status DecodeReady(absl::string_view record);
 absl::StatusOr<LatencyPlan> DecodeLatencyPlan(absl::string_view record);
-// The peer's status; OK for a clean goodbye.
-absl::StatusOr<absl::Status> DecodeDone(absl::string_view record);
+// Fills *peer_status with the status the peer sent (OK for a clean
+// goodbye); the return value says whether the record was well formed.
+absl::Status DecodeDone(absl::string_view record, absl::Status* peer_status);
 
 // Checks a QueuePairInfo's fields (the decoder calls it too).
 absl::Status ValidateQueuePairInfo(const QueuePairInfo& info);
