@@ -392,7 +392,7 @@ int TimeCliAgainstController(const RankBenchOptions& o) {
   {
     const std::vector<std::string> argv = {o.fleetbench, "rank", "--metric", "no.such.metric_tflops",
                                            "--json", "--controller", "127.0.0.1:" + port};
-    Summary s{"cli rank, unknown metric (process + RPC floor)", 0, {}, {}};
+    Summary s{"cli rank, unknown metric (floor)", 0, {}, {}};
     int rows = 0;
     double cli_cpu = 0;
     std::vector<double> cli_cpu_ms;

@@ -28,6 +28,13 @@
 # Goals: ingest >= 100,000 samples/s acked; controller RSS < 300 MB with
 # 1000 idle agents; rank over 1,000,000 samples < 100 ms; an idle agent
 # < 30 MB RSS and near-zero CPU.
+#
+# Besides wall-clock rates it reports CPU time, which sharing the cores with
+# other work disturbs much less: the controller's actor thread's CPU per
+# ingested sample (1e6 / that = the ingest ceiling on an unshared core) and
+# how long that thread waited for a CPU (schedstat). The real agent is
+# measured as built and, as a diagnostic, as a copy of the binary that cannot
+# find the GPU module next to it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${1:-build-bench}
@@ -294,7 +301,9 @@ if [[ -n $rank_lines ]]; then
       continue
     fi
     [[ $what == cli* || $what == FleetCore* || $what == Store* ]] || continue
-    printf '%-44s %-22s %-24s %s\n' "rank 1M: ${what:0:35}" "< 100 ms" "$(jq -r .median_ms <<<"$line") ms" \
+    target="< 100 ms"
+    [[ $what == *floor* || $what == Store* ]] && target="(part of it)"
+    printf '%-44s %-22s %-24s %s\n' "rank 1M: ${what:0:35}" "$target" "$(jq -r .median_ms <<<"$line") ms" \
       "$(jq -r '"\(.min_ms)-\(.max_ms) over \(.repeats); cold \(.cold_ms); CPU \(.median_cpu_ms)"' <<<"$line")"
   done <<<"$rank_lines"
 fi

@@ -43,6 +43,18 @@ const std::vector<MetricInfo>& AllMetrics() {
       {"pcie.h2d.GBps", "GBps", true, "host to device copy from pinned memory"},
       {"pcie.d2h.GBps", "GBps", true, "device to host copy into pinned memory"},
       {"gpu.mem.GBps", "GBps", true, "device memory bandwidth (device-to-device copy)"},
+      // NCCL collectives over all local GPUs (nccl-tests bus bandwidth).
+      {"allreduce.nccl.busbw_GBps", "GBps", true, "NCCL all-reduce bus bandwidth, largest size"},
+      {"allgather.nccl.busbw_GBps", "GBps", true, "NCCL all-gather bus bandwidth, largest size"},
+      {"reducescatter.nccl.busbw_GBps", "GBps", true, "NCCL reduce-scatter bus bandwidth, largest size"},
+      {"allreduce.nccl.curve_busbw_GBps", "GBps", true, "NCCL bus bandwidth per size (params op, bytes)"},
+      // Sustained GEMM on every GPU ("stress"), NVML telemetry alongside.
+      {"stress.gpu.sustained.tflops", "tflops", true, "GEMM throughput, mean of the last half of the run"},
+      {"stress.gpu.burst.tflops", "tflops", true, "GEMM throughput, mean of the first 5 s"},
+      {"stress.gpu.throttle_fraction.ratio", "ratio", false, "share of the run with a power or thermal clock reason"},
+      {"stress.gpu.first_throttle.s", "s", true, "seconds to the first power or thermal clock reason"},
+      {"stress.gpu.max_temp.C", "C", false, "hottest GPU temperature during the run"},
+      {"stress.gpu.faulty.count", "count", false, "1 when the repeated product's checksum changed"},
   };
   return kMetrics;
 }

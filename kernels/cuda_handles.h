@@ -26,9 +26,15 @@ class DeviceBuffer {
   DeviceBuffer(const DeviceBuffer&) = delete;
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
   absl::Status Allocate(size_t bytes) {
+    Free();
     FLEETBENCH_CUDA_RETURN_IF_ERROR(cudaMalloc(&data_, bytes));
     bytes_ = bytes;
     return absl::OkStatus();
+  }
+  void Free() {
+    if (data_ != nullptr) cudaFree(data_);
+    data_ = nullptr;
+    bytes_ = 0;
   }
   void* get() const { return data_; }
   size_t bytes() const { return bytes_; }

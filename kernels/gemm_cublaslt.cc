@@ -1,6 +1,7 @@
 #include "kernels/gemm_cublaslt.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -12,6 +13,7 @@
 #include "absl/strings/str_format.h"
 #include "kernels/cuda_handles.h"
 #include "kernels/cuda_status.h"
+#include "kernels/device_patterns.h"
 #include "kernels/fill.h"
 
 namespace fleetbench::kernels {
@@ -99,18 +101,43 @@ std::string DescribeAlgorithm(const cublasLtMatmulHeuristicResult_t& pick) {
       static_cast<int64_t>(pick.workspaceSize));
 }
 
-}  // namespace
+// Everything one repeated product needs, owned together (PrepareGemm).
+struct GemmShape {
+  int device;
+  int dtype;
+  int64_t m, n, k;
+  uint64_t workspace_bytes;
+};
 
-absl::Status TimeGemm(const FleetbenchGpuGemmArgs& args,
-                      double* seconds_per_trial,
-                      FleetbenchGpuGemmResult* result) {
-  if (absl::Status s = CheckArgs(args); !s.ok()) return s;
+struct GemmPlan {
+  GemmSetup setup{};
+  cudaDeviceProp props{};
+  DeviceBuffer a, b, d, workspace;
+  Stream stream;
+  LtHandle handle;
+  LtMatmulDesc desc;
+  LtLayout layout_a, layout_b, layout_d;
+  LtPreference preference;
+  cublasLtMatmulHeuristicResult_t pick{};
+  uint64_t workspace_bytes = 0;
+  size_t d_bytes = 0;
+  double alpha64 = 1.0, beta64 = 0.0;
+  float alpha32 = 1.0f, beta32 = 0.0f;
+
+  // Enqueues D = A·B on the stream.
+  cublasStatus_t Product();
+};
+
+// Checks the device can do the dtype, that everything fits, allocates and
+// fills A and B, and picks cuBLASLt's algorithm.
+absl::Status PrepareGemm(const GemmShape& args, GemmPlan* plan) {
   absl::StatusOr<GemmSetup> setup_or = SetupFor(args.dtype);
   if (!setup_or.ok()) return setup_or.status();
-  const GemmSetup& setup = *setup_or;
+  plan->setup = *setup_or;
+  const GemmSetup& setup = plan->setup;
+  cudaDeviceProp& props = plan->props;
 
   FLEETBENCH_CUDA_RETURN_IF_ERROR(cudaSetDevice(args.device));
-  cudaDeviceProp props{};
   FLEETBENCH_CUDA_RETURN_IF_ERROR(cudaGetDeviceProperties(&props, args.device));
   const int capability = props.major * 10 + props.minor;
   if (capability < setup.min_compute_capability) {
@@ -139,7 +166,10 @@ absl::Status TimeGemm(const FleetbenchGpuGemmArgs& args,
         free_bytes / 1073741824.0, total_bytes / 1073741824.0));
   }
 
-  DeviceBuffer a, b, d, workspace;
+  DeviceBuffer& a = plan->a;
+  DeviceBuffer& b = plan->b;
+  DeviceBuffer& d = plan->d;
+  DeviceBuffer& workspace = plan->workspace;
   if (absl::Status s = a.Allocate(a_bytes); !s.ok()) return s;
   if (absl::Status s = b.Allocate(b_bytes); !s.ok()) return s;
   if (absl::Status s = d.Allocate(d_bytes); !s.ok()) return s;
@@ -148,7 +178,7 @@ absl::Status TimeGemm(const FleetbenchGpuGemmArgs& args,
       return s;
     }
   }
-  Stream stream;
+  Stream& stream = plan->stream;
   if (absl::Status s = stream.Create(); !s.ok()) return s;
   FLEETBENCH_CUDA_RETURN_IF_ERROR(
       FillUniform(a.get(), m * k, setup.fill, 1, stream.get()));
@@ -157,9 +187,9 @@ absl::Status TimeGemm(const FleetbenchGpuGemmArgs& args,
   FLEETBENCH_CUDA_RETURN_IF_ERROR(
       cudaMemsetAsync(d.get(), 0, d_bytes, stream.get()));
 
-  LtHandle handle;
+  LtHandle& handle = plan->handle;
   FLEETBENCH_CUBLAS_RETURN_IF_ERROR(cublasLtCreate(handle.out()));
-  LtMatmulDesc desc;
+  LtMatmulDesc& desc = plan->desc;
   FLEETBENCH_CUBLAS_RETURN_IF_ERROR(
       cublasLtMatmulDescCreate(desc.out(), setup.compute, setup.scale_type));
   const cublasOperation_t op_a = setup.transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N;
@@ -181,7 +211,9 @@ absl::Status TimeGemm(const FleetbenchGpuGemmArgs& args,
 
   // Column-major. NN: A is m×k (ld m). TN: A is stored k×m (ld k) and used
   // transposed. B is k×n (ld k), C and D m×n (ld m).
-  LtLayout layout_a, layout_b, layout_d;
+  LtLayout& layout_a = plan->layout_a;
+  LtLayout& layout_b = plan->layout_b;
+  LtLayout& layout_d = plan->layout_d;
   FLEETBENCH_CUBLAS_RETURN_IF_ERROR(cublasLtMatrixLayoutCreate(
       layout_a.out(), setup.ab_type, setup.transpose_a ? k : m,
       setup.transpose_a ? m : k, setup.transpose_a ? k : m));
@@ -190,14 +222,14 @@ absl::Status TimeGemm(const FleetbenchGpuGemmArgs& args,
   FLEETBENCH_CUBLAS_RETURN_IF_ERROR(
       cublasLtMatrixLayoutCreate(layout_d.out(), setup.cd_type, m, n, m));
 
-  LtPreference preference;
+  LtPreference& preference = plan->preference;
   FLEETBENCH_CUBLAS_RETURN_IF_ERROR(
       cublasLtMatmulPreferenceCreate(preference.out()));
   const uint64_t workspace_bytes = args.workspace_bytes;
   FLEETBENCH_CUBLAS_RETURN_IF_ERROR(cublasLtMatmulPreferenceSetAttribute(
       preference.get(), CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
       &workspace_bytes, sizeof(workspace_bytes)));
-  cublasLtMatmulHeuristicResult_t pick{};
+  cublasLtMatmulHeuristicResult_t& pick = plan->pick;
   int found = 0;
   FLEETBENCH_CUBLAS_RETURN_IF_ERROR(cublasLtMatmulAlgoGetHeuristic(
       handle.get(), desc.get(), layout_a.get(), layout_b.get(), layout_d.get(),
@@ -208,18 +240,39 @@ absl::Status TimeGemm(const FleetbenchGpuGemmArgs& args,
         args.m, args.n, args.k, props.name));
   }
 
-  const double alpha64 = 1.0, beta64 = 0.0;
-  const float alpha32 = 1.0f, beta32 = 0.0f;
+  plan->workspace_bytes = args.workspace_bytes;
+  plan->d_bytes = d_bytes;
+  return absl::OkStatus();
+}
+
+cublasStatus_t GemmPlan::Product() {
   const bool scale64 = setup.scale_type == CUDA_R_64F;
   const void* alpha = scale64 ? static_cast<const void*>(&alpha64) : &alpha32;
   const void* beta = scale64 ? static_cast<const void*>(&beta64) : &beta32;
-  auto product = [&]() {
-    return cublasLtMatmul(handle.get(), desc.get(), alpha, a.get(),
-                          layout_a.get(), b.get(), layout_b.get(), beta,
-                          d.get(), layout_d.get(), d.get(), layout_d.get(),
-                          &pick.algo, workspace.get(), args.workspace_bytes,
-                          stream.get());
-  };
+  return cublasLtMatmul(handle.get(), desc.get(), alpha, a.get(),
+                        layout_a.get(), b.get(), layout_b.get(), beta, d.get(),
+                        layout_d.get(), d.get(), layout_d.get(), &pick.algo,
+                        workspace.get(), workspace_bytes, stream.get());
+}
+
+}  // namespace
+
+absl::Status TimeGemm(const FleetbenchGpuGemmArgs& args,
+                      double* seconds_per_trial,
+                      FleetbenchGpuGemmResult* result) {
+  if (absl::Status s = CheckArgs(args); !s.ok()) return s;
+  GemmPlan plan;
+  if (absl::Status s = PrepareGemm(GemmShape{args.device, args.dtype, args.m,
+                                             args.n, args.k,
+                                             args.workspace_bytes},
+                                   &plan);
+      !s.ok()) {
+    return s;
+  }
+  const GemmSetup& setup = plan.setup;
+  const cublasLtMatmulHeuristicResult_t& pick = plan.pick;
+  Stream& stream = plan.stream;
+  auto product = [&plan]() { return plan.Product(); };
 
   for (int i = 0; i < args.warmup_products; ++i) {
     FLEETBENCH_CUBLAS_RETURN_IF_ERROR(product());
@@ -260,6 +313,98 @@ absl::Status TimeGemm(const FleetbenchGpuGemmArgs& args,
                 setup.transpose_a ? "TN" : "NN");
   std::snprintf(result->algorithm, sizeof(result->algorithm), "%s",
                 DescribeAlgorithm(pick).c_str());
+  return absl::OkStatus();
+}
+
+absl::Status StressGemm(const FleetbenchGpuStressArgs& args,
+                        FleetbenchGpuStressBatch* batches,
+                        FleetbenchGpuStressResult* result) {
+  if (args.n <= 0 || !(args.seconds > 0) || !(args.batch_seconds > 0) ||
+      args.check_every < 1 || args.max_batches < 1 ||
+      args.dtype == FLEETBENCH_GPU_FP8) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "stress: bad arguments dtype=%d n=%d seconds=%g batch_seconds=%g "
+        "check_every=%d max_batches=%d",
+        args.dtype, args.n, args.seconds, args.batch_seconds, args.check_every,
+        args.max_batches));
+  }
+  auto cancelled = [&args] {
+    return args.cancelled != nullptr &&
+           args.cancelled(args.cancelled_context) != 0;
+  };
+  GemmPlan plan;
+  if (absl::Status s = PrepareGemm(GemmShape{args.device, args.dtype, args.n,
+                                             args.n, args.n,
+                                             args.workspace_bytes},
+                                   &plan);
+      !s.ok()) {
+    return s;
+  }
+  cudaStream_t stream = plan.stream.get();
+  DeviceBuffer hash;
+  if (absl::Status s = hash.Allocate(sizeof(unsigned long long)); !s.ok()) {
+    return s;
+  }
+  auto checksum = [&](uint64_t* out) -> absl::Status {
+    unsigned long long value = 0;
+    FLEETBENCH_CUDA_RETURN_IF_ERROR(HashDeviceBuffer(
+        plan.d.get(), plan.d_bytes,
+        static_cast<unsigned long long*>(hash.get()), stream));
+    FLEETBENCH_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(
+        &value, hash.get(), sizeof(value), cudaMemcpyDeviceToHost, stream));
+    FLEETBENCH_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream));
+    *out = value;
+    return absl::OkStatus();
+  };
+
+  // The reference: D after the first product.
+  FLEETBENCH_CUBLAS_RETURN_IF_ERROR(plan.Product());
+  if (absl::Status s = checksum(&result->reference_checksum); !s.ok()) return s;
+
+  Event start, one_start, mark;
+  if (absl::Status s = start.Create(); !s.ok()) return s;
+  if (absl::Status s = one_start.Create(); !s.ok()) return s;
+  if (absl::Status s = mark.Create(); !s.ok()) return s;
+  // Products per batch from the time of one product.
+  FLEETBENCH_CUDA_RETURN_IF_ERROR(cudaEventRecord(one_start.get(), stream));
+  FLEETBENCH_CUBLAS_RETURN_IF_ERROR(plan.Product());
+  FLEETBENCH_CUDA_RETURN_IF_ERROR(cudaEventRecord(mark.get(), stream));
+  double one = 0;
+  if (absl::Status s = ElapsedSeconds(one_start, mark, &one); !s.ok()) return s;
+  const int per_batch = static_cast<int>(std::clamp(
+      std::ceil(one > 0 ? args.batch_seconds / one : 10000.0), 1.0, 10000.0));
+
+  const auto wall_start = std::chrono::steady_clock::now();
+  const auto wall_end =
+      wall_start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                       std::chrono::duration<double>(args.seconds));
+  FLEETBENCH_CUDA_RETURN_IF_ERROR(cudaEventRecord(start.get(), stream));
+  int64_t since_check = 0;
+  int written = 0;
+  while (written < args.max_batches &&
+         std::chrono::steady_clock::now() < wall_end) {
+    if (cancelled()) return absl::CancelledError("stress: cancelled");
+    for (int i = 0; i < per_batch; ++i) {
+      FLEETBENCH_CUBLAS_RETURN_IF_ERROR(plan.Product());
+    }
+    FLEETBENCH_CUDA_RETURN_IF_ERROR(cudaEventRecord(mark.get(), stream));
+    FleetbenchGpuStressBatch& batch = batches[written];
+    batch = FleetbenchGpuStressBatch{};
+    if (absl::Status s = ElapsedSeconds(start, mark, &batch.end_seconds);
+        !s.ok()) {
+      return s;
+    }
+    batch.products = per_batch;
+    since_check += per_batch;
+    if (since_check >= args.check_every) {
+      since_check = 0;
+      batch.checked = 1;
+      if (absl::Status s = checksum(&batch.checksum); !s.ok()) return s;
+    }
+    result->batches = ++written;
+  }
+  std::snprintf(result->algorithm, sizeof(result->algorithm), "%s",
+                DescribeAlgorithm(plan.pick).c_str());
   return absl::OkStatus();
 }
 

@@ -33,6 +33,16 @@ absl::Status TimeGemm(const FleetbenchGpuGemmArgs& args,
                       double* seconds_per_trial,
                       FleetbenchGpuGemmResult* result);
 
+// The "stress" plugin's sustained product (see FleetbenchGpuStressArgs):
+// batches of back-to-back products until args.seconds of wall time pass,
+// an event offset after each batch, and a device-side hash of D every
+// args.check_every products (the hash time is inside the next batch's
+// offset, a few ms per check). The reference hash is taken after the first
+// product. Same errors as TimeGemm; fp8 is INVALID_ARGUMENT.
+absl::Status StressGemm(const FleetbenchGpuStressArgs& args,
+                        FleetbenchGpuStressBatch* batches,
+                        FleetbenchGpuStressResult* result);
+
 }  // namespace fleetbench::kernels
 
 #endif  // FLEETBENCH_KERNELS_GEMM_CUBLASLT_H_

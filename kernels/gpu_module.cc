@@ -11,6 +11,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "agent/benchmarks/gpu/gpu_module_api.h"
+#include "kernels/collective_nccl.h"
 #include "kernels/copy_timing.h"
 #include "kernels/cuda_status.h"
 #include "kernels/gemm_cublaslt.h"
@@ -92,6 +93,21 @@ int Copy(const FleetbenchGpuCopyArgs* args, double* seconds_per_trial,
   return Report(TimeCopy(*args, seconds_per_trial), error);
 }
 
+int Collective(const FleetbenchGpuCollectiveArgs* args,
+               FleetbenchGpuCollectivePoint* points,
+               FleetbenchGpuCollectiveResult* result,
+               FleetbenchGpuError* error) {
+  *result = FleetbenchGpuCollectiveResult{};
+  return Report(RunCollective(*args, points, result), error);
+}
+
+int Stress(const FleetbenchGpuStressArgs* args,
+           FleetbenchGpuStressBatch* batches,
+           FleetbenchGpuStressResult* result, FleetbenchGpuError* error) {
+  *result = FleetbenchGpuStressResult{};
+  return Report(StressGemm(*args, batches, result), error);
+}
+
 #define FLEETBENCH_STRINGIFY_(x) #x
 #define FLEETBENCH_STRINGIFY(x) FLEETBENCH_STRINGIFY_(x)
 
@@ -102,7 +118,7 @@ constexpr char kBuildInfo[] =
 
 constexpr FleetbenchGpuApi kApi = {
     sizeof(FleetbenchGpuApi), kBuildInfo, &DeviceCount, &DeviceInfo, &Gemm,
-    &Copy,
+    &Copy, &Collective, &Stress,
 };
 
 }  // namespace

@@ -17,6 +17,9 @@
 //   ecc_uncorrected_aggregate, mig_current, mig_pending,
 //   virtualization_mode, persistence_mode.
 // A key may be given per device as gpu<N>.<key>, which wins over <key>.
+// <key>_series=v1,v2,... (also per device) makes successive reads of <key>
+// answer v1, v2, ... and then keep answering the last value: a scripted
+// time series for the samplers.
 // An absent key makes its getter answer NVML_ERROR_NOT_SUPPORTED;
 // <key>.error=<nvmlReturn_t> makes it answer that code instead.
 //
@@ -50,8 +53,15 @@ std::string Trim(const std::string& s) {
   return s.substr(b, e - b + 1);
 }
 
+// Reads so far of each "<device>.<key>" that has a _series.
+std::map<std::string, size_t>& SeriesReads() {
+  static std::map<std::string, size_t> reads;
+  return reads;
+}
+
 bool LoadScript() {
   Script().clear();
+  SeriesReads().clear();
   const char* path = std::getenv("FAKE_NVML_SCRIPT");
   if (path == nullptr) return false;
   std::ifstream in(path);
@@ -86,6 +96,21 @@ nvmlReturn_t Lookup(int device, const std::string& key, std::string* value) {
   if (active_inits == 0) return NVML_ERROR_UNINITIALIZED;
   if (const std::string* error = Find(device, key + ".error")) {
     return static_cast<nvmlReturn_t>(std::strtol(error->c_str(), nullptr, 0));
+  }
+  if (const std::string* series = Find(device, key + "_series")) {
+    size_t& next = SeriesReads()[std::to_string(device) + "." + key];
+    size_t begin = 0;
+    for (size_t i = 0; i < next; ++i) {
+      const size_t comma = series->find(',', begin);
+      if (comma == std::string::npos) break;
+      begin = comma + 1;
+    }
+    const size_t comma = series->find(',', begin);
+    *value = series->substr(begin, comma == std::string::npos
+                                       ? std::string::npos
+                                       : comma - begin);
+    if (comma != std::string::npos) ++next;
+    return NVML_SUCCESS;
   }
   const std::string* text = Find(device, key);
   if (text == nullptr) return NVML_ERROR_NOT_SUPPORTED;

@@ -1,7 +1,9 @@
 #include "agent/benchmarks/gpu/gpu_benchmarks.h"
 
+#include "agent/benchmarks/gpu/gpu_allreduce.h"
 #include "agent/benchmarks/gpu/gpu_copy.h"
 #include "agent/benchmarks/gpu/gpu_gemm.h"
+#include "agent/benchmarks/gpu/gpu_stress.h"
 
 namespace fleetbench::gpu {
 
@@ -9,6 +11,8 @@ void AppendGpuBenchmarks(std::vector<std::unique_ptr<agent::Benchmark>>* all) {
   all->push_back(std::make_unique<GpuGemmBenchmark>());
   all->push_back(std::make_unique<PcieBenchmark>());
   all->push_back(std::make_unique<HbmBenchmark>());
+  all->push_back(std::make_unique<AllreduceBenchmark>());
+  all->push_back(std::make_unique<StressBenchmark>());
 }
 
 }  // namespace fleetbench::gpu

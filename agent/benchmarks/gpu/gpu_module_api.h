@@ -24,8 +24,12 @@
 //     non-zero return makes the call stop and return CANCELLED (1).
 //
 // Versioning: the module exports one symbol, fleetbench_gpu_api_v1. A
-// change that breaks this layout gets a new symbol (…_v2) and a new struct;
-// `struct_size` lets an older binary refuse a module it does not understand.
+// change that breaks this layout gets a new symbol (…_v2) and a new struct.
+// Compatible growth appends function pointers at the END of
+// FleetbenchGpuApi; `struct_size` (sizeof as the module built it) lets the
+// binary refuse, with a reason, a module older than itself
+// (FLEETBENCH_GPU_API_MIN_SIZE). Growth so far: device_count..copy (first
+// layout), then collective and stress_gemm.
 #ifndef FLEETBENCH_AGENT_BENCHMARKS_GPU_GPU_MODULE_API_H_
 #define FLEETBENCH_AGENT_BENCHMARKS_GPU_GPU_MODULE_API_H_
 
@@ -105,6 +109,76 @@ typedef struct FleetbenchGpuCopyArgs {
   void* cancelled_context;
 } FleetbenchGpuCopyArgs;
 
+// Collectives across every visible GPU of the node (NCCL, one process,
+// ncclCommInitAll, one stream per GPU). Element type float, sum reduction.
+typedef enum FleetbenchGpuCollectiveOp {
+  FLEETBENCH_GPU_ALLREDUCE = 0,      // in: bytes per rank; out: bytes
+  FLEETBENCH_GPU_ALLGATHER = 1,      // in: bytes/ranks per rank; out: bytes
+  FLEETBENCH_GPU_REDUCESCATTER = 2,  // in: bytes per rank; out: bytes/ranks
+} FleetbenchGpuCollectiveOp;
+
+typedef struct FleetbenchGpuCollectiveArgs {
+  int op;                     // FleetbenchGpuCollectiveOp
+  // Sizes in bytes, nccl-tests' "size": the larger of the send and receive
+  // buffer of one rank. The module rounds each down to a multiple of
+  // 4·ranks bytes (and reports what it used). sizes == 0: probe only —
+  // OK when NCCL is usable with the visible GPUs, and result->ranks and
+  // result->nccl_version are filled.
+  const uint64_t* sizes;
+  int size_count;
+  int warmup_iters;           // untimed operations per size
+  int iters;                  // timed operations per size, one event pair
+  FleetbenchGpuCancelledFn cancelled;
+  void* cancelled_context;
+} FleetbenchGpuCollectiveArgs;
+
+// One entry per size, caller-owned array of size_count.
+typedef struct FleetbenchGpuCollectivePoint {
+  uint64_t bytes;             // size used (after rounding)
+  double seconds;             // per operation: slowest rank's events / iters
+  int64_t checked;            // elements compared against expected values
+  int64_t mismatches;         // of those, how many differed
+  double first_expected;      // the first mismatch, when mismatches > 0
+  double first_actual;
+} FleetbenchGpuCollectivePoint;
+
+typedef struct FleetbenchGpuCollectiveResult {
+  int ranks;                  // GPUs in the communicator
+  int nccl_version;           // ncclGetVersion, e.g. 22809
+} FleetbenchGpuCollectiveResult;
+
+// Sustained GEMM on one device (the "stress" plugin). The same product
+// D = A·B is repeated in batches; after each batch an event gives the
+// GPU-time offset since the start. Every check_every products the module
+// hashes D on the device: the product never changes, so the hash must equal
+// the one taken after the first product (cuBLAS is bitwise reproducible for
+// one GPU, algorithm, workspace and stream).
+typedef struct FleetbenchGpuStressArgs {
+  int device;
+  int dtype;                  // FleetbenchGpuDtype (fp8 not accepted)
+  int64_t n;                  // square n×n×n
+  double seconds;             // wall-clock length of the run
+  double batch_seconds;       // target GPU time of one batch (~0.1)
+  int check_every;            // products between checksums, >= 1
+  uint64_t workspace_bytes;
+  int max_batches;            // capacity of the batches array
+  FleetbenchGpuCancelledFn cancelled;
+  void* cancelled_context;
+} FleetbenchGpuStressArgs;
+
+typedef struct FleetbenchGpuStressBatch {
+  double end_seconds;         // event time since the first timed product
+  int products;               // products in this batch
+  int checked;                // 1 when D was hashed after this batch
+  uint64_t checksum;          // the hash, when checked
+} FleetbenchGpuStressBatch;
+
+typedef struct FleetbenchGpuStressResult {
+  int batches;                // entries written
+  uint64_t reference_checksum;  // hash of D after the first product
+  char algorithm[256];
+} FleetbenchGpuStressResult;
+
 typedef struct FleetbenchGpuApi {
   uint32_t struct_size;  // sizeof(FleetbenchGpuApi) as the module built it
   // "cuda runtime 13.0, cublasLt 130100": what the module was built with.
@@ -124,7 +198,26 @@ typedef struct FleetbenchGpuApi {
   // Same shape for copies: seconds of each trial of copies_per_trial copies.
   int (*copy)(const FleetbenchGpuCopyArgs* args, double* seconds_per_trial,
               FleetbenchGpuError* error);
+
+  // --- appended after the first layout ---
+  // NCCL collectives over all visible GPUs; points has args->size_count
+  // entries. FAILED_PRECONDITION when the module was built without NCCL or
+  // NCCL cannot initialise; RESOURCE_EXHAUSTED when buffers do not fit.
+  int (*collective)(const FleetbenchGpuCollectiveArgs* args,
+                    FleetbenchGpuCollectivePoint* points,
+                    FleetbenchGpuCollectiveResult* result,
+                    FleetbenchGpuError* error);
+  // Sustained GEMM; batches has args->max_batches entries. Unlike the other
+  // calls it may run concurrently for DIFFERENT devices (one thread each).
+  int (*stress_gemm)(const FleetbenchGpuStressArgs* args,
+                     FleetbenchGpuStressBatch* batches,
+                     FleetbenchGpuStressResult* result,
+                     FleetbenchGpuError* error);
 } FleetbenchGpuApi;
+
+// The smallest table this binary accepts: one that has every pointer above.
+#define FLEETBENCH_GPU_API_MIN_SIZE \
+  (offsetof(FleetbenchGpuApi, stress_gemm) + sizeof(void*))
 
 // The one exported entry point. Never null.
 const FleetbenchGpuApi* fleetbench_gpu_api_v1(void);

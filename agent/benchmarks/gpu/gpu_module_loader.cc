@@ -4,6 +4,7 @@
 #include <limits.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <utility>
 
@@ -29,6 +30,23 @@ int CallCancelled(void* context) {
 }
 
 }  // namespace
+
+absl::Status CheckApiTable(const FleetbenchGpuApi& api) {
+  if (api.struct_size < FLEETBENCH_GPU_API_MIN_SIZE) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "GPU module too old: its function table is ", api.struct_size,
+        " bytes, this fleetbench needs at least ", FLEETBENCH_GPU_API_MIN_SIZE,
+        " (a module from before the allreduce and stress plugins); install "
+        "the ", kGpuModuleFileName, " built with this fleetbench"));
+  }
+  if (api.device_count == nullptr || api.device_info == nullptr ||
+      api.gemm == nullptr || api.copy == nullptr || api.collective == nullptr ||
+      api.stress_gemm == nullptr) {
+    return absl::FailedPreconditionError(
+        "GPU module's function table has a null entry");
+  }
+  return absl::OkStatus();
+}
 
 absl::Status ModuleStatus(int code, const char* message) {
   if (code == 0) return absl::OkStatus();
@@ -68,12 +86,15 @@ absl::StatusOr<std::unique_ptr<GpuModule>> GpuModule::Load(
     auto entry = reinterpret_cast<FleetbenchGpuApiV1Fn>(
         dlsym(handle, FLEETBENCH_GPU_API_SYMBOL));
     const FleetbenchGpuApi* api = entry != nullptr ? entry() : nullptr;
-    if (api == nullptr || api->struct_size < sizeof(FleetbenchGpuApi)) {
-      failures.push_back(absl::StrCat(
-          candidate, ": not a fleetbench GPU module of this version (",
-          FLEETBENCH_GPU_API_SYMBOL,
-          api == nullptr ? " missing)" : " table too small)"));
+    if (api == nullptr) {
+      failures.push_back(absl::StrCat(candidate,
+                                      ": not a fleetbench GPU module of this version (",
+                                      FLEETBENCH_GPU_API_SYMBOL, " missing)"));
       continue;  // left loaded: see "Lifetime" in the header
+    }
+    if (absl::Status s = CheckApiTable(*api); !s.ok()) {
+      failures.push_back(absl::StrCat(candidate, ": ", s.message()));
+      continue;
     }
     return std::unique_ptr<GpuModule>(new GpuModule(candidate, api));
   }
@@ -168,6 +189,62 @@ absl::StatusOr<std::vector<double>> GpuModule::Copy(
     return s;
   }
   return seconds;
+}
+
+}  // namespace fleetbench::gpu
+
+namespace fleetbench::gpu {
+
+absl::StatusOr<CollectiveSweep> GpuModule::Collective(
+    int op, const std::vector<uint64_t>& sizes, int warmup_iters, int iters,
+    const CancelledFn& cancelled) const {
+  FleetbenchGpuCollectiveArgs args{};
+  args.op = op;
+  args.sizes = sizes.empty() ? nullptr : sizes.data();
+  args.size_count = static_cast<int>(sizes.size());
+  args.warmup_iters = warmup_iters;
+  args.iters = iters;
+  args.cancelled = &CallCancelled;
+  args.cancelled_context = const_cast<CancelledFn*>(&cancelled);
+  CollectiveSweep sweep;
+  sweep.points.assign(sizes.size(), FleetbenchGpuCollectivePoint{});
+  FleetbenchGpuCollectiveResult result{};
+  FleetbenchGpuError error{};
+  if (absl::Status s = ModuleStatus(
+          api_->collective(&args, sweep.points.data(), &result, &error),
+          error.message);
+      !s.ok()) {
+    return s;
+  }
+  sweep.ranks = result.ranks;
+  sweep.nccl_version = result.nccl_version;
+  return sweep;
+}
+
+absl::StatusOr<StressTiming> GpuModule::StressGemm(
+    FleetbenchGpuStressArgs args, const CancelledFn& cancelled) const {
+  if (args.max_batches <= 0) {
+    return absl::InvalidArgumentError("gpu stress: max_batches must be positive");
+  }
+  args.cancelled = &CallCancelled;
+  args.cancelled_context = const_cast<CancelledFn*>(&cancelled);
+  std::vector<FleetbenchGpuStressBatch> batches(
+      static_cast<size_t>(args.max_batches), FleetbenchGpuStressBatch{});
+  FleetbenchGpuStressResult result{};
+  FleetbenchGpuError error{};
+  if (absl::Status s = ModuleStatus(
+          api_->stress_gemm(&args, batches.data(), &result, &error),
+          error.message);
+      !s.ok()) {
+    return s;
+  }
+  result.algorithm[sizeof(result.algorithm) - 1] = '\0';
+  StressTiming timing;
+  const int used = std::clamp(result.batches, 0, args.max_batches);
+  timing.batches.assign(batches.begin(), batches.begin() + used);
+  timing.reference_checksum = result.reference_checksum;
+  timing.algorithm = result.algorithm;
+  return timing;
 }
 
 }  // namespace fleetbench::gpu

@@ -62,6 +62,19 @@ struct GemmTiming {
   std::string algorithm;
 };
 
+// One NCCL sweep: a point per size (gpu_module_api.h).
+struct CollectiveSweep {
+  int ranks = 0;
+  int nccl_version = 0;
+  std::vector<FleetbenchGpuCollectivePoint> points;
+};
+
+struct StressTiming {
+  std::vector<FleetbenchGpuStressBatch> batches;
+  uint64_t reference_checksum = 0;
+  std::string algorithm;
+};
+
 // Polled between trials; true stops the measurement with CANCELLED.
 using CancelledFn = std::function<bool()>;
 
@@ -81,6 +94,14 @@ class GpuModule {
                                   const CancelledFn& cancelled) const;
   absl::StatusOr<std::vector<double>> Copy(FleetbenchGpuCopyArgs args,
                                            const CancelledFn& cancelled) const;
+  // `sizes` empty: probe NCCL only (ranks and version filled).
+  absl::StatusOr<CollectiveSweep> Collective(int op,
+                                             const std::vector<uint64_t>& sizes,
+                                             int warmup_iters, int iters,
+                                             const CancelledFn& cancelled) const;
+  // May run concurrently for different devices (see gpu_module_api.h).
+  absl::StatusOr<StressTiming> StressGemm(FleetbenchGpuStressArgs args,
+                                          const CancelledFn& cancelled) const;
 
  private:
   GpuModule(std::string path, const FleetbenchGpuApi* api);
@@ -89,6 +110,11 @@ class GpuModule {
   std::string build_info_;
   const FleetbenchGpuApi* api_;
 };
+
+// OK when the module's table has every entry this binary calls; else
+// FAILED_PRECONDITION saying the module is too old (struct_size below
+// FLEETBENCH_GPU_API_MIN_SIZE) or broken. Exposed for tests.
+absl::Status CheckApiTable(const FleetbenchGpuApi& api);
 
 // Turns a module return code and message into a Status (0 is OK; codes
 // outside absl's range become INTERNAL). Exposed for tests.

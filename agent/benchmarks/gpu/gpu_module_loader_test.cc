@@ -7,13 +7,16 @@
 #include <stdlib.h>
 
 #include <atomic>
+#include <cstddef>
 #include <set>
 #include <string>
 
+#include "agent/benchmarks/gpu/gpu_allreduce.h"
 #include "agent/benchmarks/gpu/gpu_benchmarks.h"
 #include "agent/benchmarks/gpu/gpu_copy.h"
 #include "agent/benchmarks/gpu/gpu_gemm.h"
 #include "agent/benchmarks/gpu/gpu_plugin.h"
+#include "agent/benchmarks/gpu/gpu_stress.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -107,12 +110,31 @@ TEST(GpuModuleLoaderTest, BuiltModuleLoadsAndSaysWhyThereIsNoDevice) {
   EXPECT_THAT(count.status().message(), HasSubstr("libcuda.so.1"));
 }
 
+TEST(GpuModuleLoaderTest, AModuleWithTheOlderShorterTableIsRefused) {
+  absl::StatusOr<std::unique_ptr<GpuModule>> module =
+      GpuModule::Load(GpuModuleOptions{{OLD_GPU_MODULE_PATH}});
+  ASSERT_FALSE(module.ok());
+  EXPECT_EQ(module.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(module.status().message(), HasSubstr("GPU module too old"));
+  EXPECT_THAT(module.status().message(),
+              HasSubstr("built with this fleetbench"));
+}
+
+TEST(GpuModuleLoaderTest, CheckApiTableWantsEveryEntry) {
+  FleetbenchGpuApi api{};
+  api.struct_size = sizeof(api);
+  EXPECT_THAT(CheckApiTable(api).message(), HasSubstr("null entry"));
+  api.struct_size = offsetof(FleetbenchGpuApi, collective);
+  EXPECT_THAT(CheckApiTable(api).message(), HasSubstr("too old"));
+}
+
 TEST(GpuPluginsTest, RegistrationOrderAndNames) {
   std::vector<std::unique_ptr<agent::Benchmark>> all;
   AppendGpuBenchmarks(&all);
   std::vector<std::string> names;
   for (const auto& b : all) names.push_back(b->name());
-  EXPECT_THAT(names, ElementsAre("gpu_gemm", "pcie", "hbm"));
+  EXPECT_THAT(names, ElementsAre("gpu_gemm", "pcie", "hbm", "allreduce",
+                                 "stress"));
 }
 
 // Probe() and Run() of every GPU plugin on a node without the module or
@@ -139,7 +161,10 @@ TEST(GpuPluginsTest, SkippedWithoutTheModule) {
   GpuGemmBenchmark gemm(options);
   PcieBenchmark pcie(options);
   HbmBenchmark hbm(options);
-  for (agent::Benchmark* b : std::vector<agent::Benchmark*>{&gemm, &pcie, &hbm}) {
+  AllreduceBenchmark allreduce(options);
+  StressBenchmark stress(options);
+  for (agent::Benchmark* b : std::vector<agent::Benchmark*>{
+           &gemm, &pcie, &hbm, &allreduce, &stress}) {
     ExpectSkipped(*b, "cannot open shared object file");
   }
 }
@@ -152,7 +177,10 @@ TEST(GpuPluginsTest, SkippedWithoutADriver) {
   GpuGemmBenchmark gemm(options);
   PcieBenchmark pcie(options);
   HbmBenchmark hbm(options);
-  for (agent::Benchmark* b : std::vector<agent::Benchmark*>{&gemm, &pcie, &hbm}) {
+  AllreduceBenchmark allreduce(options);
+  StressBenchmark stress(options);
+  for (agent::Benchmark* b : std::vector<agent::Benchmark*>{
+           &gemm, &pcie, &hbm, &allreduce, &stress}) {
     ExpectSkipped(*b, "libcuda.so.1");
   }
 }

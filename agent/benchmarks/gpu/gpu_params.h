@@ -25,6 +25,10 @@ class ParamReader {
                               int64_t lo, int64_t hi) const;
   absl::StatusOr<double> Double(const std::string& key, double fallback,
                                 double lo, double hi) const;
+  // Bytes: an integer with an optional binary suffix K, M, G (KiB, MiB,
+  // GiB): "1048576", "1M", "1G".
+  absl::StatusOr<int64_t> Bytes(const std::string& key, int64_t fallback,
+                                int64_t lo, int64_t hi) const;
   // Comma list, trimmed; no empty entries, no repeats.
   absl::StatusOr<std::vector<std::string>> List(
       const std::string& key, const std::string& fallback) const;

@@ -487,6 +487,33 @@ absl::StatusOr<uint64_t> Nvml::ReadClockEventReasons(unsigned index) const {
   return static_cast<uint64_t>(reasons);
 }
 
+absl::StatusOr<double> Nvml::ReadPowerWatts(unsigned index) const {
+  if (api_->power_usage == nullptr) {
+    return absl::UnimplementedError(
+        "nvmlDeviceGetPowerUsage: not in this libnvidia-ml");
+  }
+  absl::StatusOr<nvmlDevice_t> device = Handle(index);
+  if (!device.ok()) return device.status();
+  unsigned milliwatts = 0;
+  FLEETBENCH_NVML_RETURN_IF_ERROR(*api_, "nvmlDeviceGetPowerUsage",
+                                  api_->power_usage(*device, &milliwatts));
+  return Watts(milliwatts);
+}
+
+absl::StatusOr<unsigned> Nvml::ReadTemperatureC(unsigned index) const {
+  if (api_->temperature == nullptr) {
+    return absl::UnimplementedError(
+        "nvmlDeviceGetTemperature: not in this libnvidia-ml");
+  }
+  absl::StatusOr<nvmlDevice_t> device = Handle(index);
+  if (!device.ok()) return device.status();
+  unsigned celsius = 0;
+  FLEETBENCH_NVML_RETURN_IF_ERROR(
+      *api_, "nvmlDeviceGetTemperature",
+      api_->temperature(*device, NVML_TEMPERATURE_GPU, &celsius));
+  return celsius;
+}
+
 absl::StatusOr<std::vector<v1::GpuFacts>> ReadGpuFacts(
     const NvmlOptions& options) {
   absl::StatusOr<std::unique_ptr<Nvml>> nvml = Nvml::Open(options);
@@ -530,6 +557,41 @@ void ClockEventSampler::Loop(const Nvml* nvml, unsigned index,
         reasons.ok()) {
       samples_.push_back(*reasons);
     }
+    const absl::Time next = absl::Now() + period;
+    while (!stop_.load() && absl::Now() < next) absl::SleepFor(slice);
+  }
+}
+
+TelemetrySampler::TelemetrySampler(const Nvml* nvml, unsigned index,
+                                   absl::Duration period)
+    : thread_([this, nvml, index, period] { Loop(nvml, index, period); }) {}
+
+TelemetrySampler::~TelemetrySampler() { Stop(); }
+
+std::vector<TelemetrySample> TelemetrySampler::Stop() {
+  stop_.store(true);
+  if (thread_.joinable()) thread_.join();
+  return samples_;
+}
+
+void TelemetrySampler::Loop(const Nvml* nvml, unsigned index,
+                            absl::Duration period) {
+  const absl::Duration slice = std::min(period, absl::Milliseconds(10));
+  const absl::Time start = absl::Now();
+  while (!stop_.load()) {
+    TelemetrySample sample;
+    sample.seconds = absl::ToDoubleSeconds(absl::Now() - start);
+    if (absl::StatusOr<uint64_t> r = nvml->ReadClockEventReasons(index);
+        r.ok()) {
+      sample.reasons = *r;
+    }
+    if (absl::StatusOr<double> w = nvml->ReadPowerWatts(index); w.ok()) {
+      sample.power_w = *w;
+    }
+    if (absl::StatusOr<unsigned> t = nvml->ReadTemperatureC(index); t.ok()) {
+      sample.temperature_c = *t;
+    }
+    samples_.push_back(sample);
     const absl::Time next = absl::Now() + period;
     while (!stop_.load() && absl::Now() < next) absl::SleepFor(slice);
   }

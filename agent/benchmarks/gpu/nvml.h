@@ -32,6 +32,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "agent/benchmarks/gpu/stress_math.h"
 #include "fleetbench/v1/facts.pb.h"
 #include "fleetbench/v1/gpu.pb.h"
 
@@ -75,6 +76,9 @@ class Nvml {
   absl::StatusOr<PcieLinkState> ReadPcieLink(unsigned index) const;
   // The clock event reason bitmask now (gpu_math.h names the bits).
   absl::StatusOr<uint64_t> ReadClockEventReasons(unsigned index) const;
+  // Board power draw now, W; GPU temperature now, C.
+  absl::StatusOr<double> ReadPowerWatts(unsigned index) const;
+  absl::StatusOr<unsigned> ReadTemperatureC(unsigned index) const;
 
   struct EntryPoints;  // defined in nvml.cc
 
@@ -112,6 +116,26 @@ class ClockEventSampler {
 
   std::atomic<bool> stop_{false};
   std::vector<uint64_t> samples_;  // written by the thread until joined
+  std::thread thread_;
+};
+
+// Like ClockEventSampler, for the long "stress" runs: each tick reads the
+// reasons, power draw and temperature, stamped with seconds since the
+// sampler started (readings that fail are left absent). Stop() joins and
+// returns the samples.
+class TelemetrySampler {
+ public:
+  TelemetrySampler(const Nvml* nvml, unsigned index, absl::Duration period);
+  ~TelemetrySampler();
+  TelemetrySampler(const TelemetrySampler&) = delete;
+  TelemetrySampler& operator=(const TelemetrySampler&) = delete;
+  std::vector<TelemetrySample> Stop();
+
+ private:
+  void Loop(const Nvml* nvml, unsigned index, absl::Duration period);
+
+  std::atomic<bool> stop_{false};
+  std::vector<TelemetrySample> samples_;  // written by the thread until joined
   std::thread thread_;
 };
 

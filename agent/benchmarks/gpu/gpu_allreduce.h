@@ -1,0 +1,89 @@
+// agent/benchmarks/gpu/gpu_allreduce.h — "allreduce": NCCL collectives
+// across every GPU of one node.
+//
+// What it measures: for each op (allreduce, allgather, reducescatter) and
+// each size of a ×2 sweep from min_bytes to max_bytes, the time of one
+// operation over all local GPUs (one process, ncclCommInitAll, one stream
+// per GPU, CUDA events; kernels/collective_nccl.h), float sum. algbw =
+// bytes / seconds (GB = 10^9 B); busbw = algbw · nccl-tests' factor
+// (allreduce 2(n-1)/n, allgather and reducescatter (n-1)/n; 0 on one GPU,
+// where nothing crosses a link). After each size the receive buffers are
+// checked against known values; a mismatch fails the run (DATA_LOSS) with
+// the first wrong element.
+//
+// Samples: `<op>.nccl.busbw_GBps` at the LARGEST size only (never an
+// average over sizes), and one `allreduce.nccl.curve_busbw_GBps` per (op,
+// size) with params op, bytes, algbw_GBps, time_us. Every sample carries
+// ranks, nccl_version and the GPU params of device 0 (gpu_plugin.h).
+//
+// Parameters:
+//   ops        comma list of allreduce,allgather,reducescatter; default
+//              allreduce
+//   min_bytes  first size, 4..16G, suffixes K/M/G         default 1M
+//   max_bytes  last size (>= min_bytes)                    default 1G
+//   iters      timed operations per size, 1..10000         default 20
+//   warmup     untimed operations per size, 0..1000        default 5
+//
+// Probe: FAILED_PRECONDITION with the reason when the module, the driver,
+// a GPU or NCCL is missing (the module built without NCCL says so).
+#ifndef FLEETBENCH_AGENT_BENCHMARKS_GPU_GPU_ALLREDUCE_H_
+#define FLEETBENCH_AGENT_BENCHMARKS_GPU_GPU_ALLREDUCE_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "agent/benchmarks/benchmark.h"
+#include "agent/benchmarks/gpu/gpu_module_api.h"
+#include "agent/benchmarks/gpu/gpu_plugin.h"
+
+namespace fleetbench::gpu {
+
+struct AllreduceConfig {
+  std::vector<std::string> ops;
+  uint64_t min_bytes = uint64_t{1} << 20;
+  uint64_t max_bytes = uint64_t{1} << 30;
+  int iters = 20;
+  int warmup = 5;
+};
+
+absl::StatusOr<AllreduceConfig> ParseAllreduceParams(
+    const agent::Params& params);
+
+// min, 2·min, 4·min, ... up to and including max (max is appended when
+// the doubling skips it). Empty when min is 0 or min > max.
+std::vector<uint64_t> DoublingSweep(uint64_t min_bytes, uint64_t max_bytes);
+
+// "allreduce" -> FLEETBENCH_GPU_ALLREDUCE, ...; -1 if unknown.
+int CollectiveOpNumber(const std::string& op);
+
+// The op's samples from a finished sweep: the headline at the largest size
+// and a curve point per size (no GPU params; the plugin adds those).
+// DATA_LOSS when any point has mismatches, naming the first; INTERNAL when
+// a point has no time.
+absl::StatusOr<std::vector<v1::Sample>> CollectiveSamples(
+    const std::string& op, int ranks, int nccl_version,
+    const std::vector<FleetbenchGpuCollectivePoint>& points);
+
+class AllreduceBenchmark final : public agent::Benchmark {
+ public:
+  explicit AllreduceBenchmark(
+      GpuPluginOptions options = DefaultGpuPluginOptions())
+      : options_(std::move(options)) {}
+  std::string name() const override { return "allreduce"; }
+  absl::Status Probe() const override;
+  absl::Status ValidateParams(const agent::Params& params) const override {
+    return ParseAllreduceParams(params).status();
+  }
+  absl::StatusOr<std::vector<v1::Sample>> Run(
+      const agent::Params& params, const agent::RunContext& context) override;
+
+ private:
+  GpuPluginOptions options_;
+};
+
+}  // namespace fleetbench::gpu
+
+#endif  // FLEETBENCH_AGENT_BENCHMARKS_GPU_GPU_ALLREDUCE_H_
