@@ -18,7 +18,8 @@
 //    `fleetbench rank --metric M --by node --json` and `--by instance_type`,
 //    one cold call then `repeats` timed ones.
 // 3. Stops the controller and times FleetCore::Rank in process on a fresh
-//    store, and the store's MetricPointsSince alone (the scan inside Rank).
+//    store, and the store's scans alone: MetricPointTableSince (what Rank
+//    reads) and MetricPointsSince (one MetricPoint, with strings, per point).
 //    --cli 0 skips step 2 (for profiling the in-process path).
 //
 // Prints one JSON line per measurement: wall times (cold call, then median,
@@ -483,6 +484,30 @@ int TimeInProcess(const RankBenchOptions& o) {
         continue;
       }
       points = got->size();
+      if (i == 0) {
+        s.cold_ms = ms;
+      } else {
+        s.ms.push_back(ms);
+        s.cpu_ms.push_back(cpu);
+      }
+    }
+    Print(s, absl::StrCat(",\"points\":", points));
+  }
+  {
+    // The compact form Rank reads: node and run names once, not per point.
+    Summary s{"Store::MetricPointTableSince (7 days)", 0, {}, {}};
+    size_t points = 0;
+    for (int i = 0; i <= o.repeats; ++i) {
+      const double cpu0 = ThreadCpuMs();
+      const absl::Time start = absl::Now();
+      auto got = (*store)->MetricPointTableSince(kMetric, absl::Now() - absl::Hours(24 * 7));
+      const double ms = absl::ToDoubleMilliseconds(absl::Now() - start);
+      const double cpu = ThreadCpuMs() - cpu0;
+      if (!got.ok()) {
+        ++failures;
+        continue;
+      }
+      points = got->points.size();
       if (i == 0) {
         s.cold_ms = ms;
       } else {

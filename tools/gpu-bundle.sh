@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Packs a build for a GPU machine that has no package registry: the
+# fleetbench binary, the GPU module and every shared library they need that
+# is not part of the base system (per ldd), plus tools/gpu-selfcheck.sh.
+#   tools/gpu-bundle.sh [BUILD_DIR] [OUT_DIR]     (defaults: build, out/gpu-bundle)
+# On the GPU machine: OUT_DIR/gpu-selfcheck.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD=${1:-build}
+OUT=${2:-out/gpu-bundle}
+[ -x "$BUILD/tools/fleetbench" ] || { echo "gpu-bundle: no $BUILD/tools/fleetbench; build first" >&2; exit 1; }
+[ -f "$BUILD/tools/libfleetbench_gpu.so" ] || { echo "gpu-bundle: no GPU module in $BUILD/tools (configure with FLEETBENCH_WITH_CUDA=ON)" >&2; exit 1; }
+rm -rf "$OUT"
+mkdir -p "$OUT/lib"
+cp "$BUILD/tools/fleetbench" "$BUILD/tools/libfleetbench_gpu.so" "$OUT/"
+cp tools/gpu-selfcheck.sh "$OUT/"
+# Libraries every Linux has (glibc, the loader) stay behind; the driver's
+# libcuda/libnvidia-ml must come from the GPU machine itself. cuBLAS(Lt) and
+# NCCL (750 MB together) are found there too (the CUDA toolkit, or the
+# nvidia-* Python wheels next to PyTorch: gpu-selfcheck.sh looks in both);
+# BUNDLE_CUDA_LIBS=1 carries them anyway.
+skip='^(linux-vdso|ld-linux|libc\.so|libm\.so|libpthread|libdl\.so|librt\.so|libgcc_s|libstdc\+\+|libcuda\.so|libnvidia-ml)'
+[ "${BUNDLE_CUDA_LIBS:-0}" = 1 ] || skip="${skip%)}|libcublas|libnccl|libcudart)"
+for f in "$OUT/fleetbench" "$OUT/libfleetbench_gpu.so"; do
+  LD_LIBRARY_PATH=/usr/local/cuda/lib64 ldd "$f" | awk '/=> \//{print $1, $3}' | while read -r name path; do
+    [[ "$name" =~ $skip ]] && continue
+    [ -e "$OUT/lib/$name" ] || cp -L "$path" "$OUT/lib/$name"
+  done
+done
+# Debug info is for here; the bundle has to fit a 64 MiB carry.
+strip --strip-debug "$OUT/fleetbench" "$OUT/libfleetbench_gpu.so" "$OUT"/lib/*.so* 2>/dev/null || true
+echo "gpu-bundle: $OUT"
+du -sh "$OUT" "$OUT/lib"
+ls -la "$OUT/lib" | awk 'NR>1{printf "  %10d  %s\n", $5, $9}'
