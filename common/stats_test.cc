@@ -12,6 +12,17 @@ TEST(PercentileTest, InterpolatesBetweenRanks) {
   EXPECT_DOUBLE_EQ(Percentile({10, 20}, 0.1), 11);
 }
 
+TEST(PercentileTest, AgreesWithSummarizeOnUnsortedInput) {
+  std::vector<double> v;
+  for (int i = 0; i < 101; ++i) v.push_back((i * 37) % 101);  // a permutation of 0..100
+  const Summary s = Summarize(v);
+  for (double q : {0.0, 0.1, 0.25, 0.5, 0.9, 0.999, 1.0}) {
+    EXPECT_DOUBLE_EQ(Percentile(v, q), q * 100) << q;
+  }
+  EXPECT_DOUBLE_EQ(s.p10, 10);
+  EXPECT_DOUBLE_EQ(s.p90, 90);
+}
+
 TEST(PercentileTest, EmptyAndSingle) {
   EXPECT_DOUBLE_EQ(Percentile({}, 0.5), 0);
   EXPECT_DOUBLE_EQ(Median({7}), 7);

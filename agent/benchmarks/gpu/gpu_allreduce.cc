@@ -134,6 +134,7 @@ absl::StatusOr<std::vector<v1::Sample>> CollectiveSamples(
 }
 
 absl::Status AllreduceBenchmark::Probe() const {
+  if (absl::Status gpu = ProbeGpu(options_.module); !gpu.ok()) return gpu;
   absl::StatusOr<std::unique_ptr<GpuModule>> module =
       GpuModule::Load(options_.module);
   if (!module.ok()) return module.status();

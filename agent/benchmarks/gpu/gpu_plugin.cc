@@ -1,5 +1,7 @@
 #include "agent/benchmarks/gpu/gpu_plugin.h"
 
+#include <dlfcn.h>
+
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -14,6 +16,16 @@ GpuPluginOptions DefaultGpuPluginOptions() {
 }
 
 absl::Status ProbeGpu(const GpuModuleOptions& options) {
+  // Look for the driver before loading the module: the module pulls in
+  // cuBLASLt and the CUDA runtime (some 150 MB resident once loaded), which
+  // an agent on a CPU node would otherwise carry for nothing.
+  void* driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+  if (driver == nullptr) {
+    const char* why = dlerror();
+    return absl::FailedPreconditionError(
+        absl::StrCat("no NVIDIA driver: ", why ? why : "libcuda.so.1 not found"));
+  }
+  dlclose(driver);
   absl::StatusOr<std::unique_ptr<GpuModule>> module = GpuModule::Load(options);
   if (!module.ok()) return module.status();
   return (*module)->DeviceCount().status();
