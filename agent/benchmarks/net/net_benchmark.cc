@@ -10,6 +10,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
+#include "agent/benchmarks/net/pair_params.h"
 
 namespace fleetbench::agent {
 namespace {
@@ -134,34 +135,12 @@ absl::StatusOr<NetConfig> ParseNetParams(const Params& params) {
   const Reader in(params);
   NetConfig config;
 
-  const std::string role = in.Get("role", "");
-  if (role == "server") {
-    config.role = NetRole::kServer;
-  } else if (role == "client") {
-    config.role = NetRole::kClient;
-  } else if (role.empty()) {
-    return BadParam("role",
-                    "missing; \"net\" runs between two nodes: role=server on "
-                    "the listening node, role=client peer=<host>:<port> on "
-                    "the other (the controller sets both when it pairs "
-                    "nodes)");
-  } else {
-    return BadParam("role",
-                    absl::StrCat("'", role, "' is not one of server, client"));
-  }
-
-  config.peer = in.Get("peer", "");
-  if (config.role == NetRole::kClient) {
-    if (config.peer.empty()) {
-      return BadParam("peer",
-                      "missing; role=client needs peer=<host>:<port> of the "
-                      "server-role node (the port it published)");
-    }
-    absl::StatusOr<net::HostPort> peer = net::ParseHostPort(config.peer);
-    if (!peer.ok()) return BadParam("peer", peer.status().message());
-    config.peer_address = *peer;
-  }
-  config.peer_node = in.Get("peer_node", "");
+  absl::StatusOr<PairSide> side = ParsePairSide(params, "net", "the port it published");
+  if (!side.ok()) return side.status();
+  config.role = side->server ? NetRole::kServer : NetRole::kClient;
+  config.peer = side->peer;
+  config.peer_address = side->peer_address;
+  config.peer_node = side->peer_node;
 
   absl::StatusOr<int> streams = in.Int("streams", 4, 1, net::kMaxStreams);
   if (!streams.ok()) return streams.status();
@@ -184,13 +163,9 @@ absl::StatusOr<NetConfig> ParseNetParams(const Params& params) {
   if (!message_bytes.ok()) return message_bytes.status();
   config.message_bytes = *message_bytes;
 
-  config.bind = in.Get("bind", "0.0.0.0");
-  if (config.bind.empty() ||
-      config.bind.find_first_of(" \t[]") != std::string::npos) {
-    return BadParam("bind", absl::StrCat("'", config.bind,
-                                         "' is not an address to listen on "
-                                         "(e.g. 0.0.0.0, :: or 10.0.0.5)"));
-  }
+  absl::StatusOr<std::string> bind = ParseBindAddress(params, "net");
+  if (!bind.ok()) return bind.status();
+  config.bind = *bind;
   absl::StatusOr<double> accept_timeout =
       in.Double("accept_timeout_s", 60, 1, 3600);
   if (!accept_timeout.ok()) return accept_timeout.status();

@@ -1,0 +1,37 @@
+// agent/benchmarks/net/pair_params.h — the parameters every two-node
+// (pairwise) benchmark shares: which side it is, whom to reach, and where
+// the listening side binds. The controller sets role, peer and peer_node
+// when it pairs two agents (docs/protocol.md); `net` and `rdma` use this.
+#ifndef FLEETBENCH_AGENT_BENCHMARKS_NET_PAIR_PARAMS_H_
+#define FLEETBENCH_AGENT_BENCHMARKS_NET_PAIR_PARAMS_H_
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "agent/benchmarks/benchmark.h"
+#include "agent/benchmarks/net/tcp_socket.h"
+
+namespace fleetbench::agent {
+
+struct PairSide {
+  bool server = false;
+  std::string peer;  // as given; client only
+  net::HostPort peer_address;
+  std::string peer_node;
+};
+
+// Reads role, peer and peer_node. Errors are INVALID_ARGUMENT
+// "<plugin>: <key>: <what>"; `published` says what the server published
+// (e.g. "the port it published") in the message for a client without peer.
+absl::StatusOr<PairSide> ParsePairSide(const Params& params, absl::string_view plugin,
+                                       absl::string_view published);
+
+// The server's listen address, "0.0.0.0" when absent; INVALID_ARGUMENT as
+// above when it cannot be an address.
+absl::StatusOr<std::string> ParseBindAddress(const Params& params, absl::string_view plugin);
+
+}  // namespace fleetbench::agent
+
+#endif  // FLEETBENCH_AGENT_BENCHMARKS_NET_PAIR_PARAMS_H_
