@@ -37,13 +37,16 @@ class RunContext {
   // "peer" parameter (address: the agent's --advertise-addr, else the address
   // its stream came from).
   using PublishPortFn = std::function<absl::Status(int port)>;
+  using KeepSamplesFn = std::function<void(std::vector<v1::Sample>)>;
 
   RunContext(std::string scratch_dir, const std::atomic<bool>* cancelled,
-             ProgressFn progress, PublishPortFn publish_port = nullptr)
+             ProgressFn progress, PublishPortFn publish_port = nullptr,
+             KeepSamplesFn keep_samples = nullptr)
       : scratch_dir_(std::move(scratch_dir)),
         cancelled_(cancelled),
         progress_(std::move(progress)),
-        publish_port_(std::move(publish_port)) {}
+        publish_port_(std::move(publish_port)),
+        keep_samples_(std::move(keep_samples)) {}
 
   // The only folder a benchmark may write to.
   const std::string& scratch_dir() const { return scratch_dir_; }
@@ -59,12 +62,21 @@ class RunContext {
     }
     return publish_port_(port);
   }
+  // Samples that must be stored even when Run() then fails: the evidence
+  // behind the failure (the stress probe's throughput and checksum count of
+  // a GPU that gave a wrong answer). The runner stores them under the
+  // failed benchmark; on success, beside the samples Run() returns. Dropped
+  // where the runner keeps nothing (probe --json prints only successes).
+  void KeepSamples(std::vector<v1::Sample> samples) const {
+    if (keep_samples_) keep_samples_(std::move(samples));
+  }
 
  private:
   std::string scratch_dir_;
   const std::atomic<bool>* cancelled_;
   ProgressFn progress_;
   PublishPortFn publish_port_;
+  KeepSamplesFn keep_samples_;
 };
 
 // Parameters as given by the user or a suite; all strings on the wire.

@@ -107,26 +107,35 @@ void TaskRunner::Execute(const v1::RunTask& task, const std::atomic<bool>& cance
     if (hooks.publish_port) {
       publish = [&](int port) { return hooks.publish_port(task.task_id(), port); };
     }
-    RunContext context(scratch_dir_, &cancelled, progress, publish);
+    std::vector<v1::Sample> kept;
+    auto keep = [&kept](std::vector<v1::Sample> samples) {
+      for (v1::Sample& s : samples) kept.push_back(std::move(s));
+    };
+    RunContext context(scratch_dir_, &cancelled, progress, publish, keep);
     absl::StatusOr<std::vector<v1::Sample>> samples = bench->Run(params, context);
+    if (samples.ok()) {
+      for (v1::Sample& s : *samples) kept.push_back(std::move(s));
+    }
+    if (!kept.empty()) {
+      v1::Report report;
+      report.set_report_id(NewUlid());
+      report.set_task_id(task.task_id());
+      const int64_t now_ms = absl::ToUnixMillis(absl::Now());
+      for (v1::Sample& s : kept) {
+        s.set_id(NewUlid());
+        s.set_run_id(task.run_id());
+        s.set_benchmark(spec.name());
+        if (s.time_unix_ms() == 0) s.set_time_unix_ms(now_ms);
+        *report.add_samples() = std::move(s);
+      }
+      hooks.report(report);
+    }
     if (!samples.ok()) {
       finish(absl::IsCancelled(samples.status()) ? v1::TASK_STATE_CANCELLED
                                                  : v1::TASK_STATE_FAILED,
              std::string(samples.status().message()));
       continue;
     }
-    v1::Report report;
-    report.set_report_id(NewUlid());
-    report.set_task_id(task.task_id());
-    const int64_t now_ms = absl::ToUnixMillis(absl::Now());
-    for (v1::Sample& s : *samples) {
-      s.set_id(NewUlid());
-      s.set_run_id(task.run_id());
-      s.set_benchmark(spec.name());
-      if (s.time_unix_ms() == 0) s.set_time_unix_ms(now_ms);
-      *report.add_samples() = std::move(s);
-    }
-    hooks.report(report);
     finish(v1::TASK_STATE_SUCCEEDED, "");
   }
   const v1::TaskState state = TaskStateFromOutcomes(outcomes);

@@ -10,8 +10,12 @@ namespace {
 // is tested here, the real plugins have their own tests.
 class ScriptedBenchmark : public Benchmark {
  public:
-  ScriptedBenchmark(std::string name, absl::Status probe, bool fail_run = false)
-      : name_(std::move(name)), probe_(std::move(probe)), fail_run_(fail_run) {}
+  ScriptedBenchmark(std::string name, absl::Status probe, bool fail_run = false,
+                    bool keep_evidence = false)
+      : name_(std::move(name)),
+        probe_(std::move(probe)),
+        fail_run_(fail_run),
+        keep_evidence_(keep_evidence) {}
   std::string name() const override { return name_; }
   absl::Status Probe() const override { return probe_; }
   absl::Status ValidateParams(const Params& params) const override {
@@ -20,6 +24,13 @@ class ScriptedBenchmark : public Benchmark {
   }
   absl::StatusOr<std::vector<v1::Sample>> Run(const Params&, const RunContext& context) override {
     if (context.cancelled()) return absl::CancelledError("cancelled");
+    if (keep_evidence_) {
+      v1::Sample evidence;
+      evidence.set_metric(name_ + ".faulty.count");
+      evidence.set_value(1);
+      evidence.set_unit("count");
+      context.KeepSamples({evidence});
+    }
     if (fail_run_) return absl::InternalError("boom");
     context.ReportProgress(0.5, "half");
     v1::Sample s;
@@ -33,6 +44,7 @@ class ScriptedBenchmark : public Benchmark {
   std::string name_;
   absl::Status probe_;
   bool fail_run_;
+  bool keep_evidence_;
 };
 
 TaskRunner MakeRunner() {
@@ -41,6 +53,8 @@ TaskRunner MakeRunner() {
   b.push_back(std::make_unique<ScriptedBenchmark>(
       "nogpu", absl::FailedPreconditionError("no NVIDIA driver")));
   b.push_back(std::make_unique<ScriptedBenchmark>("broken", absl::OkStatus(), true));
+  b.push_back(std::make_unique<ScriptedBenchmark>("faulty", absl::OkStatus(), true, true));
+  b.push_back(std::make_unique<ScriptedBenchmark>("noted", absl::OkStatus(), false, true));
   return TaskRunner(std::move(b), "/tmp");
 }
 
@@ -94,6 +108,32 @@ TEST(TaskRunnerTest, FailureAndUnknownNamesFailTheTaskButOthersRun) {
   EXPECT_NE(last.task_reason().find("boom"), std::string::npos);
 }
 
+// A failure's evidence (the stress probe's faulty.count of a GPU that gave
+// a wrong answer) is stored before the failed outcome, not lost with it.
+TEST(TaskRunnerTest, KeptSamplesSurviveAFailedRun) {
+  TaskRunner runner = MakeRunner();
+  auto reports = Execute(runner, Task({"faulty"}));
+  ASSERT_EQ(reports.size(), 2u);
+  ASSERT_EQ(reports[0].samples_size(), 1);
+  EXPECT_EQ(reports[0].samples(0).metric(), "faulty.faulty.count");
+  EXPECT_EQ(reports[0].samples(0).benchmark(), "faulty");
+  EXPECT_EQ(reports[0].samples(0).run_id(), "run1");
+  EXPECT_EQ(reports[0].samples(0).id().size(), 26u);
+  EXPECT_EQ(reports[1].task_state(), v1::TASK_STATE_FAILED);
+  EXPECT_NE(reports[1].task_reason().find("boom"), std::string::npos);
+}
+
+TEST(TaskRunnerTest, KeptSamplesGoBesideTheReturnedOnes) {
+  TaskRunner runner = MakeRunner();
+  auto reports = Execute(runner, Task({"noted"}));
+  ASSERT_EQ(reports.size(), 2u);
+  ASSERT_EQ(reports[0].samples_size(), 2);
+  EXPECT_EQ(reports[0].samples(0).metric(), "noted.faulty.count");
+  EXPECT_EQ(reports[0].samples(1).metric(), "noted.x.tflops");
+  EXPECT_NE(reports[0].samples(0).id(), reports[0].samples(1).id());
+  EXPECT_EQ(reports[1].task_state(), v1::TASK_STATE_SUCCEEDED);
+}
+
 TEST(TaskRunnerTest, BadParamsFailBeforeRunning) {
   TaskRunner runner = MakeRunner();
   v1::RunTask task = Task({"ok"});
@@ -113,7 +153,7 @@ TEST(TaskRunnerTest, CancelledTaskEndsCancelled) {
 TEST(TaskRunnerTest, CapabilitiesCarryProbeReasons) {
   TaskRunner runner = MakeRunner();
   auto caps = runner.Capabilities();
-  ASSERT_EQ(caps.size(), 3u);
+  ASSERT_EQ(caps.size(), 5u);
   EXPECT_EQ(caps[1].state(), v1::TASK_STATE_SKIPPED);
   EXPECT_EQ(caps[1].reason(), "no NVIDIA driver");
 }

@@ -292,8 +292,9 @@ absl::StatusOr<std::vector<v1::Sample>> StressBenchmark::Run(
     }
   }
   if (!faulty.empty()) {
-    // The runner keeps no samples of a failed Run(); the reason carries
-    // what the faulty.count sample would have said.
+    // The series, the throttle fractions and faulty.count = 1 are the
+    // evidence: stored with the failed outcome, not lost with it.
+    context.KeepSamples(std::move(samples));
     return absl::DataLossError(absl::StrCat(
         kPlugin, ": faulty GPU: ", absl::StrJoin(faulty, "; ")));
   }

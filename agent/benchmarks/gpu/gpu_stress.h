@@ -8,7 +8,8 @@
 // check_every products the module hashes D; since the product never
 // changes, a hash that differs from the first one means the GPU computed
 // a wrong answer: the GPU is faulty (stress.gpu.faulty.count = 1) and the
-// run FAILS (DATA_LOSS) naming it.
+// run FAILS (DATA_LOSS) naming it; the samples are kept all the same
+// (RunContext::KeepSamples), as the evidence.
 //
 // Samples per GPU (stress_math.h does the arithmetic):
 //   stress.gpu.sustained.tflops      mean of the last half of the 1 s series
