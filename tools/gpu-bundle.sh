@@ -21,7 +21,11 @@ cp tools/gpu-selfcheck.sh "$OUT/"
 # BUNDLE_CUDA_LIBS=1 carries them anyway.
 skip='^(linux-vdso|ld-linux|libc\.so|libm\.so|libpthread|libdl\.so|librt\.so|libgcc_s|libstdc\+\+|libcuda\.so|libnvidia-ml)'
 [ "${BUNDLE_CUDA_LIBS:-0}" = 1 ] || skip="${skip%)}|libcublas|libnccl|libcudart)"
-for f in "$OUT/fleetbench" "$OUT/libfleetbench_gpu.so"; do
+# OpenBLAS is dlopen'ed by the CPU gemm plugin, so ldd does not list it:
+# carry it by name, and what it needs (libgfortran, ...) through the loop.
+blas=$(ldconfig -p | awk '/libopenblas\.so\.0 .*x86-64/ {print $NF; exit}')
+[ -n "$blas" ] && cp -L "$blas" "$OUT/lib/libopenblas.so.0"
+for f in "$OUT/fleetbench" "$OUT/libfleetbench_gpu.so" ${blas:+"$OUT/lib/libopenblas.so.0"}; do
   LD_LIBRARY_PATH=/usr/local/cuda/lib64 ldd "$f" | awk '/=> \//{print $1, $3}' | while read -r name path; do
     [[ "$name" =~ $skip ]] && continue
     [ -e "$OUT/lib/$name" ] || cp -L "$path" "$OUT/lib/$name"

@@ -1,6 +1,5 @@
 #include "agent/benchmarks/cpu_gemm.h"
 
-#include <cblas.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -21,6 +20,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
 #include "agent/benchmarks/gemm_math.h"
+#include "agent/benchmarks/openblas_library.h"
 #include "common/stats.h"
 
 namespace fleetbench::agent {
@@ -108,15 +108,16 @@ size_t ElementSize(const std::string& dtype) {
 // caller's value back.
 class ScopedBlasThreads {
  public:
-  explicit ScopedBlasThreads(int threads)
-      : previous_(openblas_get_num_threads()) {
-    openblas_set_num_threads(threads);
+  ScopedBlasThreads(const OpenBlasLibrary& blas, int threads)
+      : blas_(blas), previous_(blas.get_num_threads()) {
+    blas_.set_num_threads(threads);
   }
-  ~ScopedBlasThreads() { openblas_set_num_threads(previous_); }
+  ~ScopedBlasThreads() { blas_.set_num_threads(previous_); }
   ScopedBlasThreads(const ScopedBlasThreads&) = delete;
   ScopedBlasThreads& operator=(const ScopedBlasThreads&) = delete;
 
  private:
+  const OpenBlasLibrary& blas_;
   int previous_;
 };
 
@@ -152,12 +153,14 @@ void FillUniform(T* data, size_t count, uint64_t seed) {
   }
 }
 
-void Gemm(int n, const float* a, const float* b, float* c) {
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a, n, b,
+void Gemm(const OpenBlasLibrary& blas, int n, const float* a, const float* b,
+          float* c) {
+  blas.sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a, n, b,
               n, 0.0f, c, n);
 }
-void Gemm(int n, const double* a, const double* b, double* c) {
-  cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0, a, n, b,
+void Gemm(const OpenBlasLibrary& blas, int n, const double* a,
+          const double* b, double* c) {
+  blas.dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0, a, n, b,
               n, 0.0, c, n);
 }
 
@@ -211,7 +214,8 @@ class Progress {
 
 // Times one (dtype, size) case; returns TFLOP/s per timed run.
 template <typename T>
-absl::StatusOr<std::vector<double>> TimeCase(int n, const CpuGemmConfig& config,
+absl::StatusOr<std::vector<double>> TimeCase(const OpenBlasLibrary& blas, int n,
+                                             const CpuGemmConfig& config,
                                              const RunContext& context,
                                              Progress& progress, int case_index,
                                              const std::string& label) {
@@ -233,7 +237,7 @@ absl::StatusOr<std::vector<double>> TimeCase(int n, const CpuGemmConfig& config,
   progress.Report(case_index, 0, absl::StrCat(label, ": warm-up"), true);
   for (int i = 0; i < config.warmup_runs; ++i) {
     if (context.cancelled()) return absl::CancelledError("gemm: cancelled");
-    Gemm(n, a.get(), b.get(), c.get());
+    Gemm(blas, n, a.get(), b.get(), c.get());
   }
 
   const double flops = GemmFlops(n, n, n);
@@ -243,7 +247,7 @@ absl::StatusOr<std::vector<double>> TimeCase(int n, const CpuGemmConfig& config,
   while (!EnoughRuns(policy, static_cast<int>(tflops.size()), timed_seconds)) {
     if (context.cancelled()) return absl::CancelledError("gemm: cancelled");
     const auto start = std::chrono::steady_clock::now();
-    Gemm(n, a.get(), b.get(), c.get());
+    Gemm(blas, n, a.get(), b.get(), c.get());
     const auto stop = std::chrono::steady_clock::now();
     const double seconds = std::chrono::duration<double>(stop - start).count();
     timed_seconds += seconds;
@@ -328,7 +332,7 @@ absl::StatusOr<CpuGemmConfig> ParseCpuGemmParams(const Params& params) {
   return config;
 }
 
-absl::Status CpuGemmBenchmark::Probe() const { return absl::OkStatus(); }
+absl::Status CpuGemmBenchmark::Probe() const { return OpenBlas().status(); }
 
 absl::Status CpuGemmBenchmark::ValidateParams(const Params& params) const {
   return ParseCpuGemmParams(params).status();
@@ -355,11 +359,13 @@ absl::StatusOr<std::vector<v1::Sample>> CpuGemmBenchmark::Run(
     }
   }
 
-  ScopedBlasThreads blas_threads(config->threads);
+  absl::StatusOr<const OpenBlasLibrary*> blas = OpenBlas();
+  if (!blas.ok()) return blas.status();
+  ScopedBlasThreads blas_threads(**blas, config->threads);
   // OpenBLAS caps the count at its build-time maximum; report what it uses.
-  const int threads = openblas_get_num_threads();
+  const int threads = (*blas)->get_num_threads();
   const std::string blas_config(
-      absl::StripAsciiWhitespace(openblas_get_config()));
+      absl::StripAsciiWhitespace((*blas)->get_config()));
 
   const int cases =
       static_cast<int>(config->dtypes.size() * config->sizes.size());
@@ -371,9 +377,9 @@ absl::StatusOr<std::vector<v1::Sample>> CpuGemmBenchmark::Run(
       if (context.cancelled()) return absl::CancelledError("gemm: cancelled");
       const std::string label = absl::StrCat(dtype, " n=", n);
       absl::StatusOr<std::vector<double>> tflops =
-          dtype == "fp32" ? TimeCase<float>(n, *config, context, progress,
+          dtype == "fp32" ? TimeCase<float>(**blas, n, *config, context, progress,
                                             case_index, label)
-                          : TimeCase<double>(n, *config, context, progress,
+                          : TimeCase<double>(**blas, n, *config, context, progress,
                                              case_index, label);
       if (!tflops.ok()) return tflops.status();
       const Summary summary = Summarize(*tflops);

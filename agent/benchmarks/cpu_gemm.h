@@ -52,7 +52,7 @@ absl::StatusOr<CpuGemmConfig> ParseCpuGemmParams(const Params& params);
 class CpuGemmBenchmark final : public Benchmark {
  public:
   std::string name() const override { return "gemm"; }
-  // Always OK: every node has a CPU and OpenBLAS is linked in.
+  // OK when OpenBLAS loads (openblas_library.h); else the reason.
   absl::Status Probe() const override;
   absl::Status ValidateParams(const Params& params) const override;
   // One sample per (dtype, size), dtypes outer. RESOURCE_EXHAUSTED before

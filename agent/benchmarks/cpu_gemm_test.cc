@@ -1,11 +1,14 @@
 #include "agent/benchmarks/cpu_gemm.h"
 
 #include <atomic>
+#include <fstream>
+#include <sstream>
 #include <ostream>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "agent/benchmarks/openblas_library.h"
 #include "agent/benchmarks/registry.h"
 #include "common/metrics.h"
 #include "gmock/gmock.h"
@@ -18,6 +21,42 @@ using ::testing::HasSubstr;
 
 RunContext QuietContext(const std::atomic<bool>* cancelled = nullptr) {
   return RunContext("/tmp", cancelled, nullptr);
+}
+
+bool OpenBlasIsMapped() {
+  std::ifstream maps("/proc/self/maps");
+  std::stringstream text;
+  text << maps.rdbuf();
+  return text.str().find("libopenblas") != std::string::npos;
+}
+
+// First in this file: ctest runs every test in its own process, and nothing
+// before it in this binary touches BLAS. The binaries link this plugin, so
+// OpenBLAS (and its spinning thread pool) must arrive only when gemm asks.
+TEST(OpenBlasLibraryTest, LoadedOnFirstUseNotAtStart) {
+  EXPECT_FALSE(OpenBlasIsMapped());
+  absl::StatusOr<const OpenBlasLibrary*> blas = OpenBlas();
+  ASSERT_TRUE(blas.ok()) << blas.status();
+  EXPECT_TRUE(OpenBlasIsMapped());
+  EXPECT_EQ((*blas)->path, "libopenblas.so.0");
+  EXPECT_GE((*blas)->get_num_threads(), 1);
+  // The same library, not a second load.
+  EXPECT_EQ(*OpenBlas(), *blas);
+}
+
+TEST(OpenBlasLibraryTest, MissingLibraryNamesItAndThePackage) {
+  absl::StatusOr<OpenBlasLibrary> lib =
+      LoadOpenBlasFrom("libfleetbench-no-such-blas.so.0");
+  ASSERT_EQ(lib.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(lib.status().message(),
+              HasSubstr("libfleetbench-no-such-blas.so.0"));
+  EXPECT_THAT(lib.status().message(), HasSubstr("libopenblas0"));
+}
+
+TEST(OpenBlasLibraryTest, ALibraryWithoutCblasIsRefused) {
+  absl::StatusOr<OpenBlasLibrary> lib = LoadOpenBlasFrom("libm.so.6");
+  ASSERT_EQ(lib.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(lib.status().message(), HasSubstr("no cblas_sgemm"));
 }
 
 TEST(CpuGemmParamsTest, DefaultsWhenEmpty) {

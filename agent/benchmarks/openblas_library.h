@@ -1,0 +1,46 @@
+// agent/benchmarks/openblas_library.h — OpenBLAS, loaded with dlopen the
+// first time the CPU GEMM plugin needs it instead of being linked.
+//
+// Why not link it: OpenBLAS (pthreads build) starts its thread pool in a
+// library constructor, and those threads busy-wait for work for about a
+// tenth of a second before they sleep. Every process that links it pays
+// that, and the one `fleetbench` binary is also the CLI: each `fleetbench
+// nodes` or `rank` call burned 60–80 ms of CPU on a 2-core machine for a
+// library only the gemm plugin uses (docs/benchmarks.md). Loaded lazily,
+// only the agent that runs or probes gemm starts the pool.
+//
+// Only the six entry points the plugin calls are looked up; their types
+// come from cblas.h, so a mismatch with the header fails to compile.
+#ifndef FLEETBENCH_AGENT_BENCHMARKS_OPENBLAS_LIBRARY_H_
+#define FLEETBENCH_AGENT_BENCHMARKS_OPENBLAS_LIBRARY_H_
+
+#include <cblas.h>
+
+#include <string>
+
+#include "absl/status/statusor.h"
+
+namespace fleetbench::agent {
+
+struct OpenBlasLibrary {
+  decltype(&cblas_sgemm) sgemm = nullptr;
+  decltype(&cblas_dgemm) dgemm = nullptr;
+  decltype(&openblas_get_num_threads) get_num_threads = nullptr;
+  decltype(&openblas_set_num_threads) set_num_threads = nullptr;
+  decltype(&openblas_get_config) get_config = nullptr;
+  std::string path;  // the soname it was loaded as
+};
+
+// The process-wide library, loaded on the first call and never unloaded
+// (its threads outlive any one benchmark). FAILED_PRECONDITION naming the
+// library and dlerror() when it is missing or lacks an entry point; the
+// same answer on every later call. Thread-safe.
+absl::StatusOr<const OpenBlasLibrary*> OpenBlas();
+
+// Loads `soname` afresh (for tests of the failure path; the plugin uses
+// OpenBlas()). The handle is kept open on success.
+absl::StatusOr<OpenBlasLibrary> LoadOpenBlasFrom(const std::string& soname);
+
+}  // namespace fleetbench::agent
+
+#endif  // FLEETBENCH_AGENT_BENCHMARKS_OPENBLAS_LIBRARY_H_
