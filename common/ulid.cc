@@ -3,6 +3,7 @@
 #include "absl/base/const_init.h"
 #include "absl/synchronization/mutex.h"
 
+#include <array>
 #include <cstdint>
 #include <random>
 
@@ -52,12 +53,25 @@ std::string NewUlid(absl::Time now) {
   return out;
 }
 
+namespace {
+
+// Every id of every sample is checked on ingest: one table lookup per
+// character (a scan of the 32 letters per character was 8% of the ingest
+// actor's CPU in a profile).
+constexpr std::array<bool, 256> kIsUlidChar = [] {
+  std::array<bool, 256> table{};
+  for (const char* a = kAlphabet; *a; ++a) {
+    table[static_cast<unsigned char>(*a)] = true;
+  }
+  return table;
+}();
+
+}  // namespace
+
 bool IsUlid(const std::string& id) {
   if (id.size() != 26) return false;
   for (char c : id) {
-    bool found = false;
-    for (const char* a = kAlphabet; *a; ++a) found |= (*a == c);
-    if (!found) return false;
+    if (!kIsUlidChar[static_cast<unsigned char>(c)]) return false;
   }
   return true;
 }

@@ -43,6 +43,12 @@ TEST(UlidTest, RejectsMalformed) {
   EXPECT_FALSE(IsUlid(""));
   EXPECT_FALSE(IsUlid("01ARZ3NDEKTSV4RRFFQ69G5FAU"));  // U is not base32
   EXPECT_TRUE(IsUlid("01ARZ3NDEKTSV4RRFFQ69G5FAV"));
+  EXPECT_FALSE(IsUlid("01arz3ndektsv4rrffq69g5fav"));  // lower case: not ours
+  EXPECT_FALSE(IsUlid(std::string("01ARZ3NDEKTSV4RRFFQ69G5FA\0", 26)));
+  EXPECT_FALSE(IsUlid("01ARZ3NDEKTSV4RRFFQ69G5FA\xc9"));  // high bytes
+  for (char c : std::string("ILOU")) {  // Crockford leaves these out
+    EXPECT_FALSE(IsUlid(std::string(25, '0') + c)) << c;
+  }
 }
 
 }  // namespace
