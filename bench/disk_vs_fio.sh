@@ -100,6 +100,11 @@ run_fio() {  # workload iodepth block_bytes out.json
   echo "\$ ${cmd[*]}" >&2
   refill_fio_file
   "${cmd[@]}" >"$4"
+  # The plugin removes its file as soon as it is done, and on a disk
+  # mounted with -o discard the freed blocks go back to the host then; fio's
+  # file goes the same way at the same point, so that every run starts
+  # after the same history whichever tool ran before it.
+  rm -f "$fio_file"
 }
 
 # CONTROL=1: fio in the plugin's place, its output reshaped into samples.
