@@ -112,6 +112,53 @@ class Tree {
   fs::path root_;
 };
 
+// A disk is virtual by name (loop, dm-, ...), by place (sysfs puts software
+// devices under /sys/devices/virtual, paravirtual ones under a virtio or
+// xen bus device) or by driver.
+bool IsVirtualBlockDevice(const Tree& tree, const std::string& name) {
+  if (IsVirtualBlockDeviceName(name)) return true;
+  std::string real = tree.Resolve(absl::StrCat("/sys/block/", name));
+  if (absl::StartsWith(real, "/sys/devices/virtual/")) return true;
+  for (const fs::path& part : fs::path(real)) {
+    std::string component = part.string();
+    if (absl::StartsWith(component, "virtio") ||
+        absl::StartsWith(component, "xen") ||
+        absl::StartsWith(component, "vbd-")) {
+      return true;
+    }
+  }
+  std::string driver =
+      tree.LinkBasename(absl::StrCat("/sys/block/", name, "/device/driver"));
+  return absl::StartsWith(driver, "virtio") ||
+         absl::StrContains(driver, "xen") || driver == "vbd";
+}
+
+// /sys/block/<name> as one BlockDeviceFacts.
+void DescribeBlockDevice(const Tree& tree, const std::string& name,
+                         uint64_t sectors, v1::BlockDeviceFacts* device) {
+  const std::string dir = absl::StrCat("/sys/block/", name);
+  device->set_name(name);
+  // "size" counts 512-byte sectors whatever the logical block size.
+  device->set_size_bytes(sectors * 512);
+  device->set_model(tree.ReadTrimmed(dir + "/device/model"));
+  device->set_rotational(tree.ReadTrimmed(dir + "/queue/rotational") == "1");
+  absl::StatusOr<std::string> scheduler = tree.Read(dir + "/queue/scheduler");
+  if (scheduler.ok()) {
+    device->set_scheduler(ParseActiveScheduler(*scheduler));
+  }
+  device->set_virtual_device(IsVirtualBlockDevice(tree, name));
+}
+
+uint64_t BlockDeviceSectors(const Tree& tree, const std::string& name) {
+  uint64_t sectors = 0;
+  if (!absl::SimpleAtoi(tree.ReadTrimmed(absl::StrCat("/sys/block/", name,
+                                                      "/size")),
+                        &sectors)) {
+    return 0;
+  }
+  return sectors;
+}
+
 class FactsReader {
  public:
   FactsReader(const FactsOptions& options, v1::NodeFacts* facts)
@@ -277,27 +324,6 @@ class FactsReader {
     facts_->set_memory_total_bytes(*bytes);
   }
 
-  // A disk is virtual by name (loop, dm-, ...), by place (sysfs puts software
-  // devices under /sys/devices/virtual, paravirtual ones under a virtio or
-  // xen bus device) or by driver.
-  bool IsVirtualBlockDevice(const std::string& name) {
-    if (IsVirtualBlockDeviceName(name)) return true;
-    std::string real = tree_.Resolve(absl::StrCat("/sys/block/", name));
-    if (absl::StartsWith(real, "/sys/devices/virtual/")) return true;
-    for (const fs::path& part : fs::path(real)) {
-      std::string component = part.string();
-      if (absl::StartsWith(component, "virtio") ||
-          absl::StartsWith(component, "xen") ||
-          absl::StartsWith(component, "vbd-")) {
-        return true;
-      }
-    }
-    std::string driver =
-        tree_.LinkBasename(absl::StrCat("/sys/block/", name, "/device/driver"));
-    return absl::StartsWith(driver, "virtio") ||
-           absl::StrContains(driver, "xen") || driver == "vbd";
-  }
-
   void ReadBlockDevices() {
     absl::StatusOr<std::vector<std::string>> names = tree_.List("/sys/block");
     if (!names.ok()) {
@@ -305,30 +331,13 @@ class FactsReader {
       return;
     }
     for (const std::string& name : *names) {
-      const std::string dir = absl::StrCat("/sys/block/", name);
-      uint64_t sectors = 0;
-      if (!absl::SimpleAtoi(tree_.ReadTrimmed(dir + "/size"), &sectors)) {
-        sectors = 0;
-      }
+      const uint64_t sectors = BlockDeviceSectors(tree_, name);
       // Unattached loop and ram devices exist by the dozen and say nothing.
       bool unattached_kind = absl::StartsWith(name, "loop") ||
                              absl::StartsWith(name, "ram") ||
                              absl::StartsWith(name, "zram");
       if (unattached_kind && sectors == 0) continue;
-
-      v1::BlockDeviceFacts* device = facts_->add_block_devices();
-      device->set_name(name);
-      // "size" counts 512-byte sectors whatever the logical block size.
-      device->set_size_bytes(sectors * 512);
-      device->set_model(tree_.ReadTrimmed(dir + "/device/model"));
-      device->set_rotational(tree_.ReadTrimmed(dir + "/queue/rotational") ==
-                             "1");
-      absl::StatusOr<std::string> scheduler =
-          tree_.Read(dir + "/queue/scheduler");
-      if (scheduler.ok()) {
-        device->set_scheduler(ParseActiveScheduler(*scheduler));
-      }
-      device->set_virtual_device(IsVirtualBlockDevice(name));
+      DescribeBlockDevice(tree_, name, sectors, facts_->add_block_devices());
     }
   }
 
@@ -433,6 +442,44 @@ v1::NodeFacts ReadNodeFacts(const FactsOptions& options) {
   v1::NodeFacts facts;
   FactsReader(options, &facts).ReadAll();
   return facts;
+}
+
+StorageFacts ReadStorageFacts(const std::string& root, const std::string& path,
+                              unsigned device_major, unsigned device_minor) {
+  const Tree tree(root);
+  StorageFacts storage;
+  absl::StatusOr<std::string> mounts = tree.Read("/proc/self/mounts");
+  if (mounts.ok()) {
+    absl::StatusOr<MountEntry> mount =
+        ParseMountsForPath(*mounts, tree.Resolve(path));
+    if (mount.ok()) {
+      storage.filesystem = mount->fs_type;
+      storage.mount_source = mount->device;
+    }
+  }
+  if (IsNetworkFilesystem(storage.filesystem)) {
+    storage.network_reason = absl::StrCat("filesystem ", storage.filesystem);
+  }
+  if (device_major == 0 && device_minor == 0) return storage;
+
+  // st_dev names the partition (or the whole disk); its sysfs folder sits
+  // inside the disk's, and only a partition has a "partition" file.
+  const std::string real = tree.Resolve(
+      absl::StrCat("/sys/dev/block/", device_major, ":", device_minor));
+  if (!absl::StartsWith(real, "/sys/devices/")) return storage;
+  fs::path disk = fs::path(real);
+  if (tree.Exists(real + "/partition")) disk = disk.parent_path();
+  const std::string name = disk.filename().string();
+  if (name.empty() || !tree.Exists(absl::StrCat("/sys/block/", name))) {
+    return storage;
+  }
+  DescribeBlockDevice(tree, name, BlockDeviceSectors(tree, name),
+                      &storage.device);
+  if (storage.network_reason.empty()) {
+    storage.network_reason = NetworkBlockDeviceReason(
+        name, real, storage.device.model());
+  }
+  return storage;
 }
 
 }  // namespace fleetbench::agent

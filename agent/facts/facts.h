@@ -34,6 +34,27 @@ struct FactsOptions {
 
 v1::NodeFacts ReadNodeFacts(const FactsOptions& options);
 
+// The storage under one path, for results that depend on it (the disk
+// benchmark's samples carry it).
+struct StorageFacts {
+  std::string filesystem;    // type of the mount holding the path; "" unknown
+  std::string mount_source;  // "/dev/vda1", "server:/export"; "" unknown
+  // Why the storage is reached over a network ("filesystem nfs4", "block
+  // device rbd0", "model Amazon Elastic Block Store"); "" when it is not,
+  // or nothing says so.
+  std::string network_reason;
+  // The whole disk under the filesystem (a partition's parent) when there is
+  // a block device: name, size, model, rotational, scheduler, virtual. Name
+  // "" otherwise (tmpfs, overlay, NFS).
+  v1::BlockDeviceFacts device;
+};
+
+// `path`: absolute, inside `root` ("/" on a node). device_major/minor: st_dev
+// of a file under `path` (major(st.st_dev), ...); 0:0 skips the device.
+// Never fails: what cannot be read stays empty.
+StorageFacts ReadStorageFacts(const std::string& root, const std::string& path,
+                              unsigned device_major, unsigned device_minor);
+
 }  // namespace fleetbench::agent
 
 #endif  // FLEETBENCH_AGENT_FACTS_FACTS_H_

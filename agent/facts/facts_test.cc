@@ -260,6 +260,85 @@ TEST(ReadNodeFactsTest, ScratchDirFollowsSymlinks) {
   EXPECT_EQ(ReadNodeFacts(options).scratch_filesystem(), "xfs");
 }
 
+// A VM's disk as sysfs shows it: /sys/dev/block/MAJ:MIN links to the
+// partition's folder inside the disk's, /sys/block/<disk> to the disk's.
+void WriteVirtioDisk(TempTree& tree) {
+  const std::string disk =
+      "/sys/devices/pci0000:00/0000:00:04.0/virtio2/block/vda";
+  tree.Write(disk + "/size", "41943040\n");
+  tree.Write(disk + "/queue/rotational", "0\n");
+  tree.Write(disk + "/queue/scheduler", "[none] mq-deadline\n");
+  tree.Write(disk + "/vda1/partition", "1\n");
+  fs::create_directories(tree.At("/sys/block"));
+  fs::create_directory_symlink("../devices/pci0000:00/0000:00:04.0/virtio2/block/vda",
+                               tree.At("/sys/block/vda"));
+  fs::create_directories(tree.At("/sys/dev/block"));
+  fs::create_directory_symlink(
+      "../../devices/pci0000:00/0000:00:04.0/virtio2/block/vda/vda1",
+      tree.At("/sys/dev/block/253:1"));
+  fs::create_directory_symlink(
+      "../../devices/pci0000:00/0000:00:04.0/virtio2/block/vda",
+      tree.At("/sys/dev/block/253:0"));
+}
+
+TEST(ReadStorageFactsTest, PartitionLeadsToItsDisk) {
+  TempTree tree;
+  tree.Write("/proc/self/mounts", "/dev/vda1 / ext4 rw 0 0\n");
+  WriteVirtioDisk(tree);
+  StorageFacts storage = ReadStorageFacts(tree.root(), "/var/tmp", 253, 1);
+  EXPECT_EQ(storage.filesystem, "ext4");
+  EXPECT_EQ(storage.mount_source, "/dev/vda1");
+  EXPECT_EQ(storage.device.name(), "vda");
+  EXPECT_EQ(storage.device.size_bytes(), 41943040ull * 512);
+  EXPECT_FALSE(storage.device.rotational());
+  EXPECT_EQ(storage.device.scheduler(), "none");
+  EXPECT_TRUE(storage.device.virtual_device());  // under a virtio device
+  EXPECT_EQ(storage.network_reason, "");
+  // The whole disk as st_dev: the same disk.
+  EXPECT_EQ(ReadStorageFacts(tree.root(), "/", 253, 0).device.name(), "vda");
+}
+
+TEST(ReadStorageFactsTest, NetworkFilesystemHasNoDevice) {
+  TempTree tree;
+  tree.Write("/proc/self/mounts",
+             "/dev/vda1 / ext4 rw 0 0\nfiler:/export /data nfs4 rw 0 0\n");
+  WriteVirtioDisk(tree);
+  // NFS files have an anonymous st_dev (major 0) with no sysfs folder.
+  StorageFacts storage = ReadStorageFacts(tree.root(), "/data/scratch", 0, 53);
+  EXPECT_EQ(storage.filesystem, "nfs4");
+  EXPECT_EQ(storage.mount_source, "filer:/export");
+  EXPECT_EQ(storage.network_reason, "filesystem nfs4");
+  EXPECT_EQ(storage.device.name(), "");
+}
+
+TEST(ReadStorageFactsTest, CloudNetworkVolumeByModel) {
+  TempTree tree;
+  tree.Write("/proc/self/mounts", "/dev/nvme1n1 /scratch xfs rw 0 0\n");
+  const std::string disk =
+      "/sys/devices/pci0000:00/0000:00:1f.0/nvme/nvme1/nvme1n1";
+  tree.Write(disk + "/size", "2097152\n");
+  tree.Write(disk + "/device/model", "Amazon Elastic Block Store              \n");
+  tree.Write(disk + "/queue/rotational", "0\n");
+  fs::create_directories(tree.At("/sys/block"));
+  fs::create_directory_symlink(".." + disk.substr(4), tree.At("/sys/block/nvme1n1"));
+  fs::create_directories(tree.At("/sys/dev/block"));
+  fs::create_directory_symlink("../.." + disk.substr(4),
+                               tree.At("/sys/dev/block/259:1"));
+  StorageFacts storage = ReadStorageFacts(tree.root(), "/scratch/fb", 259, 1);
+  EXPECT_EQ(storage.device.name(), "nvme1n1");
+  EXPECT_EQ(storage.device.model(), "Amazon Elastic Block Store");
+  EXPECT_FALSE(storage.device.virtual_device());
+  EXPECT_EQ(storage.network_reason, "model Amazon Elastic Block Store");
+}
+
+TEST(ReadStorageFactsTest, NothingReadableLeavesItEmpty) {
+  TempTree tree;
+  StorageFacts storage = ReadStorageFacts(tree.root(), "/scratch", 8, 1);
+  EXPECT_EQ(storage.filesystem, "");
+  EXPECT_EQ(storage.device.name(), "");
+  EXPECT_EQ(storage.network_reason, "");
+}
+
 TEST(ReadNodeFactsTest, ThisMachine) {
   FactsOptions options;
   options.scratch_dir = testing::TempDir();

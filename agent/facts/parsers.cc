@@ -10,6 +10,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 
 namespace fleetbench::agent {
 namespace {
@@ -215,6 +216,49 @@ bool IsVirtualBlockDeviceName(absl::string_view name) {
     if (absl::StartsWith(name, prefix)) return true;
   }
   return false;
+}
+
+bool IsNetworkFilesystem(absl::string_view fs_type) {
+  static constexpr absl::string_view kNetwork[] = {
+      "nfs",    "nfs4",   "cifs",      "smb3",  "smbfs",     "ceph",
+      "lustre", "gpfs",   "beegfs",    "9p",    "afs",       "glusterfs",
+      "ncpfs",  "coda",   "orangefs"};
+  for (absl::string_view name : kNetwork) {
+    if (fs_type == name) return true;
+  }
+  // FUSE clients of remote storage: sshfs, s3fs, gcsfuse, rclone, goofys,
+  // blobfuse(2), mountpoint-s3, juicefs, ceph-fuse, glusterfs.
+  static constexpr absl::string_view kFuseRemote[] = {
+      "sshfs",  "s3fs",    "gcsfuse",       "rclone", "goofys",
+      "blobfuse", "mountpoint-s3", "juicefs", "ceph",   "glusterfs"};
+  if (absl::ConsumePrefix(&fs_type, "fuse.")) {
+    for (absl::string_view name : kFuseRemote) {
+      if (absl::StartsWith(fs_type, name)) return true;
+    }
+  }
+  return false;
+}
+
+std::string NetworkBlockDeviceReason(absl::string_view name,
+                                     absl::string_view sysfs_path,
+                                     absl::string_view model) {
+  for (absl::string_view prefix : {"rbd", "nbd", "drbd"}) {
+    if (absl::StartsWith(name, prefix)) {
+      return absl::StrCat("block device ", name);
+    }
+  }
+  if (absl::StrContains(sysfs_path, "/session")) {
+    return absl::StrCat("block device ", name, " is on an iSCSI session");
+  }
+  if (absl::StrContains(sysfs_path, "nvme-fabrics")) {
+    return absl::StrCat("block device ", name, " is NVMe over fabrics");
+  }
+  for (absl::string_view cloud : {"Elastic Block Store", "PersistentDisk"}) {
+    if (absl::StrContains(model, cloud)) {
+      return absl::StrCat("model ", model);
+    }
+  }
+  return "";
 }
 
 int64_t ParseNicSpeedMbps(absl::string_view speed) {

@@ -77,6 +77,19 @@ std::string ParseActiveScheduler(absl::string_view scheduler);
 // Names of block devices that are never real disks.
 bool IsVirtualBlockDeviceName(absl::string_view name);
 
+// Filesystems whose data lives across a network (nfs, cifs, ceph, lustre,
+// 9p, and FUSE clients of object stores and remote shells, ...).
+bool IsNetworkFilesystem(absl::string_view fs_type);
+
+// Why a block device is reached over a network, from its name (rbd, nbd,
+// drbd), its sysfs path (an iSCSI session, NVMe over fabrics) or a model
+// string cloud providers give their network volumes (EBS, GCP Persistent
+// Disk); "" when none of them says so. `sysfs_path` is the resolved
+// /sys/devices/... folder of the device or its partition.
+std::string NetworkBlockDeviceReason(absl::string_view name,
+                                     absl::string_view sysfs_path,
+                                     absl::string_view model);
+
 // /sys/class/net/X/speed in Mb/s; -1 for anything that is not a positive
 // speed (the kernel prints -1 with no link; old drivers print 65535).
 int64_t ParseNicSpeedMbps(absl::string_view speed);

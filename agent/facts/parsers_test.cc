@@ -221,6 +221,39 @@ TEST(IsVirtualBlockDeviceNameTest, Names) {
   }
 }
 
+TEST(IsNetworkFilesystemTest, Types) {
+  for (const char* fs : {"nfs", "nfs4", "cifs", "smb3", "ceph", "lustre",
+                         "9p", "fuse.sshfs", "fuse.s3fs", "fuse.gcsfuse",
+                         "fuse.juicefs", "fuse.mountpoint-s3"}) {
+    EXPECT_TRUE(IsNetworkFilesystem(fs)) << fs;
+  }
+  for (const char* fs : {"ext4", "xfs", "btrfs", "tmpfs", "overlay", "zfs",
+                         "fuse.lxcfs", "fuse", "nfsd", ""}) {
+    EXPECT_FALSE(IsNetworkFilesystem(fs)) << fs;
+  }
+}
+
+TEST(NetworkBlockDeviceReasonTest, NamePathOrModel) {
+  EXPECT_EQ(NetworkBlockDeviceReason("rbd0", "/sys/devices/virtual/block/rbd0", ""),
+            "block device rbd0");
+  EXPECT_EQ(NetworkBlockDeviceReason("nbd3", "", ""), "block device nbd3");
+  EXPECT_EQ(NetworkBlockDeviceReason(
+                "sdb",
+                "/sys/devices/platform/host3/session1/target3:0:0/3:0:0:0/block/sdb",
+                "VIRTUAL-DISK"),
+            "block device sdb is on an iSCSI session");
+  EXPECT_EQ(NetworkBlockDeviceReason(
+                "nvme2n1", "/sys/devices/virtual/nvme-fabrics/ctl/nvme2/nvme2n1", ""),
+            "block device nvme2n1 is NVMe over fabrics");
+  EXPECT_EQ(NetworkBlockDeviceReason("sdb", "/sys/devices/pci0000:00/x/block/sdb",
+                                     "PersistentDisk"),
+            "model PersistentDisk");
+  EXPECT_EQ(NetworkBlockDeviceReason(
+                "nvme0n1", "/sys/devices/pci0000:00/0000:00:1d.0/nvme/nvme0/nvme0n1",
+                "Samsung SSD 980 PRO 2TB"),
+            "");
+}
+
 TEST(ParseNicSpeedMbpsTest, ValidAndUnknown) {
   EXPECT_EQ(ParseNicSpeedMbps("100000\n"), 100000);
   EXPECT_EQ(ParseNicSpeedMbps("25000"), 25000);

@@ -4,9 +4,7 @@
 #include <bit>
 #include <cmath>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
 
 namespace fleetbench::agent {
 namespace {
@@ -17,30 +15,6 @@ constexpr int kExactBits = 8;
 constexpr uint64_t kExact = uint64_t{1} << kExactBits;            // 256
 constexpr uint64_t kPerOctave = uint64_t{1} << (kExactBits - 1);  // 128
 constexpr size_t kBuckets = kExact + (64 - kExactBits) * kPerOctave;
-
-std::string UnescapeMountField(absl::string_view field) {
-  std::string out;
-  for (size_t i = 0; i < field.size(); ++i) {
-    if (field[i] == '\\' && i + 3 < field.size()) {
-      const char d0 = field[i + 1], d1 = field[i + 2], d2 = field[i + 3];
-      if (d0 >= '0' && d0 <= '3' && d1 >= '0' && d1 <= '7' && d2 >= '0' &&
-          d2 <= '7') {
-        out.push_back(
-            static_cast<char>((d0 - '0') * 64 + (d1 - '0') * 8 + (d2 - '0')));
-        i += 3;
-        continue;
-      }
-    }
-    out.push_back(field[i]);
-  }
-  return out;
-}
-
-bool PathIsUnder(absl::string_view path, absl::string_view mount_point) {
-  if (mount_point == "/") return absl::StartsWith(path, "/");
-  if (!absl::StartsWith(path, mount_point)) return false;
-  return path.size() == mount_point.size() || path[mount_point.size()] == '/';
-}
 
 }  // namespace
 
@@ -149,25 +123,6 @@ double LatencyHistogram::PercentileNanos(double q) const {
     }
   }
   return static_cast<double>(max_);
-}
-
-std::optional<MountEntry> MountOfPath(absl::string_view mounts_text,
-                                      absl::string_view path) {
-  std::optional<MountEntry> best;
-  for (absl::string_view line : absl::StrSplit(mounts_text, '\n')) {
-    std::vector<absl::string_view> fields =
-        absl::StrSplit(line, ' ', absl::SkipEmpty());
-    if (fields.size() < 3) continue;
-    MountEntry entry{UnescapeMountField(fields[0]),
-                     UnescapeMountField(fields[1]),
-                     UnescapeMountField(fields[2])};
-    if (!PathIsUnder(path, entry.mount_point)) continue;
-    if (!best.has_value() ||
-        entry.mount_point.size() >= best->mount_point.size()) {
-      best = std::move(entry);
-    }
-  }
-  return best;
 }
 
 std::string FioSeconds(double seconds) {

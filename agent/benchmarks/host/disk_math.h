@@ -10,7 +10,6 @@
 #define FLEETBENCH_AGENT_BENCHMARKS_HOST_DISK_MATH_H_
 
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -89,18 +88,6 @@ class LatencyHistogram {
   double sum_ = 0;
   uint64_t max_ = 0;
 };
-
-// The mount that holds `path` (canonical, absolute): the longest mount
-// point that is `path` or one of its parents; among equal mount points the
-// last one listed (it hides the earlier ones). Fields are unescaped
-// (\040 → space). nullopt when no line matches.
-struct MountEntry {
-  std::string source;
-  std::string mount_point;
-  std::string fstype;
-};
-std::optional<MountEntry> MountOfPath(absl::string_view mounts_text,
-                                      absl::string_view path);
 
 // fio's time syntax for a duration: "10" for whole seconds, else "250ms".
 std::string FioSeconds(double seconds);

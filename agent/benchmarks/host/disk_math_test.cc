@@ -146,40 +146,6 @@ TEST(LatencyHistogramTest, PercentilesWithinBucketPrecision) {
   }
 }
 
-TEST(MountOfPathTest, LongestMountPointWins) {
-  const std::string mounts =
-      "/dev/vda / ext4 rw,relatime 0 0\n"
-      "proc /proc proc rw 0 0\n"
-      "/dev/vdb /var xfs rw 0 0\n"
-      "tmpfs /var/tmp\\040space tmpfs rw 0 0\n"
-      "/dev/vdc /vartmp btrfs rw 0 0\n";
-  std::optional<MountEntry> m = MountOfPath(mounts, "/var/lib/x");
-  ASSERT_TRUE(m.has_value());
-  EXPECT_EQ(m->fstype, "xfs");
-  EXPECT_EQ(m->source, "/dev/vdb");
-  m = MountOfPath(mounts, "/var/tmp space/fb");
-  ASSERT_TRUE(m.has_value());
-  EXPECT_EQ(m->fstype, "tmpfs");
-  EXPECT_EQ(m->mount_point, "/var/tmp space");
-  m = MountOfPath(mounts, "/varx");
-  ASSERT_TRUE(m.has_value());
-  EXPECT_EQ(m->fstype, "ext4");
-  m = MountOfPath(mounts, "/var");
-  ASSERT_TRUE(m.has_value());
-  EXPECT_EQ(m->fstype, "xfs");
-  EXPECT_FALSE(MountOfPath("", "/x").has_value());
-}
-
-TEST(MountOfPathTest, LaterMountHidesEarlier) {
-  const std::string mounts =
-      "/dev/vda / ext4 rw 0 0\n"
-      "/dev/vdb /data xfs rw 0 0\n"
-      "tmpfs /data tmpfs rw 0 0\n";
-  std::optional<MountEntry> m = MountOfPath(mounts, "/data/scratch");
-  ASSERT_TRUE(m.has_value());
-  EXPECT_EQ(m->fstype, "tmpfs");
-}
-
 TEST(FioTest, SecondsSyntax) {
   EXPECT_EQ(FioSeconds(10), "10");
   EXPECT_EQ(FioSeconds(0), "0");

@@ -32,6 +32,7 @@
 #include "absl/strings/strip.h"
 #include "agent/benchmarks/host/host_params.h"
 #include "agent/benchmarks/host/scratch_path.h"
+#include "agent/facts/facts.h"
 
 namespace fleetbench::agent {
 namespace {
@@ -463,18 +464,22 @@ absl::StatusOr<IoTally> RunPhase(const Phase& phase, int fd, size_t alignment,
 }
 
 struct Storage {
-  std::string filesystem = "unknown";
-  std::string mount_source = "unknown";
+  StorageFacts facts;
   int64_t logical_block_bytes = 0;  // 0: unknown
 };
 
 Storage DescribeStorage(const std::string& dir, int fd) {
   Storage storage;
-  std::optional<MountEntry> mount =
-      MountOfPath(ReadSmallFile("/proc/self/mounts"), dir);
-  if (mount.has_value()) {
-    storage.filesystem = mount->fstype;
-    storage.mount_source = mount->source;
+  struct stat st;
+  unsigned device_major = 0, device_minor = 0;
+  if (fstat(fd, &st) == 0) {
+    device_major = major(st.st_dev);
+    device_minor = minor(st.st_dev);
+  }
+  storage.facts = ReadStorageFacts("/", dir, device_major, device_minor);
+  if (storage.facts.filesystem.empty()) storage.facts.filesystem = "unknown";
+  if (storage.facts.mount_source.empty()) {
+    storage.facts.mount_source = "unknown";
   }
   storage.logical_block_bytes = LogicalBlockBytes(fd);
   return storage;
@@ -623,13 +628,13 @@ absl::StatusOr<std::vector<v1::Sample>> DiskUringBenchmark::Run(
         fd = *direct_fd;
         direct = true;
       } else if (n < 0 && errno == EINVAL) {
-        direct_fallback = absl::StrCat("filesystem ", storage.filesystem,
+        direct_fallback = absl::StrCat("filesystem ", storage.facts.filesystem,
                                        " rejects O_DIRECT writes (EINVAL)");
       } else {
         return absl::ErrnoToStatus(errno, "disk: first direct write");
       }
     } else if (absl::IsInvalidArgument(direct_fd.status())) {
-      direct_fallback = absl::StrCat("filesystem ", storage.filesystem,
+      direct_fallback = absl::StrCat("filesystem ", storage.facts.filesystem,
                                      " rejects O_DIRECT (EINVAL at open)");
     } else {
       return direct_fd.status();
@@ -729,8 +734,22 @@ absl::StatusOr<std::vector<v1::Sample>> DiskUringBenchmark::Run(
       p["direct"] = direct ? "1" : "0";
       if (!direct_fallback.empty()) p["direct_fallback"] = direct_fallback;
       p["file_mib"] = absl::StrCat(config->file_mib);
-      p["filesystem"] = storage.filesystem;
-      p["mount_source"] = storage.mount_source;
+      p["filesystem"] = storage.facts.filesystem;
+      p["mount_source"] = storage.facts.mount_source;
+      // The disk under the scratch folder: a fast result on a network
+      // volume or a slow one on a rotational disk names its own cause.
+      const v1::BlockDeviceFacts& device = storage.facts.device;
+      if (!device.name().empty()) {
+        p["device"] = device.name();
+        if (!device.model().empty()) p["device_model"] = device.model();
+        p["rotational"] = device.rotational() ? "1" : "0";
+        if (!device.scheduler().empty()) p["scheduler"] = device.scheduler();
+        p["virtual_device"] = device.virtual_device() ? "1" : "0";
+      }
+      p["network_storage"] = storage.facts.network_reason.empty() ? "0" : "1";
+      if (!storage.facts.network_reason.empty()) {
+        p["network_storage_reason"] = storage.facts.network_reason;
+      }
       p["logical_block_bytes"] = absl::StrCat(storage.logical_block_bytes);
       p["ios"] = absl::StrCat(tally->ios);
       p["MBps"] = FormatNumber(mbps);
