@@ -11,9 +11,12 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "agent/benchmarks/benchmark.h"
+#include "agent/benchmarks/param_reader.h"
 
 namespace fleetbench::gpu {
 
+// agent::ParamReader (the rules every plugin shares) plus what only the GPU
+// plugins take: byte counts with suffixes and device lists.
 class ParamReader {
  public:
   // `allowed`: every key the plugin knows; CheckKeys() rejects the rest.
@@ -35,15 +38,12 @@ class ParamReader {
   // "all" (the default) gives an empty list, meaning every device; else a
   // comma list of device indices 0..1023.
   absl::StatusOr<std::vector<int>> Devices(const std::string& key) const;
-  bool Has(const std::string& key) const { return params_.count(key) > 0; }
+  bool Has(const std::string& key) const { return reader_.Has(key); }
 
   absl::Status Bad(const std::string& key, const std::string& what) const;
 
  private:
-  std::string Get(const std::string& key, const std::string& fallback) const;
-
-  std::string plugin_;
-  const agent::Params& params_;
+  agent::ParamReader reader_;
   std::vector<std::string> allowed_;
 };
 

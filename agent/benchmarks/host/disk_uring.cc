@@ -30,7 +30,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
-#include "agent/benchmarks/host/host_params.h"
+#include "agent/benchmarks/param_reader.h"
 #include "agent/benchmarks/host/scratch_path.h"
 #include "agent/facts/facts.h"
 
@@ -488,7 +488,7 @@ Storage DescribeStorage(const std::string& dir, int fd) {
 }  // namespace
 
 absl::StatusOr<DiskConfig> ParseDiskParams(const Params& params) {
-  HostParamReader reader("disk", params);
+  ParamReader reader("disk", params);
   if (absl::Status s = reader.CheckKeys(kAllowedKeys); !s.ok()) return s;
   DiskConfig config;
 

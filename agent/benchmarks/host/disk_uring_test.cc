@@ -89,7 +89,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{{{"ramp_seconds", "-1"}}, "ramp_seconds: -1 is outside"},
         BadCase{{{"runtime_seconds", "0"}}, "runtime_seconds: 0 is outside"},
         BadCase{{{"runtime_seconds", "nan"}}, "is not a number"},
-        BadCase{{{"direct", "yes"}}, "'yes' is not 0 or 1"},
+        BadCase{{{"direct", "yes"}}, "'yes' is not one of 0, 1, true, false"},
         BadCase{{{"file_mib", "2"}, {"jobs", "4"}}, "cannot be split"},
         BadCase{{{"iodepth", "1024"}, {"jobs", "8"}}, "MiB of buffers"}));
 

@@ -26,7 +26,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
-#include "agent/benchmarks/host/host_params.h"
+#include "agent/benchmarks/param_reader.h"
 #include "agent/benchmarks/host/stream_math.h"
 #include "common/stats.h"
 
@@ -352,7 +352,7 @@ LastLevelCache ReadLastLevelCache(const std::string& cpu_root) {
 }
 
 absl::StatusOr<MemStreamConfig> ParseMemStreamParams(const Params& params) {
-  HostParamReader reader("mem", params);
+  ParamReader reader("mem", params);
   if (absl::Status s = reader.CheckKeys(kAllowedKeys); !s.ok()) return s;
   MemStreamConfig config;
   if (reader.Has("array_mib")) {

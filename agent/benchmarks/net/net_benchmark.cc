@@ -1,16 +1,13 @@
 #include "agent/benchmarks/net/net_benchmark.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cstdint>
 
-#include "absl/strings/ascii.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
 #include "agent/benchmarks/net/pair_params.h"
+#include "agent/benchmarks/param_reader.h"
 
 namespace fleetbench::agent {
 namespace {
@@ -29,60 +26,7 @@ constexpr char kLatencyMethod[] =
     "one TCP_NODELAY connection, message_bytes ping-pong timed by the "
     "client after 100 warm-up round trips";
 
-absl::Status BadParam(absl::string_view key, absl::string_view what) {
-  return absl::InvalidArgumentError(absl::StrCat("net: ", key, ": ", what));
-}
 
-class Reader {
- public:
-  explicit Reader(const Params& params) : params_(params) {}
-
-  std::string Get(const std::string& key, const std::string& fallback) const {
-    auto it = params_.find(key);
-    return it == params_.end() ? fallback : it->second;
-  }
-  bool Has(const std::string& key) const { return params_.count(key) > 0; }
-
-  absl::StatusOr<int> Int(const std::string& key, int fallback, int lo,
-                          int hi) const {
-    if (!Has(key)) return fallback;
-    const std::string text = Get(key, "");
-    int64_t value = 0;
-    if (!absl::SimpleAtoi(text, &value)) {
-      return BadParam(key, absl::StrCat("'", text, "' is not an integer"));
-    }
-    if (value < lo || value > hi) {
-      return BadParam(key, absl::StrCat(value, " is outside ", lo, "..", hi));
-    }
-    return static_cast<int>(value);
-  }
-
-  absl::StatusOr<double> Double(const std::string& key, double fallback,
-                                double lo, double hi) const {
-    if (!Has(key)) return fallback;
-    const std::string text = Get(key, "");
-    double value = 0;
-    if (!absl::SimpleAtod(text, &value) || !std::isfinite(value)) {
-      return BadParam(key, absl::StrCat("'", text, "' is not a number"));
-    }
-    if (!(value >= lo && value <= hi)) {
-      return BadParam(key, absl::StrCat(text, " is outside ", lo, "..", hi));
-    }
-    return value;
-  }
-
-  absl::StatusOr<bool> Bool(const std::string& key, bool fallback) const {
-    if (!Has(key)) return fallback;
-    const std::string text = absl::AsciiStrToLower(Get(key, ""));
-    if (text == "1" || text == "true") return true;
-    if (text == "0" || text == "false") return false;
-    return BadParam(key, absl::StrCat("'", Get(key, ""),
-                                      "' is not one of 0, 1, true, false"));
-  }
-
- private:
-  const Params& params_;
-};
 
 std::string FormatNumber(double value) {
   return absl::StrFormat("%.6g", value);
@@ -124,15 +68,8 @@ void AddThroughputParams(v1::Sample& sample, const net::ThroughputResult& r) {
 }  // namespace
 
 absl::StatusOr<NetConfig> ParseNetParams(const Params& params) {
-  for (const auto& [key, value] : params) {
-    if (std::find(std::begin(kAllowedKeys), std::end(kAllowedKeys), key) ==
-        std::end(kAllowedKeys)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("net: unknown parameter '", key,
-                       "' (allowed: ", absl::StrJoin(kAllowedKeys, ", "), ")"));
-    }
-  }
-  const Reader in(params);
+  const ParamReader in("net", params);
+  if (absl::Status s = in.CheckKeys(kAllowedKeys); !s.ok()) return s;
   NetConfig config;
 
   absl::StatusOr<PairSide> side = ParsePairSide(params, "net", "the port it published");
@@ -142,9 +79,9 @@ absl::StatusOr<NetConfig> ParseNetParams(const Params& params) {
   config.peer_address = side->peer_address;
   config.peer_node = side->peer_node;
 
-  absl::StatusOr<int> streams = in.Int("streams", 4, 1, net::kMaxStreams);
+  absl::StatusOr<int64_t> streams = in.Int("streams", 4, 1, net::kMaxStreams);
   if (!streams.ok()) return streams.status();
-  config.streams = *streams;
+  config.streams = static_cast<int>(*streams);
   absl::StatusOr<double> duration = in.Double("duration_s", 10, 0.1, 600);
   if (!duration.ok()) return duration.status();
   config.duration_s = *duration;
@@ -154,14 +91,14 @@ absl::StatusOr<NetConfig> ParseNetParams(const Params& params) {
   absl::StatusOr<bool> reverse = in.Bool("reverse", true);
   if (!reverse.ok()) return reverse.status();
   config.reverse = *reverse;
-  absl::StatusOr<int> latency_count =
+  absl::StatusOr<int64_t> latency_count =
       in.Int("latency_count", 2000, 0, 1'000'000);
   if (!latency_count.ok()) return latency_count.status();
-  config.latency_count = *latency_count;
-  absl::StatusOr<int> message_bytes =
+  config.latency_count = static_cast<int>(*latency_count);
+  absl::StatusOr<int64_t> message_bytes =
       in.Int("message_bytes", 64, 1, net::kMaxMessageBytes);
   if (!message_bytes.ok()) return message_bytes.status();
-  config.message_bytes = *message_bytes;
+  config.message_bytes = static_cast<int>(*message_bytes);
 
   absl::StatusOr<std::string> bind = ParseBindAddress(params, "net");
   if (!bind.ok()) return bind.status();

@@ -5,12 +5,11 @@
 #include <utility>
 
 #include "absl/strings/ascii.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
 #include "agent/benchmarks/net/pair_params.h"
+#include "agent/benchmarks/param_reader.h"
 #include "agent/benchmarks/rdma/rdma_verbs.h"
 
 namespace fleetbench::agent {
@@ -39,49 +38,7 @@ constexpr char kLatencyMethod[] =
     "byte of its buffer (perftest ib_write_lat); one-way = round trip / 2, "
     "after `warmup` untimed round trips";
 
-absl::Status BadParam(absl::string_view key, absl::string_view what) {
-  return absl::InvalidArgumentError(absl::StrCat("rdma: ", key, ": ", what));
-}
 
-class Reader {
- public:
-  explicit Reader(const Params& params) : params_(params) {}
-
-  std::string Get(const std::string& key, const std::string& fallback) const {
-    auto it = params_.find(key);
-    return it == params_.end() ? fallback : it->second;
-  }
-  bool Has(const std::string& key) const { return params_.count(key) > 0; }
-
-  absl::StatusOr<int64_t> Int(const std::string& key, int64_t fallback,
-                              int64_t lo, int64_t hi) const {
-    if (!Has(key)) return fallback;
-    const std::string text = Get(key, "");
-    int64_t value = 0;
-    if (!absl::SimpleAtoi(text, &value)) {
-      return BadParam(key, absl::StrCat("'", text, "' is not an integer"));
-    }
-    if (value < lo || value > hi) {
-      return BadParam(key, absl::StrCat(value, " is outside ", lo, "..", hi));
-    }
-    return value;
-  }
-
-  absl::StatusOr<double> Double(const std::string& key, double fallback,
-                                double lo, double hi) const {
-    if (!Has(key)) return fallback;
-    const std::string text = Get(key, "");
-    double value = 0;
-    if (!absl::SimpleAtod(text, &value) || !(value >= lo && value <= hi)) {
-      return BadParam(
-          key, absl::StrCat("'", text, "' is not a number in ", lo, "..", hi));
-    }
-    return value;
-  }
-
- private:
-  const Params& params_;
-};
 
 bool IsDeviceName(absl::string_view name) {
   return !name.empty() && name.size() <= 64 &&
@@ -124,15 +81,8 @@ v1::Sample& AddSample(std::vector<v1::Sample>& samples,
 }  // namespace
 
 absl::StatusOr<RdmaConfig> ParseRdmaParams(const Params& params) {
-  for (const auto& [key, value] : params) {
-    if (std::find(std::begin(kAllowedKeys), std::end(kAllowedKeys), key) ==
-        std::end(kAllowedKeys)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("rdma: unknown parameter '", key,
-                       "' (allowed: ", absl::StrJoin(kAllowedKeys, ", "), ")"));
-    }
-  }
-  const Reader in(params);
+  const ParamReader in("rdma", params);
+  if (absl::Status s = in.CheckKeys(kAllowedKeys); !s.ok()) return s;
   RdmaConfig config;
 
   absl::StatusOr<PairSide> side = ParsePairSide(params, "rdma", "the TCP port it published");
@@ -144,7 +94,7 @@ absl::StatusOr<RdmaConfig> ParseRdmaParams(const Params& params) {
 
   config.device = in.Get("device", "");
   if (in.Has("device") && !IsDeviceName(config.device)) {
-    return BadParam("device",
+    return in.Error("device",
                     absl::StrCat("'", config.device,
                                  "' is not an RDMA device name (letters, "
                                  "digits, _ - .; e.g. mlx5_0; `ibv_devices` "

@@ -1,10 +1,11 @@
-// agent/benchmarks/host/host_params.h — reading the string parameters of the
-// host plugins ("mem", "disk").
+// agent/benchmarks/param_reader.h — reading a plugin's string parameters
+// ("mem", "disk", "net", "rdma" use it), so that every plugin checks keys,
+// ranges and syntax the same way and says so in the same words.
 //
 // Pure functions. Every error is INVALID_ARGUMENT and starts with
 // "<plugin>: <key>: " so that a user knows which parameter to change.
-#ifndef FLEETBENCH_AGENT_BENCHMARKS_HOST_HOST_PARAMS_H_
-#define FLEETBENCH_AGENT_BENCHMARKS_HOST_HOST_PARAMS_H_
+#ifndef FLEETBENCH_AGENT_BENCHMARKS_PARAM_READER_H_
+#define FLEETBENCH_AGENT_BENCHMARKS_PARAM_READER_H_
 
 #include <cstdint>
 #include <string>
@@ -18,10 +19,10 @@
 
 namespace fleetbench::agent {
 
-class HostParamReader {
+class ParamReader {
  public:
   // `params` must outlive the reader.
-  HostParamReader(absl::string_view plugin, const Params& params)
+  ParamReader(absl::string_view plugin, const Params& params)
       : plugin_(plugin), params_(params) {}
 
   // INVALID_ARGUMENT naming the first key not in `allowed`: a typo must not
@@ -38,21 +39,28 @@ class HostParamReader {
   // Finite number in [lo, hi].
   absl::StatusOr<double> Double(const std::string& key, double fallback,
                                 double lo, double hi) const;
-  // "0"/"1"/"true"/"false".
+  // "0"/"1"/"true"/"false", any case, surrounding spaces ignored.
   absl::StatusOr<bool> Bool(const std::string& key, bool fallback) const;
   // Comma list, entries trimmed, each one of `allowed`, none twice, not
   // empty; in the order given.
   absl::StatusOr<std::vector<std::string>> List(
       const std::string& key, const std::string& fallback,
       absl::Span<const absl::string_view> allowed) const;
+  // The same with any entries (the caller checks each one).
+  absl::StatusOr<std::vector<std::string>> List(
+      const std::string& key, const std::string& fallback) const;
 
   absl::Status Error(absl::string_view key, absl::string_view what) const;
 
  private:
+  absl::StatusOr<std::vector<std::string>> ListOf(
+      const std::string& key, const std::string& fallback,
+      const absl::Span<const absl::string_view>* allowed) const;
+
   std::string plugin_;
   const Params& params_;
 };
 
 }  // namespace fleetbench::agent
 
-#endif  // FLEETBENCH_AGENT_BENCHMARKS_HOST_HOST_PARAMS_H_
+#endif  // FLEETBENCH_AGENT_BENCHMARKS_PARAM_READER_H_

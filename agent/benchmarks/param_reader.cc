@@ -1,4 +1,4 @@
-#include "agent/benchmarks/host/host_params.h"
+#include "agent/benchmarks/param_reader.h"
 
 #include <algorithm>
 #include <cmath>
@@ -12,13 +12,13 @@
 
 namespace fleetbench::agent {
 
-absl::Status HostParamReader::Error(absl::string_view key,
+absl::Status ParamReader::Error(absl::string_view key,
                                     absl::string_view what) const {
   return absl::InvalidArgumentError(
       absl::StrCat(plugin_, ": ", key, ": ", what));
 }
 
-absl::Status HostParamReader::CheckKeys(
+absl::Status ParamReader::CheckKeys(
     absl::Span<const absl::string_view> allowed) const {
   for (const auto& [key, value] : params_) {
     if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
@@ -30,13 +30,13 @@ absl::Status HostParamReader::CheckKeys(
   return absl::OkStatus();
 }
 
-std::string HostParamReader::Get(const std::string& key,
+std::string ParamReader::Get(const std::string& key,
                                  const std::string& fallback) const {
   auto it = params_.find(key);
   return it == params_.end() ? fallback : it->second;
 }
 
-absl::StatusOr<int64_t> HostParamReader::Int(const std::string& key,
+absl::StatusOr<int64_t> ParamReader::Int(const std::string& key,
                                              int64_t fallback, int64_t lo,
                                              int64_t hi) const {
   int64_t value = fallback;
@@ -52,7 +52,7 @@ absl::StatusOr<int64_t> HostParamReader::Int(const std::string& key,
   return value;
 }
 
-absl::StatusOr<double> HostParamReader::Double(const std::string& key,
+absl::StatusOr<double> ParamReader::Double(const std::string& key,
                                                double fallback, double lo,
                                                double hi) const {
   double value = fallback;
@@ -68,19 +68,31 @@ absl::StatusOr<double> HostParamReader::Double(const std::string& key,
   return value;
 }
 
-absl::StatusOr<bool> HostParamReader::Bool(const std::string& key,
+absl::StatusOr<bool> ParamReader::Bool(const std::string& key,
                                            bool fallback) const {
   if (!Has(key)) return fallback;
   const std::string text =
       absl::AsciiStrToLower(absl::StripAsciiWhitespace(Get(key, "")));
   if (text == "1" || text == "true") return true;
   if (text == "0" || text == "false") return false;
-  return Error(key, absl::StrCat("'", Get(key, ""), "' is not 0 or 1"));
+  return Error(key, absl::StrCat("'", Get(key, ""),
+                                 "' is not one of 0, 1, true, false"));
 }
 
-absl::StatusOr<std::vector<std::string>> HostParamReader::List(
+absl::StatusOr<std::vector<std::string>> ParamReader::List(
     const std::string& key, const std::string& fallback,
     absl::Span<const absl::string_view> allowed) const {
+  return ListOf(key, fallback, &allowed);
+}
+
+absl::StatusOr<std::vector<std::string>> ParamReader::List(
+    const std::string& key, const std::string& fallback) const {
+  return ListOf(key, fallback, nullptr);
+}
+
+absl::StatusOr<std::vector<std::string>> ParamReader::ListOf(
+    const std::string& key, const std::string& fallback,
+    const absl::Span<const absl::string_view>* allowed) const {
   const std::string text = Get(key, fallback);
   if (absl::StripAsciiWhitespace(text).empty()) {
     return Error(key, "is empty; give a comma-separated list");
@@ -92,9 +104,10 @@ absl::StatusOr<std::vector<std::string>> HostParamReader::List(
     if (item.empty()) {
       return Error(key, absl::StrCat("'", text, "' has an empty entry"));
     }
-    if (std::find(allowed.begin(), allowed.end(), item) == allowed.end()) {
+    if (allowed != nullptr &&
+        std::find(allowed->begin(), allowed->end(), item) == allowed->end()) {
       return Error(key, absl::StrCat("'", item, "' is not one of ",
-                                     absl::StrJoin(allowed, ", ")));
+                                     absl::StrJoin(*allowed, ", ")));
     }
     if (!seen.insert(std::string(item)).second) {
       return Error(key, absl::StrCat("'", item, "' is listed twice"));
