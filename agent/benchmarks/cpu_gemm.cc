@@ -9,18 +9,15 @@
 #include <cstdlib>
 #include <limits>
 #include <memory>
-#include <set>
 #include <utility>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/strings/str_join.h"
-#include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
 #include "agent/benchmarks/gemm_math.h"
 #include "agent/benchmarks/openblas_library.h"
+#include "agent/benchmarks/param_reader.h"
 #include "common/stats.h"
 
 namespace fleetbench::agent {
@@ -36,57 +33,6 @@ constexpr char kMethod[] =
 // Matrices larger than this share of physical memory are refused: past it
 // the kernel's OOM killer, not this plugin, decides how the run ends.
 constexpr double kMaxMemoryShare = 0.9;
-
-absl::Status BadParam(absl::string_view key, absl::string_view what) {
-  return absl::InvalidArgumentError(absl::StrCat("gemm: ", key, ": ", what));
-}
-
-absl::StatusOr<int> ParseInt(absl::string_view key, absl::string_view text,
-                             int lo, int hi) {
-  int64_t value = 0;
-  if (!absl::SimpleAtoi(text, &value)) {
-    return BadParam(key, absl::StrCat("'", text, "' is not an integer"));
-  }
-  if (value < lo || value > hi) {
-    return BadParam(key, absl::StrCat(value, " is outside ", lo, "..", hi));
-  }
-  return static_cast<int>(value);
-}
-
-absl::StatusOr<double> ParseDouble(absl::string_view key,
-                                   absl::string_view text, double lo,
-                                   double hi) {
-  double value = 0;
-  if (!absl::SimpleAtod(text, &value) || !std::isfinite(value)) {
-    return BadParam(key, absl::StrCat("'", text, "' is not a number"));
-  }
-  if (!(value >= lo && value <= hi)) {
-    return BadParam(key, absl::StrCat(text, " is outside ", lo, "..", hi));
-  }
-  return value;
-}
-
-// Splits "a, b,c" into trimmed entries; rejects empty lists, empty entries
-// and repeats (a repeated case would give two samples nobody can tell apart).
-absl::StatusOr<std::vector<std::string>> ParseList(absl::string_view key,
-                                                   absl::string_view text) {
-  std::vector<std::string> items;
-  std::set<std::string> seen;
-  if (absl::StripAsciiWhitespace(text).empty()) {
-    return BadParam(key, "is empty; give a comma-separated list");
-  }
-  for (absl::string_view item : absl::StrSplit(text, ',')) {
-    item = absl::StripAsciiWhitespace(item);
-    if (item.empty()) {
-      return BadParam(key, absl::StrCat("'", text, "' has an empty entry"));
-    }
-    if (!seen.insert(std::string(item)).second) {
-      return BadParam(key, absl::StrCat("'", item, "' is listed twice"));
-    }
-    items.emplace_back(item);
-  }
-  return items;
-}
 
 int OnlineCores() {
   const long cores = sysconf(_SC_NPROCESSORS_ONLN);
@@ -274,61 +220,40 @@ std::string FormatNumber(double value) {
 }  // namespace
 
 absl::StatusOr<CpuGemmConfig> ParseCpuGemmParams(const Params& params) {
-  for (const auto& [key, value] : params) {
-    if (std::find(std::begin(kAllowedKeys), std::end(kAllowedKeys), key) ==
-        std::end(kAllowedKeys)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("gemm: unknown parameter '", key,
-                       "' (allowed: ", absl::StrJoin(kAllowedKeys, ", "), ")"));
-    }
-  }
-  auto get = [&params](const std::string& key, const std::string& fallback) {
-    auto it = params.find(key);
-    return it == params.end() ? fallback : it->second;
-  };
-
+  const ParamReader in("gemm", params);
+  if (absl::Status s = in.CheckKeys(kAllowedKeys); !s.ok()) return s;
   CpuGemmConfig config;
+
+  // Repeats are refused: a repeated case would give two samples nobody can
+  // tell apart.
   absl::StatusOr<std::vector<std::string>> dtypes =
-      ParseList("dtypes", get("dtypes", "fp32,fp64"));
+      in.List("dtypes", "fp32,fp64", kAllowedDtypes);
   if (!dtypes.ok()) return dtypes.status();
-  for (const std::string& dtype : *dtypes) {
-    if (std::find(std::begin(kAllowedDtypes), std::end(kAllowedDtypes),
-                  dtype) == std::end(kAllowedDtypes)) {
-      return BadParam("dtypes",
-                      absl::StrCat("'", dtype, "' is not one of ",
-                                   absl::StrJoin(kAllowedDtypes, ", ")));
-    }
-  }
   config.dtypes = *std::move(dtypes);
 
-  absl::StatusOr<std::vector<std::string>> sizes =
-      ParseList("sizes", get("sizes", "4096"));
+  absl::StatusOr<std::vector<std::string>> sizes = in.List("sizes", "4096");
   if (!sizes.ok()) return sizes.status();
   for (const std::string& text : *sizes) {
-    absl::StatusOr<int> size = ParseInt("sizes", text, kMinSize, kMaxSize);
+    absl::StatusOr<int64_t> size = in.IntFrom("sizes", text, kMinSize, kMaxSize);
     if (!size.ok()) return size.status();
-    config.sizes.push_back(*size);
+    config.sizes.push_back(static_cast<int>(*size));
   }
 
-  absl::StatusOr<int> threads =
-      ParseInt("threads", get("threads", absl::StrCat(OnlineCores())), 1, 1024);
+  absl::StatusOr<int64_t> threads = in.Int("threads", OnlineCores(), 1, 1024);
   if (!threads.ok()) return threads.status();
-  config.threads = *threads;
+  config.threads = static_cast<int>(*threads);
 
-  absl::StatusOr<double> min_seconds =
-      ParseDouble("min_seconds", get("min_seconds", "2"), 0.01, 600);
+  absl::StatusOr<double> min_seconds = in.Double("min_seconds", 2, 0.01, 600);
   if (!min_seconds.ok()) return min_seconds.status();
   config.min_seconds = *min_seconds;
 
-  absl::StatusOr<int> max_runs =
-      ParseInt("max_runs", get("max_runs", "50"), 1, 100000);
+  absl::StatusOr<int64_t> max_runs = in.Int("max_runs", 50, 1, 100000);
   if (!max_runs.ok()) return max_runs.status();
-  config.max_runs = *max_runs;
+  config.max_runs = static_cast<int>(*max_runs);
 
-  absl::StatusOr<int> warmup_runs =
-      ParseInt("warmup_runs", get("warmup_runs", "1"), 0, 1000);
+  absl::StatusOr<int64_t> warmup_runs = in.Int("warmup_runs", 1, 0, 1000);
   if (!warmup_runs.ok()) return warmup_runs.status();
-  config.warmup_runs = *warmup_runs;
+  config.warmup_runs = static_cast<int>(*warmup_runs);
   return config;
 }
 

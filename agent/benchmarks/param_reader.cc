@@ -37,14 +37,21 @@ std::string ParamReader::Get(const std::string& key,
 }
 
 absl::StatusOr<int64_t> ParamReader::Int(const std::string& key,
-                                             int64_t fallback, int64_t lo,
-                                             int64_t hi) const {
-  int64_t value = fallback;
-  if (Has(key)) {
-    const std::string text = Get(key, "");
-    if (!absl::SimpleAtoi(text, &value)) {
-      return Error(key, absl::StrCat("'", text, "' is not an integer"));
-    }
+                                         int64_t fallback, int64_t lo,
+                                         int64_t hi) const {
+  if (Has(key)) return IntFrom(key, Get(key, ""), lo, hi);
+  if (fallback < lo || fallback > hi) {
+    return Error(key, absl::StrCat(fallback, " is outside ", lo, "..", hi));
+  }
+  return fallback;
+}
+
+absl::StatusOr<int64_t> ParamReader::IntFrom(const std::string& key,
+                                             absl::string_view text,
+                                             int64_t lo, int64_t hi) const {
+  int64_t value = 0;
+  if (!absl::SimpleAtoi(text, &value)) {
+    return Error(key, absl::StrCat("'", text, "' is not an integer"));
   }
   if (value < lo || value > hi) {
     return Error(key, absl::StrCat(value, " is outside ", lo, "..", hi));

@@ -36,6 +36,10 @@ class ParamReader {
   // Integer in [lo, hi].
   absl::StatusOr<int64_t> Int(const std::string& key, int64_t fallback,
                               int64_t lo, int64_t hi) const;
+  // One entry of a list under `key` (List() then this), same rules.
+  absl::StatusOr<int64_t> IntFrom(const std::string& key,
+                                  absl::string_view text, int64_t lo,
+                                  int64_t hi) const;
   // Finite number in [lo, hi].
   absl::StatusOr<double> Double(const std::string& key, double fallback,
                                 double lo, double hi) const;
