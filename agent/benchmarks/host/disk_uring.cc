@@ -50,9 +50,6 @@ constexpr int64_t kMaxBufferBytes = int64_t{4} << 30;
 constexpr int kFillIodepth = 8;
 constexpr size_t kDefaultAlignment = 4096;
 constexpr char kEngine[] = "io_uring via liburing";
-// Completions taken per reap: fio's default iodepth_batch_complete_max
-// (UringJob::Run says why it matters for latency).
-constexpr unsigned kReapMax = 1;
 
 std::string FormatNumber(double value) {
   return absl::StrFormat("%.6g", value);
@@ -227,7 +224,6 @@ class UringJob {
     io_uring* ring = ring_->get();
     IoTally tally;
     std::vector<Slot> slots(static_cast<size_t>(depth_));
-    std::vector<io_uring_cqe*> cqes(kReapMax);
     std::vector<int> free_slots;
     free_slots.reserve(static_cast<size_t>(depth_));
     for (int slot = depth_ - 1; slot >= 0; --slot) free_slots.push_back(slot);
@@ -292,17 +288,15 @@ class UringJob {
       }
       if (inflight == 0) break;
 
-      unsigned ready = io_uring_peek_batch_cqe(ring, cqes.data(), kReapMax);
-      if (ready == 0) {
-        io_uring_cqe* first = nullptr;
-        const int ret = io_uring_wait_cqe(ring, &first);
-        if (ret == -EINTR) continue;
-        if (ret < 0) {
-          // Nothing can be reaped any more; the ring's teardown cancels
-          // the rest.
-          return absl::ErrnoToStatus(-ret, "disk: io_uring_wait_cqe");
-        }
-        ready = io_uring_peek_batch_cqe(ring, cqes.data(), kReapMax);
+      // One completion per reap (fio's iodepth_batch_complete_max=1): the
+      // one at the ring's head if there is one, else the first to arrive.
+      io_uring_cqe* cqe = nullptr;
+      const int ret = io_uring_wait_cqe(ring, &cqe);
+      if (ret == -EINTR) continue;
+      if (ret < 0) {
+        // Nothing can be reaped any more; the ring's teardown cancels the
+        // rest.
+        return absl::ErrnoToStatus(-ret, "disk: io_uring_wait_cqe");
       }
       // One clock read per reap, as fio does.
       const Clock::time_point now = Clock::now();
@@ -312,37 +306,34 @@ class UringJob {
       }
       const bool counting =
           !timed || (now >= plan.count_from && now < plan.count_until);
-      for (unsigned i = 0; i < ready; ++i) {
-        const io_uring_cqe* cqe = cqes[i];
-        const int slot = static_cast<int>(io_uring_cqe_get_data64(cqe));
-        const Slot& s = slots[static_cast<size_t>(slot)];
-        --inflight;
-        free_slots.push_back(slot);
-        if (cqe->res < 0) {
-          if (failure.ok()) {
-            failure = absl::ErrnoToStatus(
-                -cqe->res,
-                absl::StrCat("disk: ", plan.write ? "write" : "read", " of ",
-                             plan.block_bytes, " bytes at offset ", s.offset));
-          }
-          stopping = true;
-        } else if (cqe->res != plan.block_bytes) {
-          if (failure.ok()) {
-            failure = absl::DataLossError(absl::StrCat(
-                "disk: short ", plan.write ? "write" : "read", ": ", cqe->res,
-                " of ", plan.block_bytes, " bytes at offset ", s.offset));
-          }
-          stopping = true;
-        } else if (counting) {
-          ++tally.ios;
-          tally.bytes += plan.block_bytes;
-          tally.latency.Add(static_cast<uint64_t>(
-              std::chrono::duration_cast<std::chrono::nanoseconds>(now -
-                                                                   s.issued)
-                  .count()));
+      const int slot = static_cast<int>(io_uring_cqe_get_data64(cqe));
+      const Slot& s = slots[static_cast<size_t>(slot)];
+      --inflight;
+      free_slots.push_back(slot);
+      if (cqe->res < 0) {
+        if (failure.ok()) {
+          failure = absl::ErrnoToStatus(
+              -cqe->res,
+              absl::StrCat("disk: ", plan.write ? "write" : "read", " of ",
+                           plan.block_bytes, " bytes at offset ", s.offset));
         }
+        stopping = true;
+      } else if (cqe->res != plan.block_bytes) {
+        if (failure.ok()) {
+          failure = absl::DataLossError(absl::StrCat(
+              "disk: short ", plan.write ? "write" : "read", ": ", cqe->res,
+              " of ", plan.block_bytes, " bytes at offset ", s.offset));
+        }
+        stopping = true;
+      } else if (counting) {
+        ++tally.ios;
+        tally.bytes += plan.block_bytes;
+        tally.latency.Add(static_cast<uint64_t>(
+            std::chrono::duration_cast<std::chrono::nanoseconds>(now -
+                                                                 s.issued)
+                .count()));
       }
-      io_uring_cq_advance(ring, ready);
+      io_uring_cqe_seen(ring, cqe);
     }
     if (!failure.ok()) return failure;
     return tally;
