@@ -475,6 +475,14 @@ StorageFacts ReadStorageFacts(const std::string& root, const std::string& path,
   }
   DescribeBlockDevice(tree, name, BlockDeviceSectors(tree, name),
                       &storage.device);
+  // A partition has no queue/ of its own: the disk's applies.
+  int64_t logical_block_bytes = 0;
+  if (absl::SimpleAtoi(tree.ReadTrimmed(absl::StrCat(
+                           "/sys/block/", name, "/queue/logical_block_size")),
+                       &logical_block_bytes) &&
+      logical_block_bytes > 0) {
+    storage.logical_block_bytes = logical_block_bytes;
+  }
   if (storage.network_reason.empty()) {
     storage.network_reason = NetworkBlockDeviceReason(
         name, real, storage.device.model());

@@ -18,6 +18,7 @@
 #ifndef FLEETBENCH_AGENT_FACTS_FACTS_H_
 #define FLEETBENCH_AGENT_FACTS_FACTS_H_
 
+#include <cstdint>
 #include <string>
 
 #include "fleetbench/v1/facts.pb.h"
@@ -47,6 +48,9 @@ struct StorageFacts {
   // a block device: name, size, model, rotational, scheduler, virtual. Name
   // "" otherwise (tmpfs, overlay, NFS).
   v1::BlockDeviceFacts device;
+  // Its queue/logical_block_size (direct I/O must align to it); 0 when there
+  // is no block device or sysfs does not say.
+  int64_t logical_block_bytes = 0;
 };
 
 // `path`: absolute, inside `root` ("/" on a node). device_major/minor: st_dev

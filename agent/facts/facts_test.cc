@@ -268,6 +268,7 @@ void WriteVirtioDisk(TempTree& tree) {
   tree.Write(disk + "/size", "41943040\n");
   tree.Write(disk + "/queue/rotational", "0\n");
   tree.Write(disk + "/queue/scheduler", "[none] mq-deadline\n");
+  tree.Write(disk + "/queue/logical_block_size", "512\n");
   tree.Write(disk + "/vda1/partition", "1\n");
   fs::create_directories(tree.At("/sys/block"));
   fs::create_directory_symlink("../devices/pci0000:00/0000:00:04.0/virtio2/block/vda",
@@ -293,6 +294,7 @@ TEST(ReadStorageFactsTest, PartitionLeadsToItsDisk) {
   EXPECT_FALSE(storage.device.rotational());
   EXPECT_EQ(storage.device.scheduler(), "none");
   EXPECT_TRUE(storage.device.virtual_device());  // under a virtio device
+  EXPECT_EQ(storage.logical_block_bytes, 512);  // the disk's, not vda1's
   EXPECT_EQ(storage.network_reason, "");
   // The whole disk as st_dev: the same disk.
   EXPECT_EQ(ReadStorageFacts(tree.root(), "/", 253, 0).device.name(), "vda");
@@ -309,6 +311,7 @@ TEST(ReadStorageFactsTest, NetworkFilesystemHasNoDevice) {
   EXPECT_EQ(storage.mount_source, "filer:/export");
   EXPECT_EQ(storage.network_reason, "filesystem nfs4");
   EXPECT_EQ(storage.device.name(), "");
+  EXPECT_EQ(storage.logical_block_bytes, 0);
 }
 
 TEST(ReadStorageFactsTest, CloudNetworkVolumeByModel) {

@@ -13,14 +13,12 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <functional>
 #include <latch>
 #include <limits>
 #include <memory>
 #include <optional>
 #include <random>
-#include <sstream>
 #include <system_error>
 #include <thread>
 #include <utility>
@@ -29,7 +27,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/strip.h"
 #include "agent/benchmarks/param_reader.h"
 #include "agent/benchmarks/host/scratch_path.h"
 #include "agent/facts/facts.h"
@@ -53,32 +50,6 @@ constexpr char kEngine[] = "io_uring via liburing";
 
 std::string FormatNumber(double value) {
   return absl::StrFormat("%.6g", value);
-}
-
-std::string ReadSmallFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return std::string(absl::StripAsciiWhitespace(text.str()));
-}
-
-// The logical block size of the device under `fd`'s filesystem from sysfs
-// (a partition's queue/ lives in its parent's folder); 0 when there is no
-// block device (tmpfs, overlay, NFS) or sysfs does not say.
-int64_t LogicalBlockBytes(int fd) {
-  struct stat st;
-  if (fstat(fd, &st) != 0) return 0;
-  const std::string dev =
-      absl::StrCat("/sys/dev/block/", major(st.st_dev), ":", minor(st.st_dev));
-  for (const std::string& path :
-       {absl::StrCat(dev, "/queue/logical_block_size"),
-        absl::StrCat(dev, "/../queue/logical_block_size")}) {
-    int64_t bytes = 0;
-    if (absl::SimpleAtoi(ReadSmallFile(path), &bytes) && bytes > 0) {
-      return bytes;
-    }
-  }
-  return 0;
 }
 
 // splitmix64: fast, and every job gets its own independent sequence.
@@ -454,25 +425,19 @@ absl::StatusOr<IoTally> RunPhase(const Phase& phase, int fd, size_t alignment,
   return total;
 }
 
-struct Storage {
-  StorageFacts facts;
-  int64_t logical_block_bytes = 0;  // 0: unknown
-};
-
-Storage DescribeStorage(const std::string& dir, int fd) {
-  Storage storage;
+// The storage under the test file, found from the file's st_dev; "unknown"
+// where the mount cannot be found (the samples always carry both keys).
+StorageFacts DescribeStorage(const std::string& dir, int fd) {
   struct stat st;
   unsigned device_major = 0, device_minor = 0;
   if (fstat(fd, &st) == 0) {
     device_major = major(st.st_dev);
     device_minor = minor(st.st_dev);
   }
-  storage.facts = ReadStorageFacts("/", dir, device_major, device_minor);
-  if (storage.facts.filesystem.empty()) storage.facts.filesystem = "unknown";
-  if (storage.facts.mount_source.empty()) {
-    storage.facts.mount_source = "unknown";
-  }
-  storage.logical_block_bytes = LogicalBlockBytes(fd);
+  StorageFacts storage =
+      ReadStorageFacts("/", dir, device_major, device_minor);
+  if (storage.filesystem.empty()) storage.filesystem = "unknown";
+  if (storage.mount_source.empty()) storage.mount_source = "unknown";
   return storage;
 }
 
@@ -591,7 +556,7 @@ absl::StatusOr<std::vector<v1::Sample>> DiskUringBenchmark::Run(
   absl::StatusOr<std::unique_ptr<ScratchFile>> file =
       ScratchFile::Create(canonical_dir, file_name);
   if (!file.ok()) return file.status();
-  const Storage storage = DescribeStorage(canonical_dir, (*file)->fd());
+  const StorageFacts storage = DescribeStorage(canonical_dir, (*file)->fd());
   const size_t alignment = std::max<size_t>(
       kDefaultAlignment, static_cast<size_t>(storage.logical_block_bytes));
   for (const DiskWorkload* w : config->workloads) {
@@ -619,13 +584,13 @@ absl::StatusOr<std::vector<v1::Sample>> DiskUringBenchmark::Run(
         fd = *direct_fd;
         direct = true;
       } else if (n < 0 && errno == EINVAL) {
-        direct_fallback = absl::StrCat("filesystem ", storage.facts.filesystem,
+        direct_fallback = absl::StrCat("filesystem ", storage.filesystem,
                                        " rejects O_DIRECT writes (EINVAL)");
       } else {
         return absl::ErrnoToStatus(errno, "disk: first direct write");
       }
     } else if (absl::IsInvalidArgument(direct_fd.status())) {
-      direct_fallback = absl::StrCat("filesystem ", storage.facts.filesystem,
+      direct_fallback = absl::StrCat("filesystem ", storage.filesystem,
                                      " rejects O_DIRECT (EINVAL at open)");
     } else {
       return direct_fd.status();
@@ -725,11 +690,11 @@ absl::StatusOr<std::vector<v1::Sample>> DiskUringBenchmark::Run(
       p["direct"] = direct ? "1" : "0";
       if (!direct_fallback.empty()) p["direct_fallback"] = direct_fallback;
       p["file_mib"] = absl::StrCat(config->file_mib);
-      p["filesystem"] = storage.facts.filesystem;
-      p["mount_source"] = storage.facts.mount_source;
+      p["filesystem"] = storage.filesystem;
+      p["mount_source"] = storage.mount_source;
       // The disk under the scratch folder: a fast result on a network
       // volume or a slow one on a rotational disk names its own cause.
-      const v1::BlockDeviceFacts& device = storage.facts.device;
+      const v1::BlockDeviceFacts& device = storage.device;
       if (!device.name().empty()) {
         p["device"] = device.name();
         if (!device.model().empty()) p["device_model"] = device.model();
@@ -737,9 +702,9 @@ absl::StatusOr<std::vector<v1::Sample>> DiskUringBenchmark::Run(
         if (!device.scheduler().empty()) p["scheduler"] = device.scheduler();
         p["virtual_device"] = device.virtual_device() ? "1" : "0";
       }
-      p["network_storage"] = storage.facts.network_reason.empty() ? "0" : "1";
-      if (!storage.facts.network_reason.empty()) {
-        p["network_storage_reason"] = storage.facts.network_reason;
+      p["network_storage"] = storage.network_reason.empty() ? "0" : "1";
+      if (!storage.network_reason.empty()) {
+        p["network_storage_reason"] = storage.network_reason;
       }
       p["logical_block_bytes"] = absl::StrCat(storage.logical_block_bytes);
       p["ios"] = absl::StrCat(tally->ios);
