@@ -13,7 +13,7 @@
 namespace fleetbench::agent {
 
 absl::Status ParamReader::Error(absl::string_view key,
-                                    absl::string_view what) const {
+                                absl::string_view what) const {
   return absl::InvalidArgumentError(
       absl::StrCat(plugin_, ": ", key, ": ", what));
 }
@@ -31,7 +31,7 @@ absl::Status ParamReader::CheckKeys(
 }
 
 std::string ParamReader::Get(const std::string& key,
-                                 const std::string& fallback) const {
+                             const std::string& fallback) const {
   auto it = params_.find(key);
   return it == params_.end() ? fallback : it->second;
 }
@@ -60,8 +60,8 @@ absl::StatusOr<int64_t> ParamReader::IntFrom(const std::string& key,
 }
 
 absl::StatusOr<double> ParamReader::Double(const std::string& key,
-                                               double fallback, double lo,
-                                               double hi) const {
+                                           double fallback, double lo,
+                                           double hi) const {
   double value = fallback;
   if (Has(key)) {
     const std::string text = Get(key, "");
@@ -76,7 +76,7 @@ absl::StatusOr<double> ParamReader::Double(const std::string& key,
 }
 
 absl::StatusOr<bool> ParamReader::Bool(const std::string& key,
-                                           bool fallback) const {
+                                       bool fallback) const {
   if (!Has(key)) return fallback;
   const std::string text =
       absl::AsciiStrToLower(absl::StripAsciiWhitespace(Get(key, "")));

@@ -1,6 +1,7 @@
 // agent/benchmarks/param_reader.h — reading a plugin's string parameters
-// ("mem", "disk", "net", "rdma" use it), so that every plugin checks keys,
-// ranges and syntax the same way and says so in the same words.
+// (gemm, mem, disk, net, rdma, and the GPU plugins through gpu_params.h), so
+// that every plugin checks keys, ranges and syntax the same way and says so
+// in the same words.
 //
 // Pure functions. Every error is INVALID_ARGUMENT and starts with
 // "<plugin>: <key>: " so that a user knows which parameter to change.
