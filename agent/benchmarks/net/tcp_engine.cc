@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cmath>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <random>
@@ -424,6 +425,53 @@ absl::StatusOr<TestRequest> DecodeTest(const ControlMessage& m) {
 
 // ---------------------------------------------------------------- server
 
+// What the receiving side counted in the measured window.
+struct ReceivedWindow {
+  std::vector<uint64_t> stream_bytes;  // per stream
+  uint64_t bytes = 0;                  // their sum
+  Clock::duration window{};
+};
+
+// The receiving side owns the measured window, whichever direction the
+// test runs: quiet on the control connection through the warm-up, counters
+// read, OPEN sent (then `on_open`), quiet through the duration, counters
+// read. The caller checks the streams' errors and closes the window.
+absl::StatusOr<ReceivedWindow> MeasureReceivedWindow(
+    int control_fd, const TestRequest& test, StreamGroup& group,
+    const CancelFn& cancelled, const std::string& peer,
+    const std::function<void()>& on_open) {
+  const auto started = Clock::now();
+  if (absl::Status s = QuietUntil(
+          control_fd,
+          started + std::chrono::duration_cast<Clock::duration>(
+                        std::chrono::duration<double>(test.warmup_s)),
+          cancelled, peer);
+      !s.ok()) {
+    return s;
+  }
+  const std::vector<uint64_t> streams0 = group.StreamBytes();
+  const auto opened = Clock::now();
+  if (absl::Status s = SendMessage(control_fd, ControlMessage("OPEN"),
+                                   DeadlineIn(kStepTimeoutS), cancelled);
+      !s.ok()) {
+    return Annotate(s, absl::StrCat("control connection to ", peer));
+  }
+  if (on_open) on_open();
+  if (absl::Status s = QuietUntil(
+          control_fd,
+          opened + std::chrono::duration_cast<Clock::duration>(
+                       std::chrono::duration<double>(test.duration_s)),
+          cancelled, peer);
+      !s.ok()) {
+    return s;
+  }
+  const std::vector<uint64_t> streams1 = group.StreamBytes();
+  ReceivedWindow received;
+  received.window = Clock::now() - opened;
+  received.stream_bytes = Delta(streams0, streams1, &received.bytes);
+  return received;
+}
+
 class ServerSession {
  public:
   ServerSession(const Socket& listener, Socket control, std::string client,
@@ -556,42 +604,17 @@ class ServerSession {
     absl::StatusOr<ControlMessage> start = Expect(
         control_.fd(), "START", DeadlineIn(kStepTimeoutS), cancelled_, client_);
     if (!start.ok()) return start.status();
-    const auto started = Clock::now();
-    if (absl::Status s = QuietUntil(
-            control_.fd(),
-            started + std::chrono::duration_cast<Clock::duration>(
-                          std::chrono::duration<double>(test.warmup_s)),
-            cancelled_, client_);
-        !s.ok()) {
-      return s;
-    }
-    const std::vector<uint64_t> streams0 = group.StreamBytes();
-    const auto opened = Clock::now();
-    if (absl::Status s = SendMessage(control_.fd(), ControlMessage("OPEN"),
-                                     DeadlineIn(kStepTimeoutS), cancelled_);
-        !s.ok()) {
-      return Annotate(s, absl::StrCat("control connection to ", client_));
-    }
-    if (absl::Status s = QuietUntil(
-            control_.fd(),
-            opened + std::chrono::duration_cast<Clock::duration>(
-                         std::chrono::duration<double>(test.duration_s)),
-            cancelled_, client_);
-        !s.ok()) {
-      return s;
-    }
-    const std::vector<uint64_t> streams1 = group.StreamBytes();
-    const auto closed = Clock::now();
+    absl::StatusOr<ReceivedWindow> received = MeasureReceivedWindow(
+        control_.fd(), test, group, cancelled_, client_, nullptr);
+    if (!received.ok()) return received.status();
     if (absl::Status s = group.error(); !s.ok()) return s;
-    uint64_t bytes = 0;
-    const std::vector<uint64_t> per_stream = Delta(streams0, streams1, &bytes);
     ControlMessage close("CLOSE");
-    close.Set("bytes", absl::StrCat(bytes))
+    close.Set("bytes", absl::StrCat(received->bytes))
         .Set("window_ns",
              absl::StrCat(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                              closed - opened)
+                              received->window)
                               .count()))
-        .Set("stream_bytes", absl::StrJoin(per_stream, ","));
+        .Set("stream_bytes", absl::StrJoin(received->stream_bytes, ","));
     if (absl::Status s = SendMessage(control_.fd(), close,
                                      DeadlineIn(kStepTimeoutS), cancelled_);
         !s.ok()) {
@@ -879,34 +902,12 @@ class ClientSession {
         !s.ok()) {
       return Annotate(s, absl::StrCat("control connection to ", server_));
     }
-    const auto started = Clock::now();
-    if (absl::Status s = QuietUntil(
-            control_.fd(),
-            started + std::chrono::duration_cast<Clock::duration>(
-                          std::chrono::duration<double>(test.warmup_s)),
-            cancelled_, server_);
-        !s.ok()) {
-      return s;
-    }
-    const std::vector<uint64_t> streams0 = group.StreamBytes();
-    const auto opened = Clock::now();
-    if (absl::Status s = SendMessage(control_.fd(), ControlMessage("OPEN"),
-                                     DeadlineIn(kStepTimeoutS), cancelled_);
-        !s.ok()) {
-      return Annotate(s, absl::StrCat("control connection to ", server_));
-    }
-    Progress(Fraction(),
-             absl::StrCat("reverse: measuring ", test.duration_s, " s"));
-    if (absl::Status s = QuietUntil(
-            control_.fd(),
-            opened + std::chrono::duration_cast<Clock::duration>(
-                         std::chrono::duration<double>(test.duration_s)),
-            cancelled_, server_);
-        !s.ok()) {
-      return s;
-    }
-    const std::vector<uint64_t> streams1 = group.StreamBytes();
-    const auto closed = Clock::now();
+    absl::StatusOr<ReceivedWindow> received = MeasureReceivedWindow(
+        control_.fd(), test, group, cancelled_, server_, [&] {
+          Progress(Fraction(),
+                   absl::StrCat("reverse: measuring ", test.duration_s, " s"));
+        });
+    if (!received.ok()) return received.status();
     if (absl::Status s = group.error(); !s.ok()) {
       return Annotate(s, absl::StrCat("reverse streams from ", server_));
     }
@@ -926,8 +927,9 @@ class ClientSession {
 
     ThroughputResult r;
     r.streams = test.streams;
-    r.stream_bytes = Delta(streams0, streams1, &r.bytes);
-    r.window_s = std::chrono::duration<double>(closed - opened).count();
+    r.stream_bytes = received->stream_bytes;
+    r.bytes = received->bytes;
+    r.window_s = std::chrono::duration<double>(received->window).count();
     r.gbps = GbpsFromBytes(r.bytes, r.window_s);
     absl::StatusOr<int64_t> retrans = finished->Int("retransmits");
     r.retransmits = retrans.ok() ? *retrans : -1;
