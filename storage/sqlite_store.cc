@@ -498,49 +498,60 @@ absl::Status SqliteStore::InTransaction(TxnKind kind,
   return status;
 }
 
-absl::StatusOr<int64_t> SqliteStore::NodeIdLocked(const std::string& name) {
-  if (auto it = node_ids_.find(name); it != node_ids_.end()) return it->second;
-  FB_ASSIGN_OR_RETURN(sqlite3_stmt * stmt,
-                      Prepare("SELECT id FROM nodes WHERE name = ?1"));
+absl::StatusOr<std::optional<int64_t>> SqliteStore::CachedKeyLocked(
+    absl::flat_hash_map<std::string, int64_t>& cache, absl::string_view sql,
+    absl::string_view what, const std::string& name) {
+  if (auto it = cache.find(name); it != cache.end()) return it->second;
+  FB_ASSIGN_OR_RETURN(sqlite3_stmt * stmt, Prepare(sql));
   Statement s(db_, stmt);
   s.BindText(1, name);
-  FB_ASSIGN_OR_RETURN(bool row, s.Step("looking up node"));
-  if (!row) return absl::NotFoundError(absl::StrCat("node ", name, " not found"));
-  const int64_t id = s.Int(0);
-  node_ids_.emplace(name, id);
-  return id;
+  FB_ASSIGN_OR_RETURN(bool row, s.Step(absl::StrCat("looking up ", what)));
+  if (!row) return std::nullopt;
+  const int64_t key = s.Int(0);
+  cache.emplace(name, key);
+  return key;
+}
+
+absl::StatusOr<const std::string*> SqliteStore::CachedNameLocked(
+    absl::node_hash_map<int64_t, std::string>& cache, absl::string_view sql,
+    absl::string_view what, absl::string_view kind, int64_t key) {
+  if (auto it = cache.find(key); it != cache.end()) return &it->second;
+  FB_ASSIGN_OR_RETURN(sqlite3_stmt * stmt, Prepare(sql));
+  Statement s(db_, stmt);
+  s.BindInt(1, key);
+  FB_ASSIGN_OR_RETURN(bool row, s.Step(absl::StrCat("looking up ", what)));
+  if (!row) {
+    return absl::DataLossError(
+        absl::StrCat("sample names missing ", kind, " key ", key));
+  }
+  return &cache.emplace(key, s.Text(0)).first->second;
+}
+
+absl::StatusOr<int64_t> SqliteStore::NodeIdLocked(const std::string& name) {
+  FB_ASSIGN_OR_RETURN(
+      std::optional<int64_t> id,
+      CachedKeyLocked(node_ids_, "SELECT id FROM nodes WHERE name = ?1",
+                      "node", name));
+  if (!id) return absl::NotFoundError(absl::StrCat("node ", name, " not found"));
+  return *id;
 }
 
 absl::StatusOr<int64_t> SqliteStore::RunKeyLocked(const std::string& run_id) {
-  if (auto it = run_keys_.find(run_id); it != run_keys_.end()) return it->second;
-  FB_ASSIGN_OR_RETURN(sqlite3_stmt * stmt,
-                      Prepare("SELECT key FROM runs WHERE run_id = ?1"));
-  Statement s(db_, stmt);
-  s.BindText(1, run_id);
-  FB_ASSIGN_OR_RETURN(bool row, s.Step("looking up run"));
-  if (!row) return absl::NotFoundError(absl::StrCat("run ", run_id, " not found"));
-  const int64_t key = s.Int(0);
-  run_keys_.emplace(run_id, key);
-  return key;
+  FB_ASSIGN_OR_RETURN(
+      std::optional<int64_t> key,
+      CachedKeyLocked(run_keys_, "SELECT key FROM runs WHERE run_id = ?1",
+                      "run", run_id));
+  if (!key) return absl::NotFoundError(absl::StrCat("run ", run_id, " not found"));
+  return *key;
 }
 
 absl::StatusOr<int64_t> SqliteStore::MetricIdLocked(const std::string& name,
                                                     bool create) {
-  if (auto it = metric_ids_.find(name); it != metric_ids_.end()) {
-    return it->second;
-  }
-  {
-    FB_ASSIGN_OR_RETURN(sqlite3_stmt * stmt,
-                        Prepare("SELECT id FROM metrics WHERE name = ?1"));
-    Statement s(db_, stmt);
-    s.BindText(1, name);
-    FB_ASSIGN_OR_RETURN(bool row, s.Step("looking up metric"));
-    if (row) {
-      const int64_t id = s.Int(0);
-      metric_ids_.emplace(name, id);
-      return id;
-    }
-  }
+  FB_ASSIGN_OR_RETURN(
+      std::optional<int64_t> known,
+      CachedKeyLocked(metric_ids_, "SELECT id FROM metrics WHERE name = ?1",
+                      "metric", name));
+  if (known) return *known;
   if (!create) return 0;
   FB_ASSIGN_OR_RETURN(
       sqlite3_stmt * stmt,
@@ -555,31 +566,13 @@ absl::StatusOr<int64_t> SqliteStore::MetricIdLocked(const std::string& name,
 }
 
 absl::StatusOr<const std::string*> SqliteStore::NodeNameLocked(int64_t id) {
-  if (auto it = node_names_.find(id); it != node_names_.end()) {
-    return &it->second;
-  }
-  FB_ASSIGN_OR_RETURN(sqlite3_stmt * stmt,
-                      Prepare("SELECT name FROM nodes WHERE id = ?1"));
-  Statement s(db_, stmt);
-  s.BindInt(1, id);
-  FB_ASSIGN_OR_RETURN(bool row, s.Step("looking up node name"));
-  if (!row) {
-    return absl::DataLossError(absl::StrCat("sample names missing node key ", id));
-  }
-  return &node_names_.emplace(id, s.Text(0)).first->second;
+  return CachedNameLocked(node_names_, "SELECT name FROM nodes WHERE id = ?1",
+                          "node name", "node", id);
 }
 
 absl::StatusOr<const std::string*> SqliteStore::RunIdLocked(int64_t key) {
-  if (auto it = run_ids_.find(key); it != run_ids_.end()) return &it->second;
-  FB_ASSIGN_OR_RETURN(sqlite3_stmt * stmt,
-                      Prepare("SELECT run_id FROM runs WHERE key = ?1"));
-  Statement s(db_, stmt);
-  s.BindInt(1, key);
-  FB_ASSIGN_OR_RETURN(bool row, s.Step("looking up run id"));
-  if (!row) {
-    return absl::DataLossError(absl::StrCat("sample names missing run key ", key));
-  }
-  return &run_ids_.emplace(key, s.Text(0)).first->second;
+  return CachedNameLocked(run_ids_, "SELECT run_id FROM runs WHERE key = ?1",
+                          "run id", "run", key);
 }
 
 // ---- nodes ----

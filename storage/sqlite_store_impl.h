@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -88,6 +89,18 @@ class SqliteStore final : public Store {
   absl::Status ExecCached(absl::string_view sql) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void ForgetCaches() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
+  // One cached name -> key lookup through `sql` (?1 the name, one integer
+  // column); nullopt when there is no such row. `what` labels the step.
+  absl::StatusOr<std::optional<int64_t>> CachedKeyLocked(
+      absl::flat_hash_map<std::string, int64_t>& cache, absl::string_view sql,
+      absl::string_view what, const std::string& name)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // One cached key -> name lookup through `sql` (?1 the key, one text
+  // column); DATA_LOSS naming `kind` when a sample's key has no row.
+  absl::StatusOr<const std::string*> CachedNameLocked(
+      absl::node_hash_map<int64_t, std::string>& cache, absl::string_view sql,
+      absl::string_view what, absl::string_view kind, int64_t key)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Name -> key lookups. NOT_FOUND when the node or run does not exist.
   absl::StatusOr<int64_t> NodeIdLocked(const std::string& name)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
