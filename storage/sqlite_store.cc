@@ -1,4 +1,4 @@
-// The SQLite history store. The only file that includes sqlite3.h.
+// The SQLite history store.
 #include <sqlite3.h>
 
 #include <algorithm>
@@ -23,26 +23,13 @@
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "google/protobuf/util/delimited_message_util.h"
 #include "storage/migrations.h"
+#include "storage/sqlite_statement.h"
 #include "storage/sqlite_store_impl.h"
+#include "storage/status_macros.h"
 #include "storage/store.h"
 
 namespace fleetbench::storage {
 namespace {
-
-#define FB_RETURN_IF_ERROR(expr)             \
-  do {                                       \
-    absl::Status _fb_status = (expr);        \
-    if (!_fb_status.ok()) return _fb_status; \
-  } while (0)
-
-#define FB_CONCAT_INNER(a, b) a##b
-#define FB_CONCAT(a, b) FB_CONCAT_INNER(a, b)
-#define FB_ASSIGN_OR_RETURN(lhs, expr) \
-  FB_ASSIGN_OR_RETURN_IMPL(FB_CONCAT(_fb_statusor_, __LINE__), lhs, expr)
-#define FB_ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr) \
-  auto tmp = (expr);                             \
-  if (!tmp.ok()) return std::move(tmp).status(); \
-  lhs = std::move(tmp).value()
 
 // Page size and caches, chosen by measurement (docs/storage.md): 8 KiB pages
 // beat 4 and 16 KiB on commit CPU and on reading the ranking chunks, and mmap
@@ -55,114 +42,6 @@ constexpr int64_t kMmapBytes = int64_t{1} << 30;
 // instead of SQLite's default 8 MiB makes the fsync stalls a quarter as
 // frequent; the ingest rate rose about 15% in the measurement.
 constexpr int kWalCheckpointPages = 4096;
-
-// Turns a SQLite result code into a Status that carries what was being done
-// and SQLite's own message. Codes map to gRPC codes on purpose: a full disk
-// is RESOURCE_EXHAUSTED, a lock held elsewhere UNAVAILABLE (retry), a
-// damaged file DATA_LOSS, a violated constraint the caller's fault.
-absl::Status SqliteStatus(sqlite3* db, int rc, absl::string_view what) {
-  const char* detail = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
-  std::string message =
-      absl::StrCat(what, ": ", detail, " (sqlite error ", rc, ")");
-  switch (rc & 0xff) {
-    case SQLITE_FULL:
-      return absl::ResourceExhaustedError(std::move(message));
-    case SQLITE_BUSY:
-    case SQLITE_LOCKED:
-      return absl::UnavailableError(std::move(message));
-    case SQLITE_CORRUPT:
-    case SQLITE_NOTADB:
-      return absl::DataLossError(std::move(message));
-    case SQLITE_CONSTRAINT:
-      if (rc == SQLITE_CONSTRAINT_PRIMARYKEY || rc == SQLITE_CONSTRAINT_UNIQUE) {
-        return absl::AlreadyExistsError(std::move(message));
-      }
-      return absl::InvalidArgumentError(std::move(message));
-    case SQLITE_TOOBIG:
-    case SQLITE_RANGE:
-      return absl::InvalidArgumentError(std::move(message));
-    default:
-      return absl::InternalError(std::move(message));
-  }
-}
-
-// A cached statement in use: binds, steps, reads columns, and on scope exit
-// resets it and clears its bindings so the cache holds it idle. Text and blob
-// bindings are SQLITE_STATIC: the caller keeps them alive for the scope.
-class Statement {
- public:
-  Statement(sqlite3* db, sqlite3_stmt* stmt) : db_(db), stmt_(stmt) {}
-  ~Statement() {
-    sqlite3_reset(stmt_);
-    sqlite3_clear_bindings(stmt_);
-  }
-  Statement(const Statement&) = delete;
-  Statement& operator=(const Statement&) = delete;
-
-  void BindInt(int index, int64_t value) {
-    Note(sqlite3_bind_int64(stmt_, index, value));
-  }
-  void BindDouble(int index, double value) {
-    // SQLite stores NaN as NULL; bind NULL explicitly so reads map it back.
-    Note(std::isnan(value) ? sqlite3_bind_null(stmt_, index)
-                           : sqlite3_bind_double(stmt_, index, value));
-  }
-  void BindText(int index, absl::string_view text) {
-    Note(sqlite3_bind_text(stmt_, index, text.data(),
-                           static_cast<int>(text.size()), SQLITE_STATIC));
-  }
-  void BindBlob(int index, absl::string_view bytes) {
-    // A zero-length blob, not NULL, for empty bytes.
-    Note(sqlite3_bind_blob(stmt_, index, bytes.empty() ? "" : bytes.data(),
-                           static_cast<int>(bytes.size()), SQLITE_STATIC));
-  }
-  void BindNull(int index) { Note(sqlite3_bind_null(stmt_, index)); }
-
-  // True with a row, false when done.
-  absl::StatusOr<bool> Step(absl::string_view what) {
-    if (bind_rc_ != SQLITE_OK) return SqliteStatus(db_, bind_rc_, what);
-    const int rc = sqlite3_step(stmt_);
-    if (rc == SQLITE_ROW) return true;
-    if (rc == SQLITE_DONE) return false;
-    return SqliteStatus(db_, rc, what);
-  }
-  // Steps a statement that returns no rows.
-  absl::Status Run(absl::string_view what) {
-    absl::StatusOr<bool> row = Step(what);
-    if (!row.ok()) return row.status();
-    return absl::OkStatus();
-  }
-
-  int64_t Int(int col) const { return sqlite3_column_int64(stmt_, col); }
-  bool IsNull(int col) const {
-    return sqlite3_column_type(stmt_, col) == SQLITE_NULL;
-  }
-  double Double(int col) const {
-    return IsNull(col) ? std::numeric_limits<double>::quiet_NaN()
-                       : sqlite3_column_double(stmt_, col);
-  }
-  std::string Text(int col) const {
-    const unsigned char* p = sqlite3_column_text(stmt_, col);
-    if (p == nullptr) return {};
-    return std::string(reinterpret_cast<const char*>(p),
-                       static_cast<size_t>(sqlite3_column_bytes(stmt_, col)));
-  }
-  absl::string_view Blob(int col) const {
-    const void* p = sqlite3_column_blob(stmt_, col);
-    if (p == nullptr) return {};
-    return {static_cast<const char*>(p),
-            static_cast<size_t>(sqlite3_column_bytes(stmt_, col))};
-  }
-
- private:
-  void Note(int rc) {
-    if (rc != SQLITE_OK && bind_rc_ == SQLITE_OK) bind_rc_ = rc;
-  }
-
-  sqlite3* const db_;
-  sqlite3_stmt* const stmt_;
-  int bind_rc_ = SQLITE_OK;
-};
 
 int64_t ToMillis(absl::Time t) { return absl::ToUnixMillis(t); }
 absl::Time FromMillis(int64_t ms) { return absl::FromUnixMillis(ms); }
@@ -250,13 +129,6 @@ void SerializeParams(const google::protobuf::Map<std::string, std::string>& para
   }
 }
 
-// Runs SQL without parameters (pragmas, migrations) on the raw connection.
-absl::Status Exec(sqlite3* db, const std::string& sql, absl::string_view what) {
-  const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr);
-  if (rc == SQLITE_OK) return absl::OkStatus();
-  return SqliteStatus(db, rc, what);
-}
-
 absl::Status NewerSchemaError(const std::string& path, int64_t version,
                               int latest) {
   return absl::FailedPreconditionError(absl::StrCat(
@@ -268,36 +140,16 @@ absl::Status NewerSchemaError(const std::string& path, int64_t version,
 // The single integer a pragma such as user_version answers.
 absl::StatusOr<int64_t> QueryInt(sqlite3* db, const char* sql,
                                  absl::string_view what) {
-  sqlite3_stmt* stmt = nullptr;
-  int rc = sqlite3_prepare_v2(db, sql, -1, &stmt, nullptr);
-  if (rc != SQLITE_OK) return SqliteStatus(db, rc, what);
-  rc = sqlite3_step(stmt);
-  int64_t value = 0;
-  if (rc == SQLITE_ROW) value = sqlite3_column_int64(stmt, 0);
-  absl::Status status = (rc == SQLITE_ROW || rc == SQLITE_DONE)
-                            ? absl::OkStatus()
-                            : SqliteStatus(db, rc, what);
-  sqlite3_finalize(stmt);
-  if (!status.ok()) return status;
-  return value;
+  FB_ASSIGN_OR_RETURN(Statement s, Statement::PrepareOnce(db, sql, what));
+  FB_ASSIGN_OR_RETURN(bool row, s.Step(what));
+  return row ? s.Int(0) : 0;
 }
 
 absl::StatusOr<std::string> QueryText(sqlite3* db, const char* sql,
                                       absl::string_view what) {
-  sqlite3_stmt* stmt = nullptr;
-  int rc = sqlite3_prepare_v2(db, sql, -1, &stmt, nullptr);
-  if (rc != SQLITE_OK) return SqliteStatus(db, rc, what);
-  rc = sqlite3_step(stmt);
-  std::string value;
-  if (rc == SQLITE_ROW && sqlite3_column_text(stmt, 0) != nullptr) {
-    value = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
-  }
-  absl::Status status = (rc == SQLITE_ROW || rc == SQLITE_DONE)
-                            ? absl::OkStatus()
-                            : SqliteStatus(db, rc, what);
-  sqlite3_finalize(stmt);
-  if (!status.ok()) return status;
-  return value;
+  FB_ASSIGN_OR_RETURN(Statement s, Statement::PrepareOnce(db, sql, what));
+  FB_ASSIGN_OR_RETURN(bool row, s.Step(what));
+  return row ? s.Text(0) : std::string();
 }
 
 absl::Status CheckMigrationList(const std::vector<SchemaMigration>& migrations) {
@@ -341,9 +193,7 @@ absl::Status Migrate(sqlite3* db, const std::string& path,
           Exec(db, absl::StrCat("PRAGMA user_version = ", m.version), what));
       return Exec(db, "COMMIT", what);
     }();
-    if (!sqlite3_get_autocommit(db)) {
-      sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
-    }
+    RollBackIfOpen(db);
     FB_RETURN_IF_ERROR(status);
   }
   return absl::OkStatus();
@@ -442,33 +292,12 @@ absl::StatusOr<std::unique_ptr<Store>> OpenSqliteStoreWithMigrations(
 }
 
 SqliteStore::SqliteStore(sqlite3* db, std::string path)
-    : db_(db), path_(std::move(path)) {}
+    : db_(db), path_(std::move(path)), statements_(db) {}
 
 SqliteStore::~SqliteStore() {
   absl::MutexLock lock(&mu_);
-  for (auto& [sql, stmt] : statements_) sqlite3_finalize(stmt);
-  statements_.clear();
+  statements_.Clear();  // SQLite closes no connection with statements left
   sqlite3_close(db_);
-}
-
-absl::StatusOr<sqlite3_stmt*> SqliteStore::Prepare(absl::string_view sql) {
-  auto it = statements_.find(sql);
-  if (it != statements_.end()) return it->second;
-  sqlite3_stmt* stmt = nullptr;
-  const int rc =
-      sqlite3_prepare_v3(db_, sql.data(), static_cast<int>(sql.size()),
-                         SQLITE_PREPARE_PERSISTENT, &stmt, nullptr);
-  if (rc != SQLITE_OK) {
-    return SqliteStatus(db_, rc, absl::StrCat("preparing \"", sql, "\""));
-  }
-  statements_.emplace(std::string(sql), stmt);
-  return stmt;
-}
-
-absl::Status SqliteStore::ExecCached(absl::string_view sql) {
-  FB_ASSIGN_OR_RETURN(sqlite3_stmt * stmt, Prepare(sql));
-  Statement s(db_, stmt);
-  return s.Run(sql);
 }
 
 void SqliteStore::ForgetCaches() {
@@ -483,17 +312,15 @@ void SqliteStore::ForgetCaches() {
 
 absl::Status SqliteStore::InTransaction(TxnKind kind,
                                         absl::FunctionRef<absl::Status()> body) {
-  FB_RETURN_IF_ERROR(
-      ExecCached(kind == TxnKind::kWrite ? "BEGIN IMMEDIATE" : "BEGIN"));
+  const absl::string_view begin =
+      kind == TxnKind::kWrite ? "BEGIN IMMEDIATE" : "BEGIN";
+  FB_RETURN_IF_ERROR(RunCached(begin, begin));
   absl::Status status = body();
   if (status.ok()) {
-    status = ExecCached("COMMIT");
+    status = RunCached("COMMIT", "COMMIT");
     if (status.ok()) return status;
   }
-  // Some errors (a full disk among them) already rolled SQLite back.
-  if (!sqlite3_get_autocommit(db_)) {
-    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
-  }
+  RollBackIfOpen(db_);
   ForgetCaches();
   return status;
 }
@@ -502,9 +329,8 @@ absl::StatusOr<std::optional<int64_t>> SqliteStore::CachedKeyLocked(
     absl::flat_hash_map<std::string, int64_t>& cache, absl::string_view sql,
     absl::string_view what, const std::string& name) {
   if (auto it = cache.find(name); it != cache.end()) return it->second;
-  FB_ASSIGN_OR_RETURN(sqlite3_stmt * stmt, Prepare(sql));
-  Statement s(db_, stmt);
-  s.BindText(1, name);
+  FB_ASSIGN_OR_RETURN(Statement s, Prepare(sql));
+  s.Bind(1, name);
   FB_ASSIGN_OR_RETURN(bool row, s.Step(absl::StrCat("looking up ", what)));
   if (!row) return std::nullopt;
   const int64_t key = s.Int(0);
@@ -516,9 +342,8 @@ absl::StatusOr<const std::string*> SqliteStore::CachedNameLocked(
     absl::node_hash_map<int64_t, std::string>& cache, absl::string_view sql,
     absl::string_view what, absl::string_view kind, int64_t key) {
   if (auto it = cache.find(key); it != cache.end()) return &it->second;
-  FB_ASSIGN_OR_RETURN(sqlite3_stmt * stmt, Prepare(sql));
-  Statement s(db_, stmt);
-  s.BindInt(1, key);
+  FB_ASSIGN_OR_RETURN(Statement s, Prepare(sql));
+  s.Bind(1, key);
   FB_ASSIGN_OR_RETURN(bool row, s.Step(absl::StrCat("looking up ", what)));
   if (!row) {
     return absl::DataLossError(
@@ -554,10 +379,8 @@ absl::StatusOr<int64_t> SqliteStore::MetricIdLocked(const std::string& name,
   if (known) return *known;
   if (!create) return 0;
   FB_ASSIGN_OR_RETURN(
-      sqlite3_stmt * stmt,
-      Prepare("INSERT INTO metrics(name) VALUES (?1) RETURNING id"));
-  Statement s(db_, stmt);
-  s.BindText(1, name);
+      Statement s, Prepare("INSERT INTO metrics(name) VALUES (?1) RETURNING id"));
+  s.Bind(1, name);
   FB_ASSIGN_OR_RETURN(bool row, s.Step("adding metric"));
   if (!row) return absl::InternalError("adding metric returned no id");
   const int64_t id = s.Int(0);
@@ -586,63 +409,44 @@ absl::Status SqliteStore::UpsertNode(const NodeRecord& node) {
     {
       // first_seen is kept from the first upsert; the rest is replaced.
       FB_ASSIGN_OR_RETURN(
-          sqlite3_stmt * stmt,
+          Statement s,
           Prepare("INSERT INTO nodes(name, agent_version, first_seen_ms, "
                   "last_seen_ms) VALUES (?1, ?2, ?3, ?4) "
                   "ON CONFLICT(name) DO UPDATE SET "
                   "agent_version = excluded.agent_version, "
                   "last_seen_ms = excluded.last_seen_ms "
                   "RETURNING id"));
-      Statement s(db_, stmt);
-      s.BindText(1, node.name);
-      s.BindText(2, node.agent_version);
-      s.BindInt(3, ToMillis(node.first_seen));
-      s.BindInt(4, ToMillis(node.last_seen));
+      s.BindAll(node.name, node.agent_version, ToMillis(node.first_seen),
+                ToMillis(node.last_seen));
       FB_ASSIGN_OR_RETURN(bool row, s.Step("upserting node"));
       if (!row) return absl::InternalError("upserting node returned no id");
       id = s.Int(0);
     }
+    FB_RETURN_IF_ERROR(RunCached("DELETE FROM node_labels WHERE node_id = ?1",
+                                 "replacing node labels", id));
     {
-      FB_ASSIGN_OR_RETURN(sqlite3_stmt * stmt,
-                          Prepare("DELETE FROM node_labels WHERE node_id = ?1"));
-      Statement s(db_, stmt);
-      s.BindInt(1, id);
-      FB_RETURN_IF_ERROR(s.Run("replacing node labels"));
-    }
-    {
-      FB_ASSIGN_OR_RETURN(
-          sqlite3_stmt * stmt,
-          Prepare("INSERT INTO node_labels(node_id, key, value) "
-                  "VALUES (?1, ?2, ?3)"));
+      FB_ASSIGN_OR_RETURN(Statement s,
+                          Prepare("INSERT INTO node_labels(node_id, key, value) "
+                                  "VALUES (?1, ?2, ?3)"));
       for (const auto& [key, value] : node.labels) {
-        Statement s(db_, stmt);
-        s.BindInt(1, id);
-        s.BindText(2, key);
-        s.BindText(3, value);
+        s.BindAll(id, key, value);
         FB_RETURN_IF_ERROR(s.Run("storing node label"));
+        s.Reset();
       }
     }
     bool facts_changed = true;
     {
       FB_ASSIGN_OR_RETURN(
-          sqlite3_stmt * stmt,
-          Prepare("SELECT facts FROM node_facts WHERE node_id = ?1 "
-                  "ORDER BY id DESC LIMIT 1"));
-      Statement s(db_, stmt);
-      s.BindInt(1, id);
+          Statement s, Prepare("SELECT facts FROM node_facts WHERE node_id = ?1 "
+                               "ORDER BY id DESC LIMIT 1"));
+      s.Bind(1, id);
       FB_ASSIGN_OR_RETURN(bool row, s.Step("reading node facts"));
       if (row) facts_changed = s.Blob(0) != facts;
     }
     if (facts_changed) {
-      FB_ASSIGN_OR_RETURN(
-          sqlite3_stmt * stmt,
-          Prepare("INSERT INTO node_facts(node_id, seen_ms, facts) "
-                  "VALUES (?1, ?2, ?3)"));
-      Statement s(db_, stmt);
-      s.BindInt(1, id);
-      s.BindInt(2, ToMillis(node.last_seen));
-      s.BindBlob(3, facts);
-      FB_RETURN_IF_ERROR(s.Run("storing node facts"));
+      FB_RETURN_IF_ERROR(RunCached(
+          "INSERT INTO node_facts(node_id, seen_ms, facts) VALUES (?1, ?2, ?3)",
+          "storing node facts", id, ToMillis(node.last_seen), SqlBlob{facts}));
     }
     node_ids_[node.name] = id;
     return absl::OkStatus();
@@ -652,13 +456,10 @@ absl::Status SqliteStore::UpsertNode(const NodeRecord& node) {
 absl::Status SqliteStore::TouchNode(const std::string& name, absl::Time seen) {
   absl::MutexLock lock(&mu_);
   FB_ASSIGN_OR_RETURN(
-      sqlite3_stmt * stmt,
-      Prepare("UPDATE nodes SET last_seen_ms = ?1 WHERE name = ?2"));
-  Statement s(db_, stmt);
-  s.BindInt(1, ToMillis(seen));
-  s.BindText(2, name);
-  FB_RETURN_IF_ERROR(s.Run("touching node"));
-  if (sqlite3_changes(db_) == 0) {
+      int changed,
+      RowsChangedBy("UPDATE nodes SET last_seen_ms = ?1 WHERE name = ?2",
+                    "touching node", ToMillis(seen), name));
+  if (changed == 0) {
     return absl::NotFoundError(absl::StrCat("node ", name, " not found"));
   }
   return absl::OkStatus();
@@ -671,12 +472,11 @@ absl::StatusOr<std::vector<NodeRecord>> SqliteStore::ListNodes() {
     absl::flat_hash_map<int64_t, size_t> index_of;
     {
       FB_ASSIGN_OR_RETURN(
-          sqlite3_stmt * stmt,
+          Statement s,
           Prepare("SELECT n.id, n.name, n.agent_version, n.first_seen_ms, "
                   "n.last_seen_ms, (SELECT f.facts FROM node_facts f "
                   "WHERE f.node_id = n.id ORDER BY f.id DESC LIMIT 1) "
                   "FROM nodes n ORDER BY n.name"));
-      Statement s(db_, stmt);
       while (true) {
         FB_ASSIGN_OR_RETURN(bool row, s.Step("listing nodes"));
         if (!row) break;
@@ -694,17 +494,14 @@ absl::StatusOr<std::vector<NodeRecord>> SqliteStore::ListNodes() {
         }
       }
     }
-    FB_ASSIGN_OR_RETURN(
-        sqlite3_stmt * stmt,
-        Prepare("SELECT node_id, key, value FROM node_labels"));
-    Statement s(db_, stmt);
+    FB_ASSIGN_OR_RETURN(Statement s,
+                        Prepare("SELECT node_id, key, value FROM node_labels"));
     while (true) {
       FB_ASSIGN_OR_RETURN(bool row, s.Step("listing node labels"));
       if (!row) break;
       auto it = index_of.find(s.Int(0));
       if (it == index_of.end()) continue;
-      nodes[it->second].labels.emplace(s.Text(1),
-                                       s.Text(2));
+      nodes[it->second].labels.emplace(s.Text(1), s.Text(2));
     }
     return absl::OkStatus();
   });
@@ -715,11 +512,10 @@ absl::StatusOr<std::vector<NodeRecord>> SqliteStore::ListNodes() {
 absl::StatusOr<int> SqliteStore::CountFactsVersions(const std::string& name) {
   absl::MutexLock lock(&mu_);
   FB_ASSIGN_OR_RETURN(
-      sqlite3_stmt * stmt,
+      Statement s,
       Prepare("SELECT (SELECT count(*) FROM node_facts f WHERE f.node_id = n.id) "
               "FROM nodes n WHERE n.name = ?1"));
-  Statement s(db_, stmt);
-  s.BindText(1, name);
+  s.Bind(1, name);
   FB_ASSIGN_OR_RETURN(bool row, s.Step("counting facts versions"));
   if (!row) return absl::NotFoundError(absl::StrCat("node ", name, " not found"));
   return static_cast<int>(s.Int(0));
@@ -728,6 +524,12 @@ absl::StatusOr<int> SqliteStore::CountFactsVersions(const std::string& name) {
 // ---- runs and tasks ----
 
 namespace {
+
+// NULL for a run that has not finished.
+std::optional<int64_t> FinishedMillis(absl::Time finished) {
+  if (finished == absl::InfinitePast()) return std::nullopt;
+  return ToMillis(finished);
+}
 
 constexpr char kSelectRun[] =
     "SELECT run_id, state, created_ms, finished_ms, benchmarks, max_parallel, "
@@ -774,22 +576,13 @@ absl::Status SqliteStore::CreateRun(const RunRecord& run,
     int64_t key = 0;
     {
       FB_ASSIGN_OR_RETURN(
-          sqlite3_stmt * stmt,
+          Statement s,
           Prepare("INSERT INTO runs(run_id, state, created_ms, finished_ms, "
                   "benchmarks, max_parallel, suite) "
                   "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) RETURNING key"));
-      Statement s(db_, stmt);
-      s.BindText(1, run.run_id);
-      s.BindText(2, run.state);
-      s.BindInt(3, ToMillis(run.created));
-      if (run.finished == absl::InfinitePast()) {
-        s.BindNull(4);
-      } else {
-        s.BindInt(4, ToMillis(run.finished));
-      }
-      s.BindBlob(5, benchmarks);
-      s.BindInt(6, run.max_parallel);
-      s.BindText(7, run.suite);
+      s.BindAll(run.run_id, run.state, ToMillis(run.created),
+                FinishedMillis(run.finished), SqlBlob{benchmarks},
+                run.max_parallel, run.suite);
       absl::StatusOr<bool> row = s.Step(absl::StrCat("creating run ", run.run_id));
       if (absl::IsAlreadyExists(row.status())) {
         return absl::AlreadyExistsError(
@@ -800,29 +593,23 @@ absl::Status SqliteStore::CreateRun(const RunRecord& run,
       key = s.Int(0);
     }
     FB_ASSIGN_OR_RETURN(
-        sqlite3_stmt * stmt,
+        Statement s,
         Prepare("INSERT INTO tasks(task_id, run_key, node, state, reason, "
                 "outcomes, updated_ms, benchmarks, peer_task_id) "
                 "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"));
     for (const TaskRecord& task : tasks) {
       const std::string outcomes = SerializeDelimited(task.outcomes);
       const std::string task_benchmarks = SerializeDelimited(task.benchmarks);
-      Statement s(db_, stmt);
-      s.BindText(1, task.task_id);
-      s.BindInt(2, key);
-      s.BindText(3, task.node);
-      s.BindInt(4, task.state);
-      s.BindText(5, task.reason);
-      s.BindBlob(6, outcomes);
-      s.BindInt(7, ToMillis(task.updated));
-      s.BindBlob(8, task_benchmarks);
-      s.BindText(9, task.peer_task_id);
+      s.BindAll(task.task_id, key, task.node, task.state, task.reason,
+                SqlBlob{outcomes}, ToMillis(task.updated),
+                SqlBlob{task_benchmarks}, task.peer_task_id);
       absl::Status status = s.Run(absl::StrCat("creating task ", task.task_id));
       if (absl::IsAlreadyExists(status)) {
         return absl::AlreadyExistsError(
             absl::StrCat("task ", task.task_id, " already exists"));
       }
       FB_RETURN_IF_ERROR(status);
+      s.Reset();
     }
     run_keys_[run.run_id] = key;
     return absl::OkStatus();
@@ -831,10 +618,9 @@ absl::Status SqliteStore::CreateRun(const RunRecord& run,
 
 absl::StatusOr<RunRecord> SqliteStore::GetRun(const std::string& run_id) {
   absl::MutexLock lock(&mu_);
-  FB_ASSIGN_OR_RETURN(sqlite3_stmt * stmt,
+  FB_ASSIGN_OR_RETURN(Statement s,
                       Prepare(absl::StrCat(kSelectRun, "WHERE run_id = ?1")));
-  Statement s(db_, stmt);
-  s.BindText(1, run_id);
+  s.Bind(1, run_id);
   FB_ASSIGN_OR_RETURN(bool row, s.Step("reading run"));
   if (!row) return absl::NotFoundError(absl::StrCat("run ", run_id, " not found"));
   return ReadRun(s);
@@ -843,11 +629,10 @@ absl::StatusOr<RunRecord> SqliteStore::GetRun(const std::string& run_id) {
 absl::StatusOr<std::vector<RunRecord>> SqliteStore::ListRuns(int limit) {
   absl::MutexLock lock(&mu_);
   FB_ASSIGN_OR_RETURN(
-      sqlite3_stmt * stmt,
+      Statement s,
       Prepare(absl::StrCat(kSelectRun,
                            "ORDER BY created_ms DESC, key DESC LIMIT ?1")));
-  Statement s(db_, stmt);
-  s.BindInt(1, limit > 0 ? limit : -1);  // SQLite: a negative LIMIT is none
+  s.Bind(1, limit > 0 ? limit : -1);  // SQLite: a negative LIMIT is none
   std::vector<RunRecord> runs;
   while (true) {
     FB_ASSIGN_OR_RETURN(bool row, s.Step("listing runs"));
@@ -863,26 +648,17 @@ absl::Status SqliteStore::SetRunState(const std::string& run_id,
                                       absl::Time finished) {
   absl::MutexLock lock(&mu_);
   FB_ASSIGN_OR_RETURN(
-      sqlite3_stmt * stmt,
-      Prepare("UPDATE runs SET state = ?1, finished_ms = ?2 WHERE run_id = ?3"));
-  Statement s(db_, stmt);
-  s.BindText(1, state);
-  if (finished == absl::InfinitePast()) {
-    s.BindNull(2);
-  } else {
-    s.BindInt(2, ToMillis(finished));
-  }
-  s.BindText(3, run_id);
-  FB_RETURN_IF_ERROR(s.Run("setting run state"));
-  if (sqlite3_changes(db_) == 0) {
+      int changed,
+      RowsChangedBy(
+          "UPDATE runs SET state = ?1, finished_ms = ?2 WHERE run_id = ?3",
+          "setting run state", state, FinishedMillis(finished), run_id));
+  if (changed == 0) {
     return absl::NotFoundError(absl::StrCat("run ", run_id, " not found"));
   }
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::vector<TaskRecord>> SqliteStore::ReadTasks(
-    sqlite3_stmt* stmt) {
-  Statement s(db_, stmt);
+absl::StatusOr<std::vector<TaskRecord>> SqliteStore::ReadTasks(Statement& s) {
   std::vector<TaskRecord> tasks;
   while (true) {
     FB_ASSIGN_OR_RETURN(bool row, s.Step("listing tasks"));
@@ -908,10 +684,10 @@ absl::StatusOr<std::vector<TaskRecord>> SqliteStore::ListTasks(
   absl::MutexLock lock(&mu_);
   FB_ASSIGN_OR_RETURN(int64_t key, RunKeyLocked(run_id));
   FB_ASSIGN_OR_RETURN(
-      sqlite3_stmt * stmt,
+      Statement s,
       Prepare(absl::StrCat(kSelectTask, "WHERE t.run_key = ?1 ORDER BY t.seq")));
-  sqlite3_bind_int64(stmt, 1, key);
-  return ReadTasks(stmt);
+  s.Bind(1, key);
+  return ReadTasks(s);
 }
 
 absl::StatusOr<std::vector<TaskRecord>> SqliteStore::ListTasksInStates(
@@ -924,14 +700,14 @@ absl::StatusOr<std::vector<TaskRecord>> SqliteStore::ListTasksInStates(
   absl::MutexLock lock(&mu_);
   // Creation order (seq) is the order the controller queued them.
   FB_ASSIGN_OR_RETURN(
-      sqlite3_stmt * stmt,
+      Statement s,
       Prepare(absl::StrCat(kSelectTask, "WHERE t.state IN (",
                            absl::StrJoin(placeholders, ", "),
                            ") ORDER BY t.seq")));
   for (size_t i = 0; i < states.size(); ++i) {
-    sqlite3_bind_int64(stmt, static_cast<int>(i + 1), states[i]);
+    s.Bind(static_cast<int>(i + 1), states[i]);
   }
-  return ReadTasks(stmt);
+  return ReadTasks(s);
 }
 
 absl::Status SqliteStore::UpdateTaskLocked(const TaskRecord& task) {
@@ -940,18 +716,13 @@ absl::Status SqliteStore::UpdateTaskLocked(const TaskRecord& task) {
   // listens, so a task's benchmarks can change after it was created.
   const std::string task_benchmarks = SerializeDelimited(task.benchmarks);
   FB_ASSIGN_OR_RETURN(
-      sqlite3_stmt * stmt,
-      Prepare("UPDATE tasks SET state = ?1, reason = ?2, outcomes = ?3, "
-              "updated_ms = ?4, benchmarks = ?6 WHERE task_id = ?5"));
-  Statement s(db_, stmt);
-  s.BindInt(1, task.state);
-  s.BindText(2, task.reason);
-  s.BindBlob(3, outcomes);
-  s.BindInt(4, ToMillis(task.updated));
-  s.BindText(5, task.task_id);
-  s.BindBlob(6, task_benchmarks);
-  FB_RETURN_IF_ERROR(s.Run("updating task"));
-  if (sqlite3_changes(db_) == 0) {
+      int changed,
+      RowsChangedBy("UPDATE tasks SET state = ?1, reason = ?2, outcomes = ?3, "
+                    "updated_ms = ?4, benchmarks = ?6 WHERE task_id = ?5",
+                    "updating task", task.state, task.reason, SqlBlob{outcomes},
+                    ToMillis(task.updated), task.task_id,
+                    SqlBlob{task_benchmarks}));
+  if (changed == 0) {
     return absl::NotFoundError(absl::StrCat("task ", task.task_id, " not found"));
   }
   return absl::OkStatus();
@@ -1045,7 +816,7 @@ void SqliteStore::PendingPoints::Add(absl::string_view point, int64_t time_ms) {
   packed.append(point.data(), point.size());
 }
 
-absl::Status SqliteStore::InsertSampleLocked(sqlite3_stmt* insert,
+absl::Status SqliteStore::InsertSampleLocked(Statement& insert,
                                              const v1::Sample& sample,
                                              std::string& params_buffer,
                                              PendingPoints& points,
@@ -1072,22 +843,15 @@ absl::Status SqliteStore::InsertSampleLocked(sqlite3_stmt* insert,
   FB_ASSIGN_OR_RETURN(int64_t metric_id, MetricIdLocked(sample.metric(), true));
   SerializeParams(sample.params(), params_buffer);
 
-  Statement s(db_, insert);
-  s.BindText(1, sample.id());
-  s.BindInt(2, *run_key);
-  s.BindInt(3, *node_id);
-  s.BindInt(4, metric_id);
-  s.BindText(5, sample.benchmark());
-  s.BindDouble(6, sample.value());
-  s.BindText(7, sample.unit());
-  if (params_buffer.empty()) {
-    s.BindNull(8);
-  } else {
-    s.BindBlob(8, params_buffer);
-  }
-  s.BindInt(9, sample.time_unix_ms());
-  FB_RETURN_IF_ERROR(s.Run("storing sample"));
-  if (sqlite3_changes(db_) == 0) return absl::OkStatus();  // stored before
+  // No params are stored as NULL, not as an empty blob.
+  std::optional<SqlBlob> params;
+  if (!params_buffer.empty()) params = SqlBlob{params_buffer};
+  insert.BindAll(sample.id(), *run_key, *node_id, metric_id, sample.benchmark(),
+                 sample.value(), sample.unit(), params, sample.time_unix_ms());
+  FB_RETURN_IF_ERROR(insert.Run("storing sample"));
+  const int changed = insert.Changes();
+  insert.Reset();
+  if (changed == 0) return absl::OkStatus();  // stored before
   ++inserted;
   char packed[kPointBytes];
   PackPoint({metric_id, *node_id, *run_key, sample.value(),
@@ -1100,24 +864,16 @@ absl::Status SqliteStore::InsertSampleLocked(sqlite3_stmt* insert,
 absl::Status SqliteStore::StagePointsLocked(const PendingPoints& points) {
   if (points.count == 0) return absl::OkStatus();
   if (recent_points_ < 0) {
-    FB_ASSIGN_OR_RETURN(
-        sqlite3_stmt * stmt,
-        Prepare("SELECT count(*), coalesce(sum(n_points), 0) "
-                "FROM recent_points"));
-    Statement s(db_, stmt);
+    FB_ASSIGN_OR_RETURN(Statement s,
+                        Prepare("SELECT count(*), coalesce(sum(n_points), 0) "
+                                "FROM recent_points"));
     FB_ASSIGN_OR_RETURN(bool row, s.Step("sizing recent points"));
     recent_rows_ = row ? s.Int(0) : 0;
     recent_points_ = row ? s.Int(1) : 0;
   }
-  {
-    FB_ASSIGN_OR_RETURN(
-        sqlite3_stmt * stmt,
-        Prepare("INSERT INTO recent_points(n_points, points) VALUES (?1, ?2)"));
-    Statement s(db_, stmt);
-    s.BindInt(1, points.count);
-    s.BindBlob(2, points.packed);
-    FB_RETURN_IF_ERROR(s.Run("storing ranking points"));
-  }
+  FB_RETURN_IF_ERROR(
+      RunCached("INSERT INTO recent_points(n_points, points) VALUES (?1, ?2)",
+                "storing ranking points", points.count, SqlBlob{points.packed}));
   recent_points_ += points.count;
   ++recent_rows_;
   if (recent_points_ < kFoldPoints && recent_rows_ < kFoldRows) {
@@ -1129,10 +885,8 @@ absl::Status SqliteStore::StagePointsLocked(const PendingPoints& points) {
 absl::Status SqliteStore::FoldRecentPointsLocked() {
   absl::flat_hash_map<int64_t, PendingPoints> by_metric;
   {
-    FB_ASSIGN_OR_RETURN(
-        sqlite3_stmt * stmt,
-        Prepare("SELECT points FROM recent_points ORDER BY id"));
-    Statement s(db_, stmt);
+    FB_ASSIGN_OR_RETURN(Statement s,
+                        Prepare("SELECT points FROM recent_points ORDER BY id"));
     while (true) {
       FB_ASSIGN_OR_RETURN(bool row, s.Step("reading recent points"));
       if (!row) break;
@@ -1145,7 +899,8 @@ absl::Status SqliteStore::FoldRecentPointsLocked() {
       }
     }
   }
-  FB_RETURN_IF_ERROR(ExecCached("DELETE FROM recent_points"));
+  FB_RETURN_IF_ERROR(
+      RunCached("DELETE FROM recent_points", "DELETE FROM recent_points"));
   recent_points_ = 0;
   recent_rows_ = 0;
   for (auto& [metric_id, points] : by_metric) {
@@ -1164,12 +919,11 @@ absl::Status SqliteStore::WriteChunkLocked(int64_t metric_id,
     int64_t newest_count = 0;
     {
       FB_ASSIGN_OR_RETURN(
-          sqlite3_stmt * stmt,
+          Statement s,
           Prepare("SELECT id, n_points FROM metric_points "
                   "INDEXED BY metric_points_by_metric WHERE metric_id = ?1 "
                   "ORDER BY id DESC LIMIT 1"));
-      Statement s(db_, stmt);
-      s.BindInt(1, metric_id);
+      s.Bind(1, metric_id);
       FB_ASSIGN_OR_RETURN(bool row, s.Step("reading newest ranking chunk"));
       if (!row) break;
       newest_id = s.Int(0);
@@ -1180,11 +934,9 @@ absl::Status SqliteStore::WriteChunkLocked(int64_t metric_id,
       break;
     }
     FB_ASSIGN_OR_RETURN(
-        sqlite3_stmt * stmt,
-        Prepare("DELETE FROM metric_points WHERE id = ?1 "
-                "RETURNING min_time_ms, max_time_ms, points"));
-    Statement s(db_, stmt);
-    s.BindInt(1, newest_id);
+        Statement s, Prepare("DELETE FROM metric_points WHERE id = ?1 "
+                             "RETURNING min_time_ms, max_time_ms, points"));
+    s.Bind(1, newest_id);
     FB_ASSIGN_OR_RETURN(bool row, s.Step("merging ranking chunks"));
     if (!row) return absl::InternalError("ranking chunk vanished while merging");
     const absl::string_view older = s.Blob(2);
@@ -1197,17 +949,11 @@ absl::Status SqliteStore::WriteChunkLocked(int64_t metric_id,
     FB_ASSIGN_OR_RETURN(bool more, s.Step("merging ranking chunks"));
     if (more) return absl::InternalError("ranking chunk id not unique");
   }
-  FB_ASSIGN_OR_RETURN(
-      sqlite3_stmt * stmt,
-      Prepare("INSERT INTO metric_points(metric_id, min_time_ms, max_time_ms, "
-              "n_points, points) VALUES (?1, ?2, ?3, ?4, ?5)"));
-  Statement s(db_, stmt);
-  s.BindInt(1, metric_id);
-  s.BindInt(2, points.min_time_ms);
-  s.BindInt(3, points.max_time_ms);
-  s.BindInt(4, points.count);
-  s.BindBlob(5, points.packed);
-  return s.Run("storing ranking chunk");
+  return RunCached(
+      "INSERT INTO metric_points(metric_id, min_time_ms, max_time_ms, "
+      "n_points, points) VALUES (?1, ?2, ?3, ?4, ?5)",
+      "storing ranking chunk", metric_id, points.min_time_ms, points.max_time_ms,
+      points.count, SqlBlob{points.packed});
 }
 
 absl::Status SqliteStore::ScanPointsLocked(
@@ -1215,9 +961,7 @@ absl::Status SqliteStore::ScanPointsLocked(
     absl::FunctionRef<absl::Status(absl::string_view packed)> visit,
     absl::FunctionRef<bool(int64_t chunk_max_time_ms)> keep_going) {
   {
-    FB_ASSIGN_OR_RETURN(sqlite3_stmt * stmt,
-                        Prepare("SELECT points FROM recent_points"));
-    Statement s(db_, stmt);
+    FB_ASSIGN_OR_RETURN(Statement s, Prepare("SELECT points FROM recent_points"));
     while (true) {
       FB_ASSIGN_OR_RETURN(bool row, s.Step("reading recent points"));
       if (!row) break;
@@ -1233,13 +977,10 @@ absl::Status SqliteStore::ScanPointsLocked(
   std::vector<Chunk> chunks;
   {
     FB_ASSIGN_OR_RETURN(
-        sqlite3_stmt * stmt,
-        Prepare("SELECT id, max_time_ms FROM metric_points "
-                "INDEXED BY metric_points_by_metric "
-                "WHERE metric_id = ?1 AND max_time_ms >= ?2"));
-    Statement s(db_, stmt);
-    s.BindInt(1, metric_id);
-    s.BindInt(2, since_ms);
+        Statement s, Prepare("SELECT id, max_time_ms FROM metric_points "
+                             "INDEXED BY metric_points_by_metric "
+                             "WHERE metric_id = ?1 AND max_time_ms >= ?2"));
+    s.BindAll(metric_id, since_ms);
     while (true) {
       FB_ASSIGN_OR_RETURN(bool row, s.Step("listing ranking chunks"));
       if (!row) break;
@@ -1249,18 +990,18 @@ absl::Status SqliteStore::ScanPointsLocked(
   std::sort(chunks.begin(), chunks.end(), [](const Chunk& a, const Chunk& b) {
     return a.max_time_ms > b.max_time_ms;
   });
-  FB_ASSIGN_OR_RETURN(
-      sqlite3_stmt * stmt,
-      Prepare("SELECT points FROM metric_points WHERE id = ?1"));
+  FB_ASSIGN_OR_RETURN(Statement s,
+                      Prepare("SELECT points FROM metric_points WHERE id = ?1"));
   for (const Chunk& chunk : chunks) {
     if (!keep_going(chunk.max_time_ms)) break;
-    Statement s(db_, stmt);
-    s.BindInt(1, chunk.id);
+    s.Bind(1, chunk.id);
     FB_ASSIGN_OR_RETURN(bool row, s.Step("reading ranking chunk"));
-    if (!row) continue;
-    const absl::string_view packed = s.Blob(0);
-    FB_RETURN_IF_ERROR(CheckPacked(packed));
-    FB_RETURN_IF_ERROR(visit(packed));
+    if (row) {
+      const absl::string_view packed = s.Blob(0);
+      FB_RETURN_IF_ERROR(CheckPacked(packed));
+      FB_RETURN_IF_ERROR(visit(packed));
+    }
+    s.Reset();
   }
   return absl::OkStatus();
 }
@@ -1272,7 +1013,7 @@ absl::StatusOr<int> SqliteStore::CommitReports(
   std::string params_buffer;
   PendingPoints points;
   absl::Status status = InTransaction(TxnKind::kWrite, [&]() -> absl::Status {
-    FB_ASSIGN_OR_RETURN(sqlite3_stmt * insert, Prepare(kInsertSample));
+    FB_ASSIGN_OR_RETURN(Statement insert, Prepare(kInsertSample));
     for (const ReportWrite& report : reports) {
       for (const v1::Sample& sample : report.samples) {
         FB_RETURN_IF_ERROR(
@@ -1289,9 +1030,7 @@ absl::StatusOr<int> SqliteStore::CommitReports(
 }
 
 // Columns: id, run_id, node, benchmark, metric, value, unit, params, time_ms.
-absl::StatusOr<std::vector<v1::Sample>> SqliteStore::ReadSamples(
-    sqlite3_stmt* stmt) {
-  Statement s(db_, stmt);
+absl::StatusOr<std::vector<v1::Sample>> SqliteStore::ReadSamples(Statement& s) {
   std::vector<v1::Sample> samples;
   while (true) {
     FB_ASSIGN_OR_RETURN(bool row, s.Step("reading samples"));
@@ -1322,16 +1061,14 @@ absl::StatusOr<std::vector<v1::Sample>> SqliteStore::ListSamplesForRun(
   // CROSS JOIN fixes the loop order: walk the run's index entries, then look
   // up each name by key. Rows come in index order: by node, metric, time.
   FB_ASSIGN_OR_RETURN(
-      sqlite3_stmt * stmt,
+      Statement s,
       Prepare("SELECT s.id, ?2, n.name, s.benchmark, m.name, s.value, s.unit, "
               "s.params, s.time_ms FROM samples s INDEXED BY samples_by_run "
               "CROSS JOIN nodes n ON n.id = s.node_id "
               "CROSS JOIN metrics m ON m.id = s.metric_id "
               "WHERE s.run_key = ?1"));
-  sqlite3_bind_int64(stmt, 1, key);
-  sqlite3_bind_text(stmt, 2, run_id.data(), static_cast<int>(run_id.size()),
-                    SQLITE_STATIC);
-  return ReadSamples(stmt);
+  s.BindAll(key, run_id);
+  return ReadSamples(s);
 }
 
 absl::StatusOr<std::vector<v1::Sample>> SqliteStore::History(
@@ -1378,7 +1115,7 @@ absl::StatusOr<std::vector<v1::Sample>> SqliteStore::History(
       if (time_ms >= oldest) runs[run_key] = true;
     }
     FB_ASSIGN_OR_RETURN(
-        sqlite3_stmt * stmt,
+        Statement s,
         Prepare("SELECT s.id, r.run_id, ?5, s.benchmark, ?6, s.value, s.unit, "
                 "s.params, s.time_ms FROM samples s "
                 "INDEXED BY samples_by_run "
@@ -1386,16 +1123,10 @@ absl::StatusOr<std::vector<v1::Sample>> SqliteStore::History(
                 "WHERE s.run_key = ?1 AND s.node_id = ?2 AND s.metric_id = ?3 "
                 "AND s.time_ms >= ?4"));
     for (const auto& [run_key, unused] : runs) {
-      sqlite3_bind_int64(stmt, 1, run_key);
-      sqlite3_bind_int64(stmt, 2, node_id);
-      sqlite3_bind_int64(stmt, 3, metric_id);
-      sqlite3_bind_int64(stmt, 4, oldest);
-      sqlite3_bind_text(stmt, 5, node.data(), static_cast<int>(node.size()),
-                        SQLITE_STATIC);
-      sqlite3_bind_text(stmt, 6, metric.data(), static_cast<int>(metric.size()),
-                        SQLITE_STATIC);
-      FB_ASSIGN_OR_RETURN(std::vector<v1::Sample> rows, ReadSamples(stmt));
+      s.BindAll(run_key, node_id, metric_id, oldest, node, metric);
+      FB_ASSIGN_OR_RETURN(std::vector<v1::Sample> rows, ReadSamples(s));
       for (v1::Sample& row : rows) samples.push_back(std::move(row));
+      s.Reset();
     }
     std::sort(samples.begin(), samples.end(),
               [](const v1::Sample& a, const v1::Sample& b) {
@@ -1424,14 +1155,12 @@ absl::StatusOr<MetricPointTable> SqliteStore::MetricPointTableSince(
     {
       // Sized first (an upper bound) so the points never move.
       FB_ASSIGN_OR_RETURN(
-          sqlite3_stmt * stmt,
+          Statement s,
           Prepare("SELECT (SELECT coalesce(sum(n_points), 0) FROM metric_points "
                   "INDEXED BY metric_points_by_metric "
                   "WHERE metric_id = ?1 AND max_time_ms >= ?2), "
                   "(SELECT coalesce(sum(n_points), 0) FROM recent_points)"));
-      Statement s(db_, stmt);
-      s.BindInt(1, metric_id);
-      s.BindInt(2, since_ms);
+      s.BindAll(metric_id, since_ms);
       FB_ASSIGN_OR_RETURN(bool row, s.Step("sizing metric points"));
       if (row) table.points.reserve(static_cast<size_t>(s.Int(0) + s.Int(1)));
     }
@@ -1508,9 +1237,7 @@ absl::StatusOr<std::vector<MetricPoint>> SqliteStore::MetricPointsSince(
 
 absl::StatusOr<int64_t> SqliteStore::CountSamples() {
   absl::MutexLock lock(&mu_);
-  FB_ASSIGN_OR_RETURN(sqlite3_stmt * stmt,
-                      Prepare("SELECT count(*) FROM samples"));
-  Statement s(db_, stmt);
+  FB_ASSIGN_OR_RETURN(Statement s, Prepare("SELECT count(*) FROM samples"));
   FB_ASSIGN_OR_RETURN(bool row, s.Step("counting samples"));
   return row ? s.Int(0) : 0;
 }
@@ -1520,8 +1247,7 @@ absl::Status SqliteStore::CheckIntegrity() {
   std::vector<std::string> problems;
   absl::Status status = InTransaction(TxnKind::kRead, [&]() -> absl::Status {
     {
-      FB_ASSIGN_OR_RETURN(sqlite3_stmt * stmt, Prepare("PRAGMA integrity_check"));
-      Statement s(db_, stmt);
+      FB_ASSIGN_OR_RETURN(Statement s, Prepare("PRAGMA integrity_check"));
       while (true) {
         FB_ASSIGN_OR_RETURN(bool row, s.Step("checking integrity"));
         if (!row) break;
@@ -1531,9 +1257,7 @@ absl::Status SqliteStore::CheckIntegrity() {
       }
     }
     {
-      FB_ASSIGN_OR_RETURN(sqlite3_stmt * stmt,
-                          Prepare("PRAGMA foreign_key_check"));
-      Statement s(db_, stmt);
+      FB_ASSIGN_OR_RETURN(Statement s, Prepare("PRAGMA foreign_key_check"));
       while (true) {
         FB_ASSIGN_OR_RETURN(bool row, s.Step("checking foreign keys"));
         if (!row) break;
@@ -1546,7 +1270,7 @@ absl::Status SqliteStore::CheckIntegrity() {
     // The ranking points are derived from samples in the same transactions:
     // there must be exactly one per sample.
     FB_ASSIGN_OR_RETURN(
-        sqlite3_stmt * stmt,
+        Statement s,
         Prepare(absl::StrCat(
             "SELECT (SELECT count(*) FROM samples), "
             "(SELECT coalesce(sum(n_points), 0) FROM metric_points) + "
@@ -1555,7 +1279,6 @@ absl::Status SqliteStore::CheckIntegrity() {
             "n_points * ", kPointBytes, ") + "
             "(SELECT count(*) FROM recent_points WHERE length(points) != "
             "n_points * ", kPointBytes, ")")));
-    Statement s(db_, stmt);
     FB_ASSIGN_OR_RETURN(bool row, s.Step("checking ranking points"));
     if (row && (s.Int(0) != s.Int(1) || s.Int(2) != 0)) {
       problems.push_back(absl::StrCat(
@@ -1571,9 +1294,3 @@ absl::Status SqliteStore::CheckIntegrity() {
 }
 
 }  // namespace fleetbench::storage
-
-#undef FB_ASSIGN_OR_RETURN_IMPL
-#undef FB_ASSIGN_OR_RETURN
-#undef FB_CONCAT
-#undef FB_CONCAT_INNER
-#undef FB_RETURN_IF_ERROR

@@ -27,11 +27,11 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "storage/migrations.h"
+#include "storage/sqlite_statement.h"
 #include "storage/store.h"
 
-// sqlite3.h stays inside sqlite_store.cc.
+// sqlite3.h stays inside the storage/sqlite_*.cc files.
 struct sqlite3;
-struct sqlite3_stmt;
 
 namespace fleetbench::storage {
 
@@ -83,10 +83,32 @@ class SqliteStore final : public Store {
   // the caches) when the body or the commit fails.
   absl::Status InTransaction(TxnKind kind, absl::FunctionRef<absl::Status()> body)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // A cached prepared statement for `sql`, prepared on first use.
-  absl::StatusOr<sqlite3_stmt*> Prepare(absl::string_view sql)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::Status ExecCached(absl::string_view sql) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The cached prepared statement for `sql`, prepared on first use.
+  absl::StatusOr<Statement> Prepare(absl::string_view sql)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return statements_.Get(sql);
+  }
+  // Prepares `sql` (cached), binds `args` to ?1, ?2, ... and steps it once:
+  // for statements that return no rows. `what` labels a failure.
+  template <typename... Args>
+  absl::Status RunCached(absl::string_view sql, absl::string_view what,
+                         const Args&... args) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    absl::StatusOr<Statement> s = Prepare(sql);
+    if (!s.ok()) return s.status();
+    s->BindAll(args...);
+    return s->Run(what);
+  }
+  // RunCached, answering how many rows the statement changed.
+  template <typename... Args>
+  absl::StatusOr<int> RowsChangedBy(absl::string_view sql, absl::string_view what,
+                                    const Args&... args)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    absl::StatusOr<Statement> s = Prepare(sql);
+    if (!s.ok()) return s.status();
+    s->BindAll(args...);
+    if (absl::Status status = s->Run(what); !status.ok()) return status;
+    return s->Changes();
+  }
   void ForgetCaches() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // One cached name -> key lookup through `sql` (?1 the name, one integer
@@ -117,7 +139,7 @@ class SqliteStore final : public Store {
 
   absl::Status UpdateTaskLocked(const TaskRecord& task)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Packed ranking points (see sqlite_store.cc) not yet stored.
+  // Packed ranking points (storage/ranking_points.h) not yet stored.
   struct PendingPoints {
     std::string packed;
     int64_t count = 0;
@@ -127,7 +149,7 @@ class SqliteStore final : public Store {
   };
   // Inserts the sample unless its id is stored; adds its ranking point to
   // `points` when it was new.
-  absl::Status InsertSampleLocked(sqlite3_stmt* insert, const v1::Sample& sample,
+  absl::Status InsertSampleLocked(Statement& insert, const v1::Sample& sample,
                                   std::string& params_buffer,
                                   PendingPoints& points, int& inserted)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -149,15 +171,16 @@ class SqliteStore final : public Store {
       absl::FunctionRef<absl::Status(absl::string_view packed)> visit,
       absl::FunctionRef<bool(int64_t chunk_max_time_ms)> keep_going)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::StatusOr<std::vector<TaskRecord>> ReadTasks(sqlite3_stmt* stmt)
+  // Every row of a bound statement, stepped to its end.
+  absl::StatusOr<std::vector<TaskRecord>> ReadTasks(Statement& s)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::StatusOr<std::vector<v1::Sample>> ReadSamples(sqlite3_stmt* stmt)
+  absl::StatusOr<std::vector<v1::Sample>> ReadSamples(Statement& s)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   absl::Mutex mu_;
   sqlite3* const db_;
   const std::string path_;
-  absl::flat_hash_map<std::string, sqlite3_stmt*> statements_ ABSL_GUARDED_BY(mu_);
+  StatementCache statements_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, int64_t> node_ids_ ABSL_GUARDED_BY(mu_);
   // node_hash_map: readers hold pointers to the names across insertions.
   absl::node_hash_map<int64_t, std::string> node_names_ ABSL_GUARDED_BY(mu_);
