@@ -9,6 +9,12 @@
 //
 // The store assumes it is the only writer of its file (the controller holds
 // it); other processes may read.
+//
+// One class, its member functions defined by domain: sqlite_open.cc (opening,
+// pragmas, migrations), sqlite_store.cc (connection, transactions, key
+// caches, integrity), sqlite_nodes.cc, sqlite_runs.cc (runs and tasks),
+// sqlite_ingest.cc (CommitReports and the ranking points it stages),
+// sqlite_samples.cc (sample reads, History) and sqlite_rank_scan.cc.
 #ifndef FLEETBENCH_STORAGE_SQLITE_STORE_IMPL_H_
 #define FLEETBENCH_STORAGE_SQLITE_STORE_IMPL_H_
 
@@ -26,6 +32,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "storage/migrations.h"
 #include "storage/sqlite_statement.h"
 #include "storage/store.h"
@@ -34,6 +41,10 @@
 struct sqlite3;
 
 namespace fleetbench::storage {
+
+// Times are stored as Unix milliseconds.
+inline int64_t ToMillis(absl::Time t) { return absl::ToUnixMillis(t); }
+inline absl::Time FromMillis(int64_t ms) { return absl::FromUnixMillis(ms); }
 
 class SqliteStore final : public Store {
  public:
@@ -77,6 +88,7 @@ class SqliteStore final : public Store {
   absl::Status CheckIntegrity() override;
 
  private:
+  // ---- sqlite_store.cc and the statement helpers ----
   enum class TxnKind { kRead, kWrite };
 
   // Runs `body` inside BEGIN [IMMEDIATE] ... COMMIT; rolls back (and forgets
@@ -137,8 +149,14 @@ class SqliteStore final : public Store {
   absl::StatusOr<const std::string*> RunIdLocked(int64_t key)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
+  // ---- sqlite_runs.cc ----
   absl::Status UpdateTaskLocked(const TaskRecord& task)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Every row of a bound task query, stepped to its end.
+  absl::StatusOr<std::vector<TaskRecord>> ReadTasks(Statement& s)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  // ---- sqlite_ingest.cc ----
   // Packed ranking points (storage/ranking_points.h) not yet stored.
   struct PendingPoints {
     std::string packed;
@@ -162,19 +180,21 @@ class SqliteStore final : public Store {
   // chunks into it while they are no larger than it.
   absl::Status WriteChunkLocked(int64_t metric_id, PendingPoints points)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Calls `visit` with every packed point of `metric_id` in chunks whose
-  // newest point is at or after `since_ms`, and with every recent point.
-  // Chunks come newest first when `newest_first`; then `keep_going` is asked
-  // before each chunk with that chunk's newest time.
+
+  // ---- sqlite_samples.cc ----
+  // Every row of a bound sample query, stepped to its end.
+  absl::StatusOr<std::vector<v1::Sample>> ReadSamples(Statement& s)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  // ---- sqlite_rank_scan.cc ----
+  // Calls `visit` with every recent point, then with the packed points of
+  // `metric_id` in chunks whose newest point is at or after `since_ms`,
+  // newest chunk first; `keep_going` is asked before each chunk with that
+  // chunk's newest time.
   absl::Status ScanPointsLocked(
       int64_t metric_id, int64_t since_ms,
       absl::FunctionRef<absl::Status(absl::string_view packed)> visit,
       absl::FunctionRef<bool(int64_t chunk_max_time_ms)> keep_going)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Every row of a bound statement, stepped to its end.
-  absl::StatusOr<std::vector<TaskRecord>> ReadTasks(Statement& s)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  absl::StatusOr<std::vector<v1::Sample>> ReadSamples(Statement& s)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   absl::Mutex mu_;

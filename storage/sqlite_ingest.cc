@@ -1,0 +1,254 @@
+// The SQLite store's ingest path (CommitReports, about 220k samples/s): new
+// samples and their ranking points, staged per commit in recent_points and
+// folded into per-metric chunks in metric_points.
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
+#include "google/protobuf/map.h"
+#include "storage/ranking_points.h"
+#include "storage/sqlite_statement.h"
+#include "storage/sqlite_store_impl.h"
+#include "storage/status_macros.h"
+#include "storage/store.h"
+
+namespace fleetbench::storage {
+namespace {
+
+constexpr char kInsertSample[] =
+    "INSERT OR IGNORE INTO samples(id, run_key, node_id, metric_id, benchmark, "
+    "value, unit, params, time_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)";
+
+// recent_points is folded into per-metric chunks when it holds this many
+// points or rows: it bounds what every ranking query scans on top of the
+// metric's own chunks (about 2.5 MiB), while a typical commit only appends one
+// row to it.
+constexpr int64_t kFoldPoints = 65536;
+constexpr int64_t kFoldRows = 256;
+// Chunks grow by merging up to this many points (2.5 MiB).
+constexpr int64_t kMaxChunkPoints = 65536;
+
+// A sample's params are stored as the serialization of a Sample holding only
+// `params`; parsing that blob into the output Sample restores them. Written
+// by hand (map entry = {1: key, 2: value}) in sorted key order so equal maps
+// give equal bytes without copying the map into a carrier message.
+void SerializeParams(const google::protobuf::Map<std::string, std::string>& params,
+                     std::string& out) {
+  out.clear();
+  if (params.empty()) return;
+  std::vector<const google::protobuf::Map<std::string, std::string>::value_type*>
+      entries;
+  entries.reserve(params.size());
+  for (const auto& entry : params) entries.push_back(&entry);
+  std::sort(entries.begin(), entries.end(),
+            [](const auto* a, const auto* b) { return a->first < b->first; });
+  google::protobuf::io::StringOutputStream raw(&out);
+  google::protobuf::io::CodedOutputStream coded(&raw);
+  constexpr uint32_t kLengthDelimited = 2;
+  for (const auto* entry : entries) {
+    const size_t entry_size =
+        1 + google::protobuf::io::CodedOutputStream::VarintSize32(
+                static_cast<uint32_t>(entry->first.size())) +
+        entry->first.size() + 1 +
+        google::protobuf::io::CodedOutputStream::VarintSize32(
+            static_cast<uint32_t>(entry->second.size())) +
+        entry->second.size();
+    coded.WriteTag((v1::Sample::kParamsFieldNumber << 3) | kLengthDelimited);
+    coded.WriteVarint32(static_cast<uint32_t>(entry_size));
+    coded.WriteTag((1 << 3) | kLengthDelimited);
+    coded.WriteVarint32(static_cast<uint32_t>(entry->first.size()));
+    coded.WriteRaw(entry->first.data(), static_cast<int>(entry->first.size()));
+    coded.WriteTag((2 << 3) | kLengthDelimited);
+    coded.WriteVarint32(static_cast<uint32_t>(entry->second.size()));
+    coded.WriteRaw(entry->second.data(), static_cast<int>(entry->second.size()));
+  }
+}
+
+}  // namespace
+
+void SqliteStore::PendingPoints::Add(absl::string_view point, int64_t time_ms) {
+  if (count == 0) {
+    min_time_ms = max_time_ms = time_ms;
+  } else {
+    min_time_ms = std::min(min_time_ms, time_ms);
+    max_time_ms = std::max(max_time_ms, time_ms);
+  }
+  ++count;
+  packed.append(point.data(), point.size());
+}
+
+absl::Status SqliteStore::InsertSampleLocked(Statement& insert,
+                                             const v1::Sample& sample,
+                                             std::string& params_buffer,
+                                             PendingPoints& points,
+                                             int& inserted) {
+  if (sample.id().empty()) {
+    return absl::InvalidArgumentError("a sample has no id");
+  }
+  if (sample.metric().empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("sample ", sample.id(), " has no metric"));
+  }
+  absl::StatusOr<int64_t> run_key = RunKeyLocked(sample.run_id());
+  if (!run_key.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "sample ", sample.id(), " names run \"", sample.run_id(),
+        "\", which does not exist: ", run_key.status().message()));
+  }
+  absl::StatusOr<int64_t> node_id = NodeIdLocked(sample.node());
+  if (!node_id.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "sample ", sample.id(), " names node \"", sample.node(),
+        "\", which does not exist: ", node_id.status().message()));
+  }
+  FB_ASSIGN_OR_RETURN(int64_t metric_id, MetricIdLocked(sample.metric(), true));
+  SerializeParams(sample.params(), params_buffer);
+
+  // No params are stored as NULL, not as an empty blob.
+  std::optional<SqlBlob> params;
+  if (!params_buffer.empty()) params = SqlBlob{params_buffer};
+  insert.BindAll(sample.id(), *run_key, *node_id, metric_id, sample.benchmark(),
+                 sample.value(), sample.unit(), params, sample.time_unix_ms());
+  FB_RETURN_IF_ERROR(insert.Run("storing sample"));
+  const int changed = insert.Changes();
+  insert.Reset();
+  if (changed == 0) return absl::OkStatus();  // stored before
+  ++inserted;
+  char packed[kPointBytes];
+  PackPoint({metric_id, *node_id, *run_key, sample.value(),
+             sample.time_unix_ms()},
+            packed);
+  points.Add(absl::string_view(packed, kPointBytes), sample.time_unix_ms());
+  return absl::OkStatus();
+}
+
+absl::Status SqliteStore::StagePointsLocked(const PendingPoints& points) {
+  if (points.count == 0) return absl::OkStatus();
+  if (recent_points_ < 0) {
+    FB_ASSIGN_OR_RETURN(Statement s,
+                        Prepare("SELECT count(*), coalesce(sum(n_points), 0) "
+                                "FROM recent_points"));
+    FB_ASSIGN_OR_RETURN(bool row, s.Step("sizing recent points"));
+    recent_rows_ = row ? s.Int(0) : 0;
+    recent_points_ = row ? s.Int(1) : 0;
+  }
+  FB_RETURN_IF_ERROR(
+      RunCached("INSERT INTO recent_points(n_points, points) VALUES (?1, ?2)",
+                "storing ranking points", points.count, SqlBlob{points.packed}));
+  recent_points_ += points.count;
+  ++recent_rows_;
+  if (recent_points_ < kFoldPoints && recent_rows_ < kFoldRows) {
+    return absl::OkStatus();
+  }
+  return FoldRecentPointsLocked();
+}
+
+absl::Status SqliteStore::FoldRecentPointsLocked() {
+  absl::flat_hash_map<int64_t, PendingPoints> by_metric;
+  {
+    FB_ASSIGN_OR_RETURN(Statement s,
+                        Prepare("SELECT points FROM recent_points ORDER BY id"));
+    while (true) {
+      FB_ASSIGN_OR_RETURN(bool row, s.Step("reading recent points"));
+      if (!row) break;
+      const absl::string_view packed = s.Blob(0);
+      FB_RETURN_IF_ERROR(CheckPacked(packed));
+      for (size_t i = 0; i < packed.size() / kPointBytes; ++i) {
+        const RankingPoint p = PointAt(packed, i);
+        by_metric[p.metric_id].Add(packed.substr(i * kPointBytes, kPointBytes),
+                                   p.time_ms);
+      }
+    }
+  }
+  FB_RETURN_IF_ERROR(
+      RunCached("DELETE FROM recent_points", "DELETE FROM recent_points"));
+  recent_points_ = 0;
+  recent_rows_ = 0;
+  for (auto& [metric_id, points] : by_metric) {
+    FB_RETURN_IF_ERROR(WriteChunkLocked(metric_id, std::move(points)));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SqliteStore::WriteChunkLocked(int64_t metric_id,
+                                           PendingPoints points) {
+  // Merge like a binary counter: the newest chunk joins the new points while
+  // it is no larger than them, so chunk sizes stay roughly geometric and each
+  // point is rewritten O(log kMaxChunkPoints) times at most.
+  while (true) {
+    int64_t newest_id = 0;
+    int64_t newest_count = 0;
+    {
+      FB_ASSIGN_OR_RETURN(
+          Statement s,
+          Prepare("SELECT id, n_points FROM metric_points "
+                  "INDEXED BY metric_points_by_metric WHERE metric_id = ?1 "
+                  "ORDER BY id DESC LIMIT 1"));
+      s.Bind(1, metric_id);
+      FB_ASSIGN_OR_RETURN(bool row, s.Step("reading newest ranking chunk"));
+      if (!row) break;
+      newest_id = s.Int(0);
+      newest_count = s.Int(1);
+    }
+    if (newest_count > points.count ||
+        newest_count + points.count > kMaxChunkPoints) {
+      break;
+    }
+    FB_ASSIGN_OR_RETURN(
+        Statement s, Prepare("DELETE FROM metric_points WHERE id = ?1 "
+                             "RETURNING min_time_ms, max_time_ms, points"));
+    s.Bind(1, newest_id);
+    FB_ASSIGN_OR_RETURN(bool row, s.Step("merging ranking chunks"));
+    if (!row) return absl::InternalError("ranking chunk vanished while merging");
+    const absl::string_view older = s.Blob(2);
+    FB_RETURN_IF_ERROR(CheckPacked(older));
+    points.packed.insert(0, older.data(), older.size());
+    points.count += static_cast<int64_t>(older.size() / kPointBytes);
+    points.min_time_ms = std::min(points.min_time_ms, s.Int(0));
+    points.max_time_ms = std::max(points.max_time_ms, s.Int(1));
+    // RETURNING rows must be stepped to the end for the delete to finish.
+    FB_ASSIGN_OR_RETURN(bool more, s.Step("merging ranking chunks"));
+    if (more) return absl::InternalError("ranking chunk id not unique");
+  }
+  return RunCached(
+      "INSERT INTO metric_points(metric_id, min_time_ms, max_time_ms, "
+      "n_points, points) VALUES (?1, ?2, ?3, ?4, ?5)",
+      "storing ranking chunk", metric_id, points.min_time_ms, points.max_time_ms,
+      points.count, SqlBlob{points.packed});
+}
+
+absl::StatusOr<int> SqliteStore::CommitReports(
+    const std::vector<ReportWrite>& reports) {
+  absl::MutexLock lock(&mu_);
+  int inserted = 0;
+  std::string params_buffer;
+  PendingPoints points;
+  absl::Status status = InTransaction(TxnKind::kWrite, [&]() -> absl::Status {
+    FB_ASSIGN_OR_RETURN(Statement insert, Prepare(kInsertSample));
+    for (const ReportWrite& report : reports) {
+      for (const v1::Sample& sample : report.samples) {
+        FB_RETURN_IF_ERROR(
+            InsertSampleLocked(insert, sample, params_buffer, points, inserted));
+      }
+      if (report.task != nullptr) {
+        FB_RETURN_IF_ERROR(UpdateTaskLocked(*report.task));
+      }
+    }
+    return StagePointsLocked(points);
+  });
+  if (!status.ok()) return status;
+  return inserted;
+}
+
+}  // namespace fleetbench::storage

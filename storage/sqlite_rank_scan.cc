@@ -1,0 +1,167 @@
+// The SQLite store's ranking scan: every packed point of one metric in a
+// window, from recent_points and the metric's chunks in metric_points.
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/functional/function_ref.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "storage/ranking_points.h"
+#include "storage/sqlite_statement.h"
+#include "storage/sqlite_store_impl.h"
+#include "storage/status_macros.h"
+#include "storage/store.h"
+
+namespace fleetbench::storage {
+
+absl::Status SqliteStore::ScanPointsLocked(
+    int64_t metric_id, int64_t since_ms,
+    absl::FunctionRef<absl::Status(absl::string_view packed)> visit,
+    absl::FunctionRef<bool(int64_t chunk_max_time_ms)> keep_going) {
+  {
+    FB_ASSIGN_OR_RETURN(Statement s, Prepare("SELECT points FROM recent_points"));
+    while (true) {
+      FB_ASSIGN_OR_RETURN(bool row, s.Step("reading recent points"));
+      if (!row) break;
+      const absl::string_view packed = s.Blob(0);
+      FB_RETURN_IF_ERROR(CheckPacked(packed));
+      FB_RETURN_IF_ERROR(visit(packed));
+    }
+  }
+  struct Chunk {
+    int64_t id;
+    int64_t max_time_ms;
+  };
+  std::vector<Chunk> chunks;
+  {
+    FB_ASSIGN_OR_RETURN(
+        Statement s, Prepare("SELECT id, max_time_ms FROM metric_points "
+                             "INDEXED BY metric_points_by_metric "
+                             "WHERE metric_id = ?1 AND max_time_ms >= ?2"));
+    s.BindAll(metric_id, since_ms);
+    while (true) {
+      FB_ASSIGN_OR_RETURN(bool row, s.Step("listing ranking chunks"));
+      if (!row) break;
+      chunks.push_back({s.Int(0), s.Int(1)});
+    }
+  }
+  std::sort(chunks.begin(), chunks.end(), [](const Chunk& a, const Chunk& b) {
+    return a.max_time_ms > b.max_time_ms;
+  });
+  FB_ASSIGN_OR_RETURN(Statement s,
+                      Prepare("SELECT points FROM metric_points WHERE id = ?1"));
+  for (const Chunk& chunk : chunks) {
+    if (!keep_going(chunk.max_time_ms)) break;
+    s.Bind(1, chunk.id);
+    FB_ASSIGN_OR_RETURN(bool row, s.Step("reading ranking chunk"));
+    if (row) {
+      const absl::string_view packed = s.Blob(0);
+      FB_RETURN_IF_ERROR(CheckPacked(packed));
+      FB_RETURN_IF_ERROR(visit(packed));
+    }
+    s.Reset();
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<MetricPointTable> SqliteStore::MetricPointTableSince(
+    const std::string& metric, absl::Time since) {
+  const int64_t since_ms = since == absl::InfinitePast()
+                               ? std::numeric_limits<int64_t>::min()
+                               : ToMillis(since);
+  absl::MutexLock lock(&mu_);
+  MetricPointTable table;
+  absl::Status status = InTransaction(TxnKind::kRead, [&]() -> absl::Status {
+    FB_ASSIGN_OR_RETURN(int64_t metric_id, MetricIdLocked(metric, false));
+    if (metric_id == 0) return absl::OkStatus();
+    {
+      // Sized first (an upper bound) so the points never move.
+      FB_ASSIGN_OR_RETURN(
+          Statement s,
+          Prepare("SELECT (SELECT coalesce(sum(n_points), 0) FROM metric_points "
+                  "INDEXED BY metric_points_by_metric "
+                  "WHERE metric_id = ?1 AND max_time_ms >= ?2), "
+                  "(SELECT coalesce(sum(n_points), 0) FROM recent_points)"));
+      s.BindAll(metric_id, since_ms);
+      FB_ASSIGN_OR_RETURN(bool row, s.Step("sizing metric points"));
+      if (row) table.points.reserve(static_cast<size_t>(s.Int(0) + s.Int(1)));
+    }
+    // Node ids are small and dense (rowids of a table with a row per
+    // machine): a plain array maps them to table indexes. Runs change
+    // rarely from one point to the next, so a hash map behind a one-entry
+    // memo does for them.
+    constexpr int64_t kDenseNodeIds = 1 << 20;
+    constexpr uint32_t kUnset = std::numeric_limits<uint32_t>::max();
+    std::vector<uint32_t> node_index;
+    absl::flat_hash_map<int64_t, uint32_t> sparse_node_index;
+    absl::flat_hash_map<int64_t, uint32_t> run_index;
+    int64_t last_run = -1;
+    uint32_t last_run_index = 0;
+    auto index_of_node = [&](int64_t node_id) -> absl::StatusOr<uint32_t> {
+      uint32_t* slot = nullptr;
+      if (node_id >= 0 && node_id < kDenseNodeIds) {
+        const auto i = static_cast<size_t>(node_id);
+        if (i >= node_index.size()) node_index.resize(i + 1, kUnset);
+        slot = &node_index[i];
+      } else {
+        slot = &sparse_node_index.try_emplace(node_id, kUnset).first->second;
+      }
+      if (*slot == kUnset) {
+        FB_ASSIGN_OR_RETURN(const std::string* name, NodeNameLocked(node_id));
+        *slot = static_cast<uint32_t>(table.nodes.size());
+        table.nodes.push_back(*name);
+      }
+      return *slot;
+    };
+    return ScanPointsLocked(
+        metric_id, since_ms,
+        [&](absl::string_view packed) -> absl::Status {
+          for (size_t i = 0; i < packed.size() / kPointBytes; ++i) {
+            const RankingPoint p = PointAt(packed, i);
+            if (p.metric_id != metric_id || p.time_ms < since_ms) continue;
+            FB_ASSIGN_OR_RETURN(uint32_t node, index_of_node(p.node_id));
+            if (p.run_key != last_run) {
+              auto [it, added] = run_index.try_emplace(
+                  p.run_key, static_cast<uint32_t>(table.run_ids.size()));
+              if (added) {
+                FB_ASSIGN_OR_RETURN(const std::string* run_id,
+                                    RunIdLocked(p.run_key));
+                table.run_ids.push_back(*run_id);
+              }
+              last_run = p.run_key;
+              last_run_index = it->second;
+            }
+            table.points.push_back(
+                {node, last_run_index, p.value, FromMillis(p.time_ms)});
+          }
+          return absl::OkStatus();
+        },
+        [](int64_t) { return true; });
+  });
+  if (!status.ok()) return status;
+  return table;
+}
+
+absl::StatusOr<std::vector<MetricPoint>> SqliteStore::MetricPointsSince(
+    const std::string& metric, absl::Time since) {
+  FB_ASSIGN_OR_RETURN(MetricPointTable table,
+                      MetricPointTableSince(metric, since));
+  // Nearly all of this call's time for a large window: two string copies
+  // per point (MetricPointTableSince skips them).
+  std::vector<MetricPoint> points;
+  points.reserve(table.points.size());
+  for (const MetricPointTable::Point& p : table.points) {
+    points.push_back(
+        {table.nodes[p.node], table.run_ids[p.run], p.value, p.time});
+  }
+  return points;
+}
+
+}  // namespace fleetbench::storage

@@ -1,0 +1,270 @@
+// The SQLite store's runs and their tasks.
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "google/protobuf/io/coded_stream.h"
+#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
+#include "google/protobuf/util/delimited_message_util.h"
+#include "storage/sqlite_statement.h"
+#include "storage/sqlite_store_impl.h"
+#include "storage/status_macros.h"
+#include "storage/store.h"
+
+namespace fleetbench::storage {
+namespace {
+
+// Repeated messages are stored as a sequence of varint-length-delimited
+// messages (protobuf's delimited format), so no wrapper proto is needed.
+template <typename Message>
+std::string SerializeDelimited(const std::vector<Message>& messages) {
+  std::string out;
+  {
+    google::protobuf::io::StringOutputStream raw(&out);
+    google::protobuf::io::CodedOutputStream coded(&raw);
+    coded.SetSerializationDeterministic(true);
+    for (const Message& m : messages) {
+      google::protobuf::util::SerializeDelimitedToCodedStream(m, &coded);
+    }
+  }
+  return out;
+}
+
+template <typename Message>
+absl::StatusOr<std::vector<Message>> ParseDelimited(absl::string_view bytes,
+                                                    absl::string_view what) {
+  std::vector<Message> out;
+  google::protobuf::io::ArrayInputStream raw(bytes.data(),
+                                             static_cast<int>(bytes.size()));
+  google::protobuf::io::CodedInputStream coded(&raw);
+  while (true) {
+    Message m;
+    bool clean_eof = false;
+    if (!google::protobuf::util::ParseDelimitedFromCodedStream(&m, &coded,
+                                                               &clean_eof)) {
+      if (clean_eof) break;
+      return absl::DataLossError(absl::StrCat("cannot parse stored ", what));
+    }
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+// NULL for a run that has not finished.
+std::optional<int64_t> FinishedMillis(absl::Time finished) {
+  if (finished == absl::InfinitePast()) return std::nullopt;
+  return ToMillis(finished);
+}
+
+constexpr char kSelectRun[] =
+    "SELECT run_id, state, created_ms, finished_ms, benchmarks, max_parallel, "
+    "suite FROM runs ";
+
+absl::StatusOr<RunRecord> ReadRun(const Statement& s) {
+  RunRecord run;
+  run.run_id = s.Text(0);
+  run.state = s.Text(1);
+  run.created = FromMillis(s.Int(2));
+  run.finished = s.IsNull(3) ? absl::InfinitePast() : FromMillis(s.Int(3));
+  FB_ASSIGN_OR_RETURN(run.benchmarks, ParseDelimited<v1::BenchmarkSpec>(
+                                          s.Blob(4), "benchmarks of a run"));
+  run.max_parallel = static_cast<uint32_t>(s.Int(5));
+  run.suite = s.Text(6);
+  return run;
+}
+
+// Columns: task_id, run_id, node, state, reason, outcomes, updated_ms,
+// benchmarks, peer_task_id.
+constexpr char kSelectTask[] =
+    "SELECT t.task_id, r.run_id, t.node, t.state, t.reason, t.outcomes, "
+    "t.updated_ms, t.benchmarks, t.peer_task_id "
+    "FROM tasks t CROSS JOIN runs r ON r.key = t.run_key ";
+
+}  // namespace
+
+absl::Status SqliteStore::CreateRun(const RunRecord& run,
+                                    const std::vector<TaskRecord>& tasks) {
+  if (run.run_id.empty()) return absl::InvalidArgumentError("run id is empty");
+  for (const TaskRecord& task : tasks) {
+    if (task.task_id.empty()) {
+      return absl::InvalidArgumentError("task id is empty");
+    }
+    if (!task.run_id.empty() && task.run_id != run.run_id) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("task ", task.task_id, " names run ", task.run_id,
+                       ", not ", run.run_id));
+    }
+  }
+  const std::string benchmarks = SerializeDelimited(run.benchmarks);
+  absl::MutexLock lock(&mu_);
+  return InTransaction(TxnKind::kWrite, [&]() -> absl::Status {
+    int64_t key = 0;
+    {
+      FB_ASSIGN_OR_RETURN(
+          Statement s,
+          Prepare("INSERT INTO runs(run_id, state, created_ms, finished_ms, "
+                  "benchmarks, max_parallel, suite) "
+                  "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) RETURNING key"));
+      s.BindAll(run.run_id, run.state, ToMillis(run.created),
+                FinishedMillis(run.finished), SqlBlob{benchmarks},
+                run.max_parallel, run.suite);
+      absl::StatusOr<bool> row = s.Step(absl::StrCat("creating run ", run.run_id));
+      if (absl::IsAlreadyExists(row.status())) {
+        return absl::AlreadyExistsError(
+            absl::StrCat("run ", run.run_id, " already exists"));
+      }
+      if (!row.ok()) return row.status();
+      if (!*row) return absl::InternalError("creating run returned no key");
+      key = s.Int(0);
+    }
+    FB_ASSIGN_OR_RETURN(
+        Statement s,
+        Prepare("INSERT INTO tasks(task_id, run_key, node, state, reason, "
+                "outcomes, updated_ms, benchmarks, peer_task_id) "
+                "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"));
+    for (const TaskRecord& task : tasks) {
+      const std::string outcomes = SerializeDelimited(task.outcomes);
+      const std::string task_benchmarks = SerializeDelimited(task.benchmarks);
+      s.BindAll(task.task_id, key, task.node, task.state, task.reason,
+                SqlBlob{outcomes}, ToMillis(task.updated),
+                SqlBlob{task_benchmarks}, task.peer_task_id);
+      absl::Status status = s.Run(absl::StrCat("creating task ", task.task_id));
+      if (absl::IsAlreadyExists(status)) {
+        return absl::AlreadyExistsError(
+            absl::StrCat("task ", task.task_id, " already exists"));
+      }
+      FB_RETURN_IF_ERROR(status);
+      s.Reset();
+    }
+    run_keys_[run.run_id] = key;
+    return absl::OkStatus();
+  });
+}
+
+absl::StatusOr<RunRecord> SqliteStore::GetRun(const std::string& run_id) {
+  absl::MutexLock lock(&mu_);
+  FB_ASSIGN_OR_RETURN(Statement s,
+                      Prepare(absl::StrCat(kSelectRun, "WHERE run_id = ?1")));
+  s.Bind(1, run_id);
+  FB_ASSIGN_OR_RETURN(bool row, s.Step("reading run"));
+  if (!row) return absl::NotFoundError(absl::StrCat("run ", run_id, " not found"));
+  return ReadRun(s);
+}
+
+absl::StatusOr<std::vector<RunRecord>> SqliteStore::ListRuns(int limit) {
+  absl::MutexLock lock(&mu_);
+  FB_ASSIGN_OR_RETURN(
+      Statement s,
+      Prepare(absl::StrCat(kSelectRun,
+                           "ORDER BY created_ms DESC, key DESC LIMIT ?1")));
+  s.Bind(1, limit > 0 ? limit : -1);  // SQLite: a negative LIMIT is none
+  std::vector<RunRecord> runs;
+  while (true) {
+    FB_ASSIGN_OR_RETURN(bool row, s.Step("listing runs"));
+    if (!row) break;
+    FB_ASSIGN_OR_RETURN(RunRecord run, ReadRun(s));
+    runs.push_back(std::move(run));
+  }
+  return runs;
+}
+
+absl::Status SqliteStore::SetRunState(const std::string& run_id,
+                                      const std::string& state,
+                                      absl::Time finished) {
+  absl::MutexLock lock(&mu_);
+  FB_ASSIGN_OR_RETURN(
+      int changed,
+      RowsChangedBy(
+          "UPDATE runs SET state = ?1, finished_ms = ?2 WHERE run_id = ?3",
+          "setting run state", state, FinishedMillis(finished), run_id));
+  if (changed == 0) {
+    return absl::NotFoundError(absl::StrCat("run ", run_id, " not found"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<TaskRecord>> SqliteStore::ReadTasks(Statement& s) {
+  std::vector<TaskRecord> tasks;
+  while (true) {
+    FB_ASSIGN_OR_RETURN(bool row, s.Step("listing tasks"));
+    if (!row) break;
+    TaskRecord& task = tasks.emplace_back();
+    task.task_id = s.Text(0);
+    task.run_id = s.Text(1);
+    task.node = s.Text(2);
+    task.state = static_cast<v1::TaskState>(s.Int(3));
+    task.reason = s.Text(4);
+    FB_ASSIGN_OR_RETURN(task.outcomes, ParseDelimited<v1::BenchmarkOutcome>(
+                                           s.Blob(5), "outcomes of a task"));
+    task.updated = FromMillis(s.Int(6));
+    FB_ASSIGN_OR_RETURN(task.benchmarks, ParseDelimited<v1::BenchmarkSpec>(
+                                             s.Blob(7), "benchmarks of a task"));
+    task.peer_task_id = s.Text(8);
+  }
+  return tasks;
+}
+
+absl::StatusOr<std::vector<TaskRecord>> SqliteStore::ListTasks(
+    const std::string& run_id) {
+  absl::MutexLock lock(&mu_);
+  FB_ASSIGN_OR_RETURN(int64_t key, RunKeyLocked(run_id));
+  FB_ASSIGN_OR_RETURN(
+      Statement s,
+      Prepare(absl::StrCat(kSelectTask, "WHERE t.run_key = ?1 ORDER BY t.seq")));
+  s.Bind(1, key);
+  return ReadTasks(s);
+}
+
+absl::StatusOr<std::vector<TaskRecord>> SqliteStore::ListTasksInStates(
+    const std::vector<v1::TaskState>& states) {
+  if (states.empty()) return std::vector<TaskRecord>{};
+  std::vector<std::string> placeholders;
+  for (size_t i = 1; i <= states.size(); ++i) {
+    placeholders.push_back(absl::StrCat("?", i));
+  }
+  absl::MutexLock lock(&mu_);
+  // Creation order (seq) is the order the controller queued them.
+  FB_ASSIGN_OR_RETURN(
+      Statement s,
+      Prepare(absl::StrCat(kSelectTask, "WHERE t.state IN (",
+                           absl::StrJoin(placeholders, ", "),
+                           ") ORDER BY t.seq")));
+  for (size_t i = 0; i < states.size(); ++i) {
+    s.Bind(static_cast<int>(i + 1), states[i]);
+  }
+  return ReadTasks(s);
+}
+
+absl::Status SqliteStore::UpdateTaskLocked(const TaskRecord& task) {
+  const std::string outcomes = SerializeDelimited(task.outcomes);
+  // A pair's client learns its peer's address only once the server
+  // listens, so a task's benchmarks can change after it was created.
+  const std::string task_benchmarks = SerializeDelimited(task.benchmarks);
+  FB_ASSIGN_OR_RETURN(
+      int changed,
+      RowsChangedBy("UPDATE tasks SET state = ?1, reason = ?2, outcomes = ?3, "
+                    "updated_ms = ?4, benchmarks = ?6 WHERE task_id = ?5",
+                    "updating task", task.state, task.reason, SqlBlob{outcomes},
+                    ToMillis(task.updated), task.task_id,
+                    SqlBlob{task_benchmarks}));
+  if (changed == 0) {
+    return absl::NotFoundError(absl::StrCat("task ", task.task_id, " not found"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SqliteStore::UpdateTask(const TaskRecord& task) {
+  absl::MutexLock lock(&mu_);
+  return UpdateTaskLocked(task);
+}
+
+}  // namespace fleetbench::storage

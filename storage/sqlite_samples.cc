@@ -1,0 +1,145 @@
+// The SQLite store's sample reads: a run's samples, a node's history of a
+// metric, the sample count.
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "storage/ranking_points.h"
+#include "storage/sqlite_statement.h"
+#include "storage/sqlite_store_impl.h"
+#include "storage/status_macros.h"
+#include "storage/store.h"
+
+namespace fleetbench::storage {
+
+// Columns: id, run_id, node, benchmark, metric, value, unit, params, time_ms.
+absl::StatusOr<std::vector<v1::Sample>> SqliteStore::ReadSamples(Statement& s) {
+  std::vector<v1::Sample> samples;
+  while (true) {
+    FB_ASSIGN_OR_RETURN(bool row, s.Step("reading samples"));
+    if (!row) break;
+    v1::Sample& sample = samples.emplace_back();
+    const absl::string_view params = s.Blob(7);
+    if (!params.empty() &&
+        !sample.ParseFromArray(params.data(), static_cast<int>(params.size()))) {
+      return absl::DataLossError(
+          absl::StrCat("cannot parse stored params of sample ", s.Text(0)));
+    }
+    sample.set_id(s.Text(0));
+    sample.set_run_id(s.Text(1));
+    sample.set_node(s.Text(2));
+    sample.set_benchmark(s.Text(3));
+    sample.set_metric(s.Text(4));
+    sample.set_value(s.Double(5));
+    sample.set_unit(s.Text(6));
+    sample.set_time_unix_ms(s.Int(8));
+  }
+  return samples;
+}
+
+absl::StatusOr<std::vector<v1::Sample>> SqliteStore::ListSamplesForRun(
+    const std::string& run_id) {
+  absl::MutexLock lock(&mu_);
+  FB_ASSIGN_OR_RETURN(int64_t key, RunKeyLocked(run_id));
+  // CROSS JOIN fixes the loop order: walk the run's index entries, then look
+  // up each name by key. Rows come in index order: by node, metric, time.
+  FB_ASSIGN_OR_RETURN(
+      Statement s,
+      Prepare("SELECT s.id, ?2, n.name, s.benchmark, m.name, s.value, s.unit, "
+              "s.params, s.time_ms FROM samples s INDEXED BY samples_by_run "
+              "CROSS JOIN nodes n ON n.id = s.node_id "
+              "CROSS JOIN metrics m ON m.id = s.metric_id "
+              "WHERE s.run_key = ?1"));
+  s.BindAll(key, run_id);
+  return ReadSamples(s);
+}
+
+absl::StatusOr<std::vector<v1::Sample>> SqliteStore::History(
+    const std::string& node, const std::string& metric, int limit) {
+  absl::MutexLock lock(&mu_);
+  std::vector<v1::Sample> samples;
+  absl::Status status = InTransaction(TxnKind::kRead, [&]() -> absl::Status {
+    FB_ASSIGN_OR_RETURN(int64_t node_id, NodeIdLocked(node));
+    FB_ASSIGN_OR_RETURN(int64_t metric_id, MetricIdLocked(metric, false));
+    if (metric_id == 0) return absl::OkStatus();
+
+    // 1. The times and runs of the node's newest `limit` points, from the
+    //    ranking points, newest chunks first, stopping at the first chunk
+    //    that is all older than the newest `limit` found so far. There is no
+    //    node-major sample index: it would cost a page write per node per
+    //    commit, the one thing the ingest path cannot afford.
+    std::vector<std::pair<int64_t, int64_t>> found;  // (time_ms, run_key)
+    const size_t wanted = limit > 0 ? static_cast<size_t>(limit) : SIZE_MAX;
+    FB_RETURN_IF_ERROR(ScanPointsLocked(
+        metric_id, std::numeric_limits<int64_t>::min(),
+        [&](absl::string_view packed) {
+          for (size_t i = 0; i < packed.size() / kPointBytes; ++i) {
+            const RankingPoint p = PointAt(packed, i);
+            if (p.metric_id == metric_id && p.node_id == node_id) {
+              found.emplace_back(p.time_ms, p.run_key);
+            }
+          }
+          return absl::OkStatus();
+        },
+        [&](int64_t chunk_max_time_ms) {
+          if (found.size() < wanted) return true;
+          std::nth_element(found.begin(), found.begin() + (wanted - 1),
+                           found.end(), std::greater<>());
+          return chunk_max_time_ms >= found[wanted - 1].first;
+        }));
+    if (found.empty()) return absl::OkStatus();
+    std::sort(found.begin(), found.end(), std::greater<>());
+    // Rows at the boundary time are all read; ties are cut after sorting.
+    const int64_t oldest = found[std::min(wanted, found.size()) - 1].first;
+
+    // 2. The full rows, per run through the run-major index.
+    absl::flat_hash_map<int64_t, bool> runs;
+    for (const auto& [time_ms, run_key] : found) {
+      if (time_ms >= oldest) runs[run_key] = true;
+    }
+    FB_ASSIGN_OR_RETURN(
+        Statement s,
+        Prepare("SELECT s.id, r.run_id, ?5, s.benchmark, ?6, s.value, s.unit, "
+                "s.params, s.time_ms FROM samples s "
+                "INDEXED BY samples_by_run "
+                "CROSS JOIN runs r ON r.key = s.run_key "
+                "WHERE s.run_key = ?1 AND s.node_id = ?2 AND s.metric_id = ?3 "
+                "AND s.time_ms >= ?4"));
+    for (const auto& [run_key, unused] : runs) {
+      s.BindAll(run_key, node_id, metric_id, oldest, node, metric);
+      FB_ASSIGN_OR_RETURN(std::vector<v1::Sample> rows, ReadSamples(s));
+      for (v1::Sample& row : rows) samples.push_back(std::move(row));
+      s.Reset();
+    }
+    std::sort(samples.begin(), samples.end(),
+              [](const v1::Sample& a, const v1::Sample& b) {
+                if (a.time_unix_ms() != b.time_unix_ms()) {
+                  return a.time_unix_ms() > b.time_unix_ms();
+                }
+                return a.id() > b.id();
+              });
+    if (samples.size() > wanted) samples.resize(wanted);
+    return absl::OkStatus();
+  });
+  if (!status.ok()) return status;
+  return samples;
+}
+
+absl::StatusOr<int64_t> SqliteStore::CountSamples() {
+  absl::MutexLock lock(&mu_);
+  FB_ASSIGN_OR_RETURN(Statement s, Prepare("SELECT count(*) FROM samples"));
+  FB_ASSIGN_OR_RETURN(bool row, s.Step("counting samples"));
+  return row ? s.Int(0) : 0;
+}
+
+}  // namespace fleetbench::storage
