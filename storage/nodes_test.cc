@@ -1,0 +1,69 @@
+// Tests of the SQLite store's nodes: labels, facts history, touch.
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "storage/store.h"
+#include "storage/store_test_util.h"
+
+namespace fleetbench::storage {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::Pair;
+
+TEST_F(StoreTest, FactsHistoryGrowsOnlyWhenFactsChange) {
+  ASSERT_TRUE(store_->UpsertNode(MakeNode("n1", "6.1", kT0)).ok());
+  EXPECT_EQ(*store_->CountFactsVersions("n1"), 1);
+  // Same facts at a later hello: no new version.
+  ASSERT_TRUE(
+      store_->UpsertNode(MakeNode("n1", "6.1", kT0 + absl::Hours(1))).ok());
+  EXPECT_EQ(*store_->CountFactsVersions("n1"), 1);
+  // A new kernel: a second version, and ListNodes shows the newest.
+  ASSERT_TRUE(
+      store_->UpsertNode(MakeNode("n1", "6.5", kT0 + absl::Hours(2))).ok());
+  EXPECT_EQ(*store_->CountFactsVersions("n1"), 2);
+  auto nodes = store_->ListNodes();
+  ASSERT_TRUE(nodes.ok()) << nodes.status();
+  ASSERT_EQ(nodes->size(), 1u);
+  EXPECT_EQ((*nodes)[0].facts.kernel(), "6.5");
+  EXPECT_EQ((*nodes)[0].first_seen, kT0);
+  EXPECT_EQ((*nodes)[0].last_seen, kT0 + absl::Hours(2));
+  EXPECT_EQ(store_->CountFactsVersions("nope").status().code(),
+            absl::StatusCode::kNotFound);
+}
+
+TEST_F(StoreTest, ListNodesRoundTripsLabelsFactsAndTouch) {
+  NodeRecord a = MakeNode("b-node", "6.1", kT0);
+  a.facts.add_nics()->set_name("eth0");
+  ASSERT_TRUE(store_->UpsertNode(a).ok());
+  NodeRecord b = MakeNode("a-node", "6.1", kT0);
+  b.labels = {{"provider", "gcp"}};
+  ASSERT_TRUE(store_->UpsertNode(b).ok());
+  // Labels are replaced, not merged.
+  b.labels = {{"provider", "aws"}, {"region", "us-east-1"}};
+  b.agent_version = "0.2.0";
+  ASSERT_TRUE(store_->UpsertNode(b).ok());
+  ASSERT_TRUE(store_->TouchNode("b-node", kT0 + absl::Minutes(5)).ok());
+  EXPECT_EQ(store_->TouchNode("missing", kT0).code(), absl::StatusCode::kNotFound);
+
+  Reopen();
+  auto nodes = store_->ListNodes();
+  ASSERT_TRUE(nodes.ok()) << nodes.status();
+  ASSERT_EQ(nodes->size(), 2u);
+  const NodeRecord& first = (*nodes)[0];
+  EXPECT_EQ(first.name, "a-node");
+  EXPECT_THAT(first.labels,
+              ElementsAre(Pair("provider", "aws"), Pair("region", "us-east-1")));
+  EXPECT_EQ(first.agent_version, "0.2.0");
+  const NodeRecord& second = (*nodes)[1];
+  EXPECT_EQ(second.name, "b-node");
+  EXPECT_EQ(second.facts.nics(0).name(), "eth0");
+  EXPECT_EQ(second.facts.cpu().flags_of_interest(0), "avx2");
+  EXPECT_EQ(second.last_seen, kT0 + absl::Minutes(5));
+  EXPECT_EQ(store_->UpsertNode(NodeRecord{}).code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace fleetbench::storage

@@ -1,0 +1,152 @@
+// Tests of the SQLite store's runs and tasks.
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "fleetbench/v1/result.pb.h"
+#include "gtest/gtest.h"
+#include "storage/store.h"
+#include "storage/store_test_util.h"
+
+namespace fleetbench::storage {
+namespace {
+
+TEST_F(StoreTest, RunAndTasksRoundTrip) {
+  ASSERT_TRUE(store_->UpsertNode(MakeNode("n1", "6.1", kT0)).ok());
+  ASSERT_TRUE(store_->UpsertNode(MakeNode("n2", "6.1", kT0)).ok());
+  RunRecord run = MakeRun("r1", kT0);
+  ASSERT_TRUE(store_
+                  ->CreateRun(run, {MakeTask("t1", "r1", "n1", kT0),
+                                    MakeTask("t2", "", "n2", kT0)})
+                  .ok());
+  Reopen();
+
+  auto got = store_->GetRun("r1");
+  ASSERT_TRUE(got.ok()) << got.status();
+  EXPECT_EQ(got->run_id, "r1");
+  EXPECT_EQ(got->state, "queued");
+  EXPECT_EQ(got->created, kT0);
+  EXPECT_EQ(got->finished, absl::InfinitePast());
+  ASSERT_EQ(got->benchmarks.size(), 2u);
+  EXPECT_EQ(got->benchmarks[0].name(), "gemm");
+  EXPECT_EQ(got->benchmarks[0].params().at("size"), "4096");
+  EXPECT_EQ(got->benchmarks[1].name(), "stream");
+  EXPECT_EQ(got->max_parallel, 2u);
+  EXPECT_EQ(got->suite, "quick");
+
+  auto tasks = store_->ListTasks("r1");
+  ASSERT_TRUE(tasks.ok()) << tasks.status();
+  ASSERT_EQ(tasks->size(), 2u);
+  EXPECT_EQ((*tasks)[0].task_id, "t1");
+  EXPECT_EQ((*tasks)[1].task_id, "t2");
+  EXPECT_EQ((*tasks)[1].run_id, "r1");  // filled from the run
+  EXPECT_EQ((*tasks)[1].node, "n2");
+  EXPECT_EQ((*tasks)[1].state, v1::TASK_STATE_QUEUED);
+
+  TaskRecord t1 = (*tasks)[0];
+  t1.state = v1::TASK_STATE_FAILED;
+  t1.reason = "gemm: out of memory";
+  t1.updated = kT0 + absl::Seconds(30);
+  v1::BenchmarkOutcome& outcome = t1.outcomes.emplace_back();
+  outcome.set_benchmark("gemm");
+  outcome.set_state(v1::TASK_STATE_FAILED);
+  outcome.set_reason("out of memory");
+  t1.outcomes.emplace_back().set_benchmark("stream");
+  ASSERT_TRUE(store_->UpdateTask(t1).ok());
+  ASSERT_TRUE(store_->SetRunState("r1", "failed", kT0 + absl::Minutes(1)).ok());
+
+  Reopen();
+  tasks = store_->ListTasks("r1");
+  ASSERT_TRUE(tasks.ok()) << tasks.status();
+  const TaskRecord& back = (*tasks)[0];
+  EXPECT_EQ(back.state, v1::TASK_STATE_FAILED);
+  EXPECT_EQ(back.reason, "gemm: out of memory");
+  EXPECT_EQ(back.updated, kT0 + absl::Seconds(30));
+  ASSERT_EQ(back.outcomes.size(), 2u);
+  EXPECT_EQ(back.outcomes[0].reason(), "out of memory");
+  EXPECT_EQ(back.outcomes[1].benchmark(), "stream");
+  got = store_->GetRun("r1");
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(got->state, "failed");
+  EXPECT_EQ(got->finished, kT0 + absl::Minutes(1));
+
+  auto queued = store_->ListTasksInStates(
+      {v1::TASK_STATE_QUEUED, v1::TASK_STATE_RUNNING});
+  ASSERT_TRUE(queued.ok()) << queued.status();
+  ASSERT_EQ(queued->size(), 1u);
+  EXPECT_EQ((*queued)[0].task_id, "t2");
+  EXPECT_EQ((*queued)[0].run_id, "r1");
+  EXPECT_TRUE(store_->ListTasksInStates({})->empty());
+}
+
+TEST_F(StoreTest, PairTasksKeepTheirOwnBenchmarksAndPartner) {
+  TaskRecord server = MakeTask("ts", "r1", "n1", kT0);
+  TaskRecord client = MakeTask("tc", "r1", "n2", kT0);
+  v1::BenchmarkSpec spec;
+  spec.set_name("net");
+  (*spec.mutable_params())["role"] = "server";
+  server.benchmarks = {spec};
+  (*spec.mutable_params())["role"] = "client";
+  client.benchmarks = {spec};
+  server.peer_task_id = "tc";
+  client.peer_task_id = "ts";
+  ASSERT_TRUE(store_->CreateRun(MakeRun("r1", kT0), {server, client}).ok());
+
+  // The client learns its peer once the server listens.
+  (*client.benchmarks[0].mutable_params())["peer"] = "10.0.0.1:4000";
+  ASSERT_TRUE(store_->UpdateTask(client).ok());
+  Reopen();
+  auto tasks = store_->ListTasks("r1");
+  ASSERT_TRUE(tasks.ok()) << tasks.status();
+  ASSERT_EQ(tasks->size(), 2u);
+  EXPECT_EQ((*tasks)[0].peer_task_id, "tc");
+  EXPECT_EQ((*tasks)[0].benchmarks.at(0).params().at("role"), "server");
+  EXPECT_EQ((*tasks)[1].peer_task_id, "ts");
+  EXPECT_EQ((*tasks)[1].benchmarks.at(0).params().at("peer"), "10.0.0.1:4000");
+}
+
+TEST_F(StoreTest, MissingAndDuplicateRunsAndTasks) {
+  EXPECT_EQ(store_->GetRun("nope").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(store_->ListTasks("nope").status().code(),
+            absl::StatusCode::kNotFound);
+  EXPECT_EQ(store_->ListSamplesForRun("nope").status().code(),
+            absl::StatusCode::kNotFound);
+  EXPECT_EQ(store_->SetRunState("nope", "failed", kT0).code(),
+            absl::StatusCode::kNotFound);
+  EXPECT_EQ(store_->UpdateTask(MakeTask("nope", "r", "n", kT0)).code(),
+            absl::StatusCode::kNotFound);
+
+  ASSERT_TRUE(store_->CreateRun(MakeRun("r1", kT0), {}).ok());
+  EXPECT_EQ(store_->CreateRun(MakeRun("r1", kT0), {}).code(),
+            absl::StatusCode::kAlreadyExists);
+  // A duplicate task id rolls back its whole run.
+  EXPECT_EQ(store_
+                ->CreateRun(MakeRun("r2", kT0), {MakeTask("t", "r2", "n", kT0),
+                                                 MakeTask("t", "r2", "n", kT0)})
+                .code(),
+            absl::StatusCode::kAlreadyExists);
+  EXPECT_EQ(store_->GetRun("r2").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(store_->CreateRun(MakeRun("r3", kT0), {MakeTask("t", "other", "n", kT0)})
+                .code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(store_->CreateRun(RunRecord{}, {}).code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(StoreTest, ListRunsNewestFirstWithLimit) {
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE(store_
+                    ->CreateRun(MakeRun(absl::StrCat("r", i),
+                                        kT0 + absl::Minutes(i)),
+                                {})
+                    .ok());
+  }
+  auto runs = store_->ListRuns(3);
+  ASSERT_TRUE(runs.ok()) << runs.status();
+  ASSERT_EQ(runs->size(), 3u);
+  EXPECT_EQ((*runs)[0].run_id, "r4");
+  EXPECT_EQ((*runs)[2].run_id, "r2");
+  EXPECT_EQ(store_->ListRuns(0)->size(), 5u);  // 0: no limit
+}
+
+}  // namespace
+}  // namespace fleetbench::storage

@@ -1,0 +1,108 @@
+#include "storage/store_test_util.h"
+
+#include <stdlib.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <system_error>
+#include <utility>
+
+#include "absl/time/time.h"
+#include "fleetbench/v1/result.pb.h"
+#include "gtest/gtest.h"
+#include "storage/store.h"
+
+namespace fleetbench::storage {
+
+TempDir::TempDir() {
+  std::string pattern = ::testing::TempDir() + "/fleetbench_storage_XXXXXX";
+  EXPECT_NE(mkdtemp(pattern.data()), nullptr) << pattern;
+  path_ = pattern;
+}
+
+TempDir::~TempDir() {
+  std::error_code ignored;
+  std::filesystem::remove_all(path_, ignored);
+}
+
+v1::Sample MakeSample(const std::string& id, const std::string& run_id,
+                      const std::string& node, const std::string& metric,
+                      double value, int64_t time_ms) {
+  v1::Sample s;
+  s.set_id(id);
+  s.set_run_id(run_id);
+  s.set_node(node);
+  s.set_benchmark("gemm");
+  s.set_metric(metric);
+  s.set_value(value);
+  s.set_unit("tflops");
+  s.set_time_unix_ms(time_ms);
+  return s;
+}
+
+NodeRecord MakeNode(const std::string& name, const std::string& kernel,
+                    absl::Time seen) {
+  NodeRecord node;
+  node.name = name;
+  node.labels = {{"instance_type", "c7i.large"}, {"region", "eu-west-1"}};
+  node.facts.set_hostname(name);
+  node.facts.set_kernel(kernel);
+  node.facts.mutable_cpu()->set_model("Xeon");
+  node.facts.mutable_cpu()->add_flags_of_interest("avx2");
+  node.agent_version = "0.1.0";
+  node.first_seen = seen;
+  node.last_seen = seen;
+  return node;
+}
+
+RunRecord MakeRun(const std::string& run_id, absl::Time created) {
+  RunRecord run;
+  run.run_id = run_id;
+  run.state = "queued";
+  run.created = created;
+  run.finished = absl::InfinitePast();
+  v1::BenchmarkSpec& gemm = run.benchmarks.emplace_back();
+  gemm.set_name("gemm");
+  (*gemm.mutable_params())["size"] = "4096";
+  run.benchmarks.emplace_back().set_name("stream");
+  run.max_parallel = 2;
+  run.suite = "quick";
+  return run;
+}
+
+TaskRecord MakeTask(const std::string& task_id, const std::string& run_id,
+                    const std::string& node, absl::Time updated) {
+  TaskRecord task;
+  task.task_id = task_id;
+  task.run_id = run_id;
+  task.node = node;
+  task.state = v1::TASK_STATE_QUEUED;
+  task.updated = updated;
+  return task;
+}
+
+void StoreTest::SetUp() {
+  path_ = dir_.File("history.db");
+  Reopen();
+}
+
+void StoreTest::Reopen() {
+  store_.reset();
+  SqliteOptions options;
+  options.path = path_;
+  auto store = OpenSqliteStore(options);
+  ASSERT_TRUE(store.ok()) << store.status();
+  store_ = *std::move(store);
+}
+
+void StoreTest::AddNodeAndRun(const std::string& node, const std::string& run_id) {
+  ASSERT_TRUE(store_->UpsertNode(MakeNode(node, "6.1", kT0)).ok());
+  ASSERT_TRUE(store_
+                  ->CreateRun(MakeRun(run_id, kT0),
+                              {MakeTask(run_id + "-" + node, run_id, node, kT0)})
+                  .ok());
+}
+
+}  // namespace fleetbench::storage
