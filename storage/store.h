@@ -16,7 +16,7 @@
 // past busy_timeout, FAILED_PRECONDITION from OpenSqliteStore for a database
 // written by a newer build. A failed write leaves nothing of the call behind.
 //
-// Only storage/sqlite_store.cc includes sqlite3.h.
+// Only the storage/sqlite_*.cc files include sqlite3.h.
 #ifndef FLEETBENCH_STORAGE_STORE_H_
 #define FLEETBENCH_STORAGE_STORE_H_
 
