@@ -29,6 +29,11 @@
 //
 // Thread safety: each call is independent; it starts and joins its own
 // threads (one per stream) and leaves none behind.
+//
+// Inside: tcp_server.cc and tcp_client.cc are the two roles;
+// throughput_window.h how each end takes part in a measured window;
+// stream_group.h the data connections' threads; test_request.h the TEST
+// message; control_exchange.h the control-connection steps both share.
 #ifndef FLEETBENCH_AGENT_BENCHMARKS_NET_TCP_ENGINE_H_
 #define FLEETBENCH_AGENT_BENCHMARKS_NET_TCP_ENGINE_H_
 
