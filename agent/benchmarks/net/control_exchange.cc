@@ -4,6 +4,12 @@
 #include "absl/strings/str_cat.h"
 
 namespace fleetbench::agent::net {
+
+using ::fleetbench::agent::pairwise::CancelFn;
+using ::fleetbench::agent::pairwise::Deadline;
+using ::fleetbench::agent::pairwise::DeadlineIn;
+using ::fleetbench::agent::pairwise::WaitReadable;
+
 namespace {
 
 ControlMessage ErrorMessage(const absl::Status& status) {

@@ -18,7 +18,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "agent/benchmarks/net/control_frame.h"
-#include "agent/benchmarks/net/tcp_socket.h"
+#include "agent/benchmarks/pairwise/tcp_socket.h"
 
 namespace fleetbench::agent::net {
 
@@ -45,14 +45,15 @@ absl::Status Annotate(const absl::Status& status, absl::string_view what);
 // Receives the next control message and checks its verb. ERROR from the
 // peer becomes that error; EOF becomes UNAVAILABLE naming the peer.
 absl::StatusOr<ControlMessage> Expect(int fd, const std::string& verb,
-                                      Deadline deadline,
-                                      const CancelFn& cancelled,
+                                      pairwise::Deadline deadline,
+                                      const pairwise::CancelFn& cancelled,
                                       const std::string& peer);
 
 // Sleeps until `until` while watching the control connection: the peer has
 // nothing to say before then, so anything it sends (ERROR, EOF) ends the
 // test.
-absl::Status QuietUntil(int fd, Deadline until, const CancelFn& cancelled,
+absl::Status QuietUntil(int fd, pairwise::Deadline until,
+                        const pairwise::CancelFn& cancelled,
                         const std::string& peer);
 
 }  // namespace fleetbench::agent::net

@@ -10,6 +10,15 @@
 #include "agent/benchmarks/net/tcp_engine.h"
 
 namespace fleetbench::agent::net {
+
+using ::fleetbench::agent::pairwise::CancelFn;
+using ::fleetbench::agent::pairwise::Clock;
+using ::fleetbench::agent::pairwise::Deadline;
+using ::fleetbench::agent::pairwise::ErrnoStatus;
+using ::fleetbench::agent::pairwise::SetBlockingTimeouts;
+using ::fleetbench::agent::pairwise::Socket;
+using ::fleetbench::agent::pairwise::TotalRetransmits;
+
 namespace {
 
 double SecondsSince(Clock::time_point start) {
@@ -38,7 +47,7 @@ absl::Status StreamGroup::Prepare() {
 
 absl::Status StreamGroup::SetNoDelay() {
   for (const Socket& s : sockets_) {
-    if (absl::Status st = net::SetNoDelay(s.fd()); !st.ok()) return st;
+    if (absl::Status st = pairwise::SetNoDelay(s.fd()); !st.ok()) return st;
   }
   return absl::OkStatus();
 }

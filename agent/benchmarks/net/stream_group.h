@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "agent/benchmarks/net/tcp_socket.h"
+#include "agent/benchmarks/pairwise/tcp_socket.h"
 
 namespace fleetbench::agent::net {
 
@@ -36,7 +36,7 @@ inline constexpr double kRoundTripTimeoutS = 10;
 
 class StreamGroup {
  public:
-  explicit StreamGroup(std::vector<Socket> sockets);
+  explicit StreamGroup(std::vector<pairwise::Socket> sockets);
   ~StreamGroup();
   StreamGroup(const StreamGroup&) = delete;
   StreamGroup& operator=(const StreamGroup&) = delete;
@@ -67,7 +67,8 @@ class StreamGroup {
   // Waits until every thread has ended (EOF seen, or stopped), at most
   // until `deadline`; then the stragglers are aborted. OK when all ended on
   // their own without an error.
-  absl::Status Finish(Deadline deadline, const CancelFn& cancelled);
+  absl::Status Finish(pairwise::Deadline deadline,
+                      const pairwise::CancelFn& cancelled);
 
   absl::Status error() const;
 
@@ -91,7 +92,7 @@ class StreamGroup {
   void ReceiveLoop(size_t i);
   void EchoLoop(size_t i, int message_bytes);
 
-  std::vector<Socket> sockets_;
+  std::vector<pairwise::Socket> sockets_;
   std::unique_ptr<PaddedCounter[]> counters_;
   std::vector<std::thread> threads_;
   std::atomic<bool> stop_sending_{false};

@@ -22,6 +22,18 @@
 #include "agent/benchmarks/net/throughput_window.h"
 
 namespace fleetbench::agent::net {
+
+using ::fleetbench::agent::pairwise::CancelFn;
+using ::fleetbench::agent::pairwise::Clock;
+using ::fleetbench::agent::pairwise::ConnectUntil;
+using ::fleetbench::agent::pairwise::Deadline;
+using ::fleetbench::agent::pairwise::DeadlineIn;
+using ::fleetbench::agent::pairwise::ErrnoStatus;
+using ::fleetbench::agent::pairwise::FormatHostPort;
+using ::fleetbench::agent::pairwise::SetBlockingTimeouts;
+using ::fleetbench::agent::pairwise::SetNoDelay;
+using ::fleetbench::agent::pairwise::Socket;
+
 namespace {
 
 std::string NewSessionId() {

@@ -15,6 +15,18 @@
 #include "agent/benchmarks/net/throughput_window.h"
 
 namespace fleetbench::agent::net {
+
+using ::fleetbench::agent::pairwise::AcceptUntil;
+using ::fleetbench::agent::pairwise::CancelFn;
+using ::fleetbench::agent::pairwise::Clock;
+using ::fleetbench::agent::pairwise::Deadline;
+using ::fleetbench::agent::pairwise::DeadlineIn;
+using ::fleetbench::agent::pairwise::FormatHostPort;
+using ::fleetbench::agent::pairwise::Listen;
+using ::fleetbench::agent::pairwise::SetNoDelay;
+using ::fleetbench::agent::pairwise::Socket;
+using ::fleetbench::agent::pairwise::WaitReadable;
+
 namespace {
 
 class ServerSession {

@@ -9,6 +9,11 @@
 #include "agent/benchmarks/net/control_exchange.h"
 
 namespace fleetbench::agent::net {
+
+using ::fleetbench::agent::pairwise::CancelFn;
+using ::fleetbench::agent::pairwise::Clock;
+using ::fleetbench::agent::pairwise::DeadlineIn;
+
 namespace {
 
 Clock::time_point After(Clock::time_point start, double seconds) {

@@ -26,8 +26,8 @@
 #include "agent/benchmarks/net/control_frame.h"
 #include "agent/benchmarks/net/stream_group.h"
 #include "agent/benchmarks/net/tcp_engine.h"
-#include "agent/benchmarks/net/tcp_socket.h"
 #include "agent/benchmarks/net/test_request.h"
+#include "agent/benchmarks/pairwise/tcp_socket.h"
 
 namespace fleetbench::agent::net {
 
@@ -35,7 +35,7 @@ namespace fleetbench::agent::net {
 struct ReceivedWindow {
   std::vector<uint64_t> stream_bytes;  // per stream
   uint64_t bytes = 0;                  // their sum
-  Clock::duration window{};
+  pairwise::Clock::duration window{};
 };
 
 // What the sending end saw of the window.
@@ -49,7 +49,7 @@ struct SentWindow {
 // The caller then checks the streams' errors and sends CLOSE.
 absl::StatusOr<ReceivedWindow> MeasureReceivedWindow(
     int control_fd, const TestRequest& test, StreamGroup& group,
-    const CancelFn& cancelled, const std::string& peer,
+    const pairwise::CancelFn& cancelled, const std::string& peer,
     const std::function<void()>& on_open);
 
 // The sending end's window: OPEN awaited, retransmits read (then
@@ -57,7 +57,7 @@ absl::StatusOr<ReceivedWindow> MeasureReceivedWindow(
 // The caller then finishes the streams.
 absl::StatusOr<SentWindow> MeasureSentWindow(
     int control_fd, const TestRequest& test, StreamGroup& group,
-    const CancelFn& cancelled, const std::string& peer,
+    const pairwise::CancelFn& cancelled, const std::string& peer,
     const std::function<void()>& on_open);
 
 // The receiving server's CLOSE, and the client's reading of it. INTERNAL
