@@ -7,6 +7,12 @@
 #include "absl/strings/str_split.h"
 
 namespace fleetbench::agent::net {
+
+using ::fleetbench::agent::pairwise::CancelFn;
+using ::fleetbench::agent::pairwise::Deadline;
+using ::fleetbench::agent::pairwise::RecvExact;
+using ::fleetbench::agent::pairwise::SendAll;
+
 namespace {
 
 std::string OneLine(absl::string_view text) {

@@ -19,7 +19,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "agent/benchmarks/net/tcp_socket.h"
+#include "agent/benchmarks/pairwise/tcp_socket.h"
 
 namespace fleetbench::agent::net {
 
@@ -48,12 +48,13 @@ std::string EncodeFrame(const ControlMessage& message);
 absl::StatusOr<ControlMessage> DecodePayload(absl::string_view payload);
 
 absl::Status SendMessage(int fd, const ControlMessage& message,
-                         Deadline deadline, const CancelFn& cancelled);
+                         pairwise::Deadline deadline,
+                         const pairwise::CancelFn& cancelled);
 // Reads exactly one frame, never past it (a data connection's bytes follow
 // its hello frame). UNAVAILABLE when the peer closed, INVALID_ARGUMENT for
 // an oversized or malformed frame.
-absl::StatusOr<ControlMessage> RecvMessage(int fd, Deadline deadline,
-                                           const CancelFn& cancelled);
+absl::StatusOr<ControlMessage> RecvMessage(int fd, pairwise::Deadline deadline,
+                                           const pairwise::CancelFn& cancelled);
 
 }  // namespace fleetbench::agent::net
 

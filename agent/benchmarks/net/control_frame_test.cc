@@ -2,10 +2,16 @@
 
 #include <sys/socket.h>
 
-#include "agent/benchmarks/net/tcp_socket.h"
+#include "agent/benchmarks/pairwise/tcp_socket.h"
 #include "gtest/gtest.h"
 
 namespace fleetbench::agent::net {
+
+using ::fleetbench::agent::pairwise::DeadlineIn;
+using ::fleetbench::agent::pairwise::RecvExact;
+using ::fleetbench::agent::pairwise::SendAll;
+using ::fleetbench::agent::pairwise::Socket;
+
 namespace {
 
 absl::StatusOr<ControlMessage> DecodeFrame(const std::string& frame) {
@@ -88,31 +94,6 @@ TEST(ControlFrameTest, RecvTimesOutAndSeesClose) {
   a.Close();
   m = RecvMessage(b.fd(), DeadlineIn(1), nullptr);
   EXPECT_TRUE(absl::IsUnavailable(m.status())) << m.status();
-}
-
-TEST(HostPortTest, ParsesNamesV4AndBracketedV6) {
-  absl::StatusOr<HostPort> a = ParseHostPort("10.0.0.5:5201");
-  ASSERT_TRUE(a.ok()) << a.status();
-  EXPECT_EQ(a->host, "10.0.0.5");
-  EXPECT_EQ(a->port, 5201);
-  absl::StatusOr<HostPort> b = ParseHostPort("node-7.example:80");
-  ASSERT_TRUE(b.ok()) << b.status();
-  EXPECT_EQ(b->host, "node-7.example");
-  absl::StatusOr<HostPort> c = ParseHostPort("[fe80::1]:9000");
-  ASSERT_TRUE(c.ok()) << c.status();
-  EXPECT_EQ(c->host, "fe80::1");
-  EXPECT_EQ(c->port, 9000);
-  EXPECT_EQ(FormatHostPort("fe80::1", 9000), "[fe80::1]:9000");
-  EXPECT_EQ(FormatHostPort("10.0.0.5", 1), "10.0.0.5:1");
-}
-
-TEST(HostPortTest, RejectsWhatCannotBeDialled) {
-  for (const char* bad :
-       {"", "host", "host:", ":80", "host:0", "host:65536", "host:http",
-        "fe80::1:80", "[fe80::1]80", "[fe80::1"}) {
-    absl::StatusOr<HostPort> p = ParseHostPort(bad);
-    EXPECT_TRUE(absl::IsInvalidArgument(p.status())) << bad;
-  }
 }
 
 }  // namespace

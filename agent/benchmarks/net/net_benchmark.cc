@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/string_view.h"
-#include "agent/benchmarks/net/pair_params.h"
+#include "agent/benchmarks/pairwise/pair_params.h"
 #include "agent/benchmarks/param_reader.h"
 
 namespace fleetbench::agent {
@@ -72,7 +72,8 @@ absl::StatusOr<NetConfig> ParseNetParams(const Params& params) {
   if (absl::Status s = in.CheckKeys(kAllowedKeys); !s.ok()) return s;
   NetConfig config;
 
-  absl::StatusOr<PairSide> side = ParsePairSide(params, "net", "the port it published");
+  absl::StatusOr<pairwise::PairSide> side =
+      pairwise::ParsePairSide(params, "net", "the port it published");
   if (!side.ok()) return side.status();
   config.role = side->server ? NetRole::kServer : NetRole::kClient;
   config.peer = side->peer;
@@ -100,7 +101,7 @@ absl::StatusOr<NetConfig> ParseNetParams(const Params& params) {
   if (!message_bytes.ok()) return message_bytes.status();
   config.message_bytes = static_cast<int>(*message_bytes);
 
-  absl::StatusOr<std::string> bind = ParseBindAddress(params, "net");
+  absl::StatusOr<std::string> bind = pairwise::ParseBindAddress(params, "net");
   if (!bind.ok()) return bind.status();
   config.bind = *bind;
   absl::StatusOr<double> accept_timeout =
@@ -161,7 +162,9 @@ absl::StatusOr<std::vector<v1::Sample>> TcpNetBenchmark::Run(
     const Params& params, const RunContext& context) {
   absl::StatusOr<NetConfig> config = ParseNetParams(params);
   if (!config.ok()) return config.status();
-  const net::CancelFn cancelled = [&context] { return context.cancelled(); };
+  const pairwise::CancelFn cancelled = [&context] {
+    return context.cancelled();
+  };
   const net::ProgressFn progress = [&context](double fraction,
                                               const std::string& message) {
     context.ReportProgress(fraction, message);

@@ -50,7 +50,7 @@
 #include "absl/status/statusor.h"
 #include "agent/benchmarks/benchmark.h"
 #include "agent/benchmarks/net/tcp_engine.h"
-#include "agent/benchmarks/net/tcp_socket.h"
+#include "agent/benchmarks/pairwise/tcp_socket.h"
 #include "fleetbench/v1/result.pb.h"
 
 namespace fleetbench::agent {
@@ -61,7 +61,7 @@ enum class NetRole { kServer, kClient };
 struct NetConfig {
   NetRole role = NetRole::kClient;
   std::string peer;  // as given; client only
-  net::HostPort peer_address;
+  pairwise::HostPort peer_address;
   std::string peer_node;
   int streams = 4;
   double duration_s = 10;

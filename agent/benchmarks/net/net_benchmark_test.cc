@@ -7,7 +7,7 @@
 #include <string>
 #include <thread>
 
-#include "agent/benchmarks/net/tcp_socket.h"
+#include "agent/benchmarks/pairwise/tcp_socket.h"
 #include "gtest/gtest.h"
 
 namespace fleetbench::agent {
@@ -15,8 +15,8 @@ namespace {
 
 using std::chrono::milliseconds;
 
-double Seconds(net::Clock::time_point since) {
-  return std::chrono::duration<double>(net::Clock::now() - since).count();
+double Seconds(pairwise::Clock::time_point since) {
+  return std::chrono::duration<double>(pairwise::Clock::now() - since).count();
 }
 
 absl::Status Validate(const Params& params) {
@@ -250,7 +250,7 @@ TEST(TcpNetBenchmarkTest, CancellingAWaitingServerIsPrompt) {
   ServerPlugin server(Params{{"accept_timeout_s", "60"}});
   server.WaitForPort();
   std::this_thread::sleep_for(milliseconds(100));
-  const auto start = net::Clock::now();
+  const auto start = pairwise::Clock::now();
   server.Cancel();
   absl::StatusOr<std::vector<v1::Sample>> served = server.Wait(2);
   EXPECT_TRUE(absl::IsCancelled(served.status())) << served.status();
@@ -267,7 +267,7 @@ TEST(TcpNetBenchmarkTest, ServerWithoutAWayToPublishFails) {
 TEST(TcpNetBenchmarkTest, ClientAtAClosedPortIsUnavailable) {
   int port = 0;
   {
-    auto s = net::Listen("127.0.0.1", 0, &port);
+    auto s = pairwise::Listen("127.0.0.1", 0, &port);
     ASSERT_TRUE(s.ok());
   }
   const std::string peer = absl::StrCat("127.0.0.1:", port);

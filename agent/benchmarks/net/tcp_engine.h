@@ -29,6 +29,11 @@
 //
 // Thread safety: each call is independent; it starts and joins its own
 // threads (one per stream) and leaves none behind.
+//
+// Inside: tcp_server.cc and tcp_client.cc are the two roles;
+// throughput_window.h how each end takes part in a measured window;
+// stream_group.h the data connections' threads; test_request.h the TEST
+// message; control_exchange.h the control-connection steps both share.
 #ifndef FLEETBENCH_AGENT_BENCHMARKS_NET_TCP_ENGINE_H_
 #define FLEETBENCH_AGENT_BENCHMARKS_NET_TCP_ENGINE_H_
 
@@ -41,7 +46,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "agent/benchmarks/net/tcp_socket.h"
+#include "agent/benchmarks/pairwise/tcp_socket.h"
 
 namespace fleetbench::agent::net {
 
@@ -60,7 +65,7 @@ struct TcpServerOptions {
 };
 
 struct TcpClientOptions {
-  HostPort peer;
+  pairwise::HostPort peer;
   int streams = 4;
   double duration_s = 10;
   double warmup_s = 2;
@@ -108,14 +113,13 @@ using ProgressFn =
     std::function<void(double fraction, const std::string& message)>;
 
 // Serves one client, then returns. No samples: the client has them.
-absl::StatusOr<TcpServerReport> RunTcpServer(const TcpServerOptions& options,
-                                             const ListeningFn& on_listening,
-                                             const CancelFn& cancelled,
-                                             const ProgressFn& progress);
+absl::StatusOr<TcpServerReport> RunTcpServer(
+    const TcpServerOptions& options, const ListeningFn& on_listening,
+    const pairwise::CancelFn& cancelled, const ProgressFn& progress);
 
-absl::StatusOr<TcpClientReport> RunTcpClient(const TcpClientOptions& options,
-                                             const CancelFn& cancelled,
-                                             const ProgressFn& progress);
+absl::StatusOr<TcpClientReport> RunTcpClient(
+    const TcpClientOptions& options, const pairwise::CancelFn& cancelled,
+    const ProgressFn& progress);
 
 // 10^9 bit/s; 0 for a non-positive window.
 double GbpsFromBytes(uint64_t bytes, double seconds);

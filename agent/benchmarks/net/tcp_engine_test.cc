@@ -7,10 +7,19 @@
 #include <thread>
 
 #include "agent/benchmarks/net/control_frame.h"
-#include "agent/benchmarks/net/tcp_socket.h"
+#include "agent/benchmarks/pairwise/tcp_socket.h"
 #include "gtest/gtest.h"
 
 namespace fleetbench::agent::net {
+
+using ::fleetbench::agent::pairwise::Clock;
+using ::fleetbench::agent::pairwise::ConnectUntil;
+using ::fleetbench::agent::pairwise::DeadlineIn;
+using ::fleetbench::agent::pairwise::HostPort;
+using ::fleetbench::agent::pairwise::Listen;
+using ::fleetbench::agent::pairwise::SendAll;
+using ::fleetbench::agent::pairwise::Socket;
+
 namespace {
 
 using std::chrono::milliseconds;

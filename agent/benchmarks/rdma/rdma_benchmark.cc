@@ -8,7 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/string_view.h"
-#include "agent/benchmarks/net/pair_params.h"
+#include "agent/benchmarks/pairwise/pair_params.h"
 #include "agent/benchmarks/param_reader.h"
 #include "agent/benchmarks/rdma/rdma_verbs.h"
 
@@ -85,7 +85,8 @@ absl::StatusOr<RdmaConfig> ParseRdmaParams(const Params& params) {
   if (absl::Status s = in.CheckKeys(kAllowedKeys); !s.ok()) return s;
   RdmaConfig config;
 
-  absl::StatusOr<PairSide> side = ParsePairSide(params, "rdma", "the TCP port it published");
+  absl::StatusOr<pairwise::PairSide> side =
+      pairwise::ParsePairSide(params, "rdma", "the TCP port it published");
   if (!side.ok()) return side.status();
   config.role = side->server ? RdmaRole::kServer : RdmaRole::kClient;
   config.peer = side->peer;
@@ -127,7 +128,7 @@ absl::StatusOr<RdmaConfig> ParseRdmaParams(const Params& params) {
   config.qp_depth = static_cast<int>(qp_depth);
   config.latency_iterations = static_cast<int>(latency);
 
-  absl::StatusOr<std::string> bind = ParseBindAddress(params, "rdma");
+  absl::StatusOr<std::string> bind = pairwise::ParseBindAddress(params, "rdma");
   if (!bind.ok()) return bind.status();
   config.bind = *bind;
   absl::StatusOr<double> accept_timeout =

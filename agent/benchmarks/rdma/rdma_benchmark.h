@@ -55,7 +55,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "agent/benchmarks/benchmark.h"
-#include "agent/benchmarks/net/tcp_socket.h"
+#include "agent/benchmarks/pairwise/tcp_socket.h"
 #include "agent/benchmarks/rdma/rdma_session.h"
 #include "fleetbench/v1/result.pb.h"
 
@@ -67,7 +67,7 @@ enum class RdmaRole { kServer, kClient };
 struct RdmaConfig {
   RdmaRole role = RdmaRole::kClient;
   std::string peer;  // as given; client only
-  net::HostPort peer_address;
+  pairwise::HostPort peer_address;
   std::string peer_node;
   std::string device;  // "" = first
   int port = 1;

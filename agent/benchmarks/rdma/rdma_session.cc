@@ -30,20 +30,22 @@ absl::Status Context(const absl::Status& status, absl::string_view what) {
 }
 
 absl::Status SendRecord(int fd, const std::string& record,
-                        net::Deadline deadline, const CancelFn& cancelled) {
-  return net::SendAll(fd, record.data(), record.size(), deadline, cancelled);
+                        pairwise::Deadline deadline,
+                        const CancelFn& cancelled) {
+  return pairwise::SendAll(fd, record.data(), record.size(), deadline,
+                           cancelled);
 }
 
 // Reads one whole record; the header is checked before the payload is
 // read, so a garbage length never makes us wait for or allocate bytes.
 // *speaks_exchange (when given) says whether the peer's bytes began with
 // the record magic, i.e. whether it is a fleetbench rdma peer at all.
-absl::StatusOr<std::string> RecvRecord(int fd, net::Deadline deadline,
+absl::StatusOr<std::string> RecvRecord(int fd, pairwise::Deadline deadline,
                                        const CancelFn& cancelled,
                                        bool* speaks_exchange = nullptr) {
   std::string record(kRecordHeaderBytes, '\0');
-  if (absl::Status s =
-          net::RecvExact(fd, record.data(), record.size(), deadline, cancelled);
+  if (absl::Status s = pairwise::RecvExact(fd, record.data(), record.size(),
+                                           deadline, cancelled);
       !s.ok()) {
     return s;
   }
@@ -56,8 +58,8 @@ absl::StatusOr<std::string> RecvRecord(int fd, net::Deadline deadline,
   record.resize(kRecordHeaderBytes + header->payload_bytes);
   if (header->payload_bytes > 0) {
     if (absl::Status s =
-            net::RecvExact(fd, record.data() + kRecordHeaderBytes,
-                           header->payload_bytes, deadline, cancelled);
+            pairwise::RecvExact(fd, record.data() + kRecordHeaderBytes,
+                                header->payload_bytes, deadline, cancelled);
         !s.ok()) {
       return s;
     }
@@ -97,7 +99,7 @@ absl::Status FromDone(const std::string& record, const std::string& peer,
 absl::StatusOr<std::string> RecvExpected(int fd, RecordType want,
                                          absl::string_view what,
                                          const std::string& peer,
-                                         net::Deadline deadline,
+                                         pairwise::Deadline deadline,
                                          const CancelFn& cancelled) {
   const std::string context = absl::StrCat(what, " from ", peer);
   absl::StatusOr<std::string> record = RecvRecord(fd, deadline, cancelled);
@@ -117,8 +119,8 @@ absl::StatusOr<std::string> RecvExpected(int fd, RecordType want,
 
 // Best effort: the peer learns why we stop. Returns `status`.
 absl::Status Goodbye(int fd, const absl::Status& status) {
-  (void)SendRecord(fd, EncodeDone(status), net::DeadlineIn(kGoodbyeTimeoutS),
-                   nullptr);
+  (void)SendRecord(fd, EncodeDone(status),
+                   pairwise::DeadlineIn(kGoodbyeTimeoutS), nullptr);
   return status;
 }
 
@@ -133,15 +135,16 @@ void Report(const ProgressFn& progress, double fraction,
 
 // Accepts until a connection opens with a valid queue-pair record, dropping
 // strays; returns it and the peer's record.
-absl::StatusOr<std::pair<net::Socket, QueuePairInfo>> AcceptClient(
-    const net::Socket& listener, const std::string& where,
+absl::StatusOr<std::pair<pairwise::Socket, QueuePairInfo>> AcceptClient(
+    const pairwise::Socket& listener, const std::string& where,
     const ServerOptions& options, const CancelFn& cancelled,
     std::string* peer) {
-  const net::Deadline deadline = net::DeadlineIn(options.accept_timeout_s);
+  const pairwise::Deadline deadline =
+      pairwise::DeadlineIn(options.accept_timeout_s);
   std::string last_stray;
   while (true) {
-    absl::StatusOr<net::Socket> socket =
-        net::AcceptUntil(listener, deadline, cancelled, peer);
+    absl::StatusOr<pairwise::Socket> socket =
+        pairwise::AcceptUntil(listener, deadline, cancelled, peer);
     if (absl::IsDeadlineExceeded(socket.status())) {
       return absl::DeadlineExceededError(absl::StrCat(
           "rdma: no client connected to ", where, " within ",
@@ -150,10 +153,11 @@ absl::StatusOr<std::pair<net::Socket, QueuePairInfo>> AcceptClient(
                              : absl::StrCat(" (dropped ", last_stray, ")")));
     }
     if (!socket.ok()) return Context(socket.status(), "accept");
-    (void)net::SetNoDelay(socket->fd());
+    (void)pairwise::SetNoDelay(socket->fd());
     bool speaks_exchange = false;
     absl::StatusOr<std::string> record = RecvRecord(
-        socket->fd(), std::min(deadline, net::DeadlineIn(kFirstRecordTimeoutS)),
+        socket->fd(),
+        std::min(deadline, pairwise::DeadlineIn(kFirstRecordTimeoutS)),
         cancelled, &speaks_exchange);
     if (absl::IsCancelled(record.status())) return Context(record.status(), "");
     absl::StatusOr<QueuePairInfo> info =
@@ -209,9 +213,10 @@ absl::Status RunRdmaServer(const ServerOptions& options,
   if (!endpoint.ok()) return endpoint.status();
 
   int port = 0;
-  absl::StatusOr<net::Socket> listener = net::Listen(options.bind, 0, &port);
+  absl::StatusOr<pairwise::Socket> listener =
+      pairwise::Listen(options.bind, 0, &port);
   if (!listener.ok()) return Context(listener.status(), "listen");
-  const std::string where = net::FormatHostPort(options.bind, port);
+  const std::string where = pairwise::FormatHostPort(options.bind, port);
   if (on_listening) {
     if (absl::Status s = on_listening(port); !s.ok()) return s;
   }
@@ -221,21 +226,22 @@ absl::Status RunRdmaServer(const ServerOptions& options,
   auto accepted = AcceptClient(*listener, where, options, cancelled, &peer);
   if (!accepted.ok()) return accepted.status();
   listener->Close();
-  net::Socket socket = std::move(accepted->first);
+  pairwise::Socket socket = std::move(accepted->first);
   const QueuePairInfo remote = accepted->second;
   const int fd = socket.fd();
 
   const QueuePairInfo local = (*endpoint)->local_info();
-  if (absl::Status s = SendRecord(fd, EncodeQueuePairInfo(local),
-                                  net::DeadlineIn(kReplyTimeoutS), cancelled);
+  if (absl::Status s =
+          SendRecord(fd, EncodeQueuePairInfo(local),
+                     pairwise::DeadlineIn(kReplyTimeoutS), cancelled);
       !s.ok()) {
     return Context(s, absl::StrCat("sending queue-pair info to ", peer));
   }
   if (absl::Status s = (*endpoint)->Connect(remote); !s.ok()) {
     return Goodbye(fd, s);
   }
-  if (absl::Status s = SendRecord(fd, EncodeReady(),
-                                  net::DeadlineIn(kReplyTimeoutS), cancelled);
+  if (absl::Status s = SendRecord(
+          fd, EncodeReady(), pairwise::DeadlineIn(kReplyTimeoutS), cancelled);
       !s.ok()) {
     return Context(s, absl::StrCat("sending ready to ", peer));
   }
@@ -245,7 +251,7 @@ absl::Status RunRdmaServer(const ServerOptions& options,
 
   while (true) {
     absl::StatusOr<std::string> record =
-        RecvRecord(fd, net::DeadlineIn(kPeerSilenceTimeoutS), cancelled);
+        RecvRecord(fd, pairwise::DeadlineIn(kPeerSilenceTimeoutS), cancelled);
     if (!record.ok()) {
       const absl::Status s =
           Context(record.status(), absl::StrCat("waiting for client ", peer));
@@ -286,24 +292,25 @@ absl::StatusOr<ClientReport> RunRdmaClient(const ClientOptions& options,
   if (!endpoint.ok()) return endpoint.status();
 
   const std::string peer =
-      net::FormatHostPort(options.peer.host, options.peer.port);
-  absl::StatusOr<net::Socket> socket = net::ConnectUntil(
-      options.peer, net::DeadlineIn(options.connect_timeout_s), cancelled);
+      pairwise::FormatHostPort(options.peer.host, options.peer.port);
+  absl::StatusOr<pairwise::Socket> socket = pairwise::ConnectUntil(
+      options.peer, pairwise::DeadlineIn(options.connect_timeout_s), cancelled);
   if (!socket.ok()) {
     return Context(socket.status(), absl::StrCat("connect to ", peer));
   }
   const int fd = socket->fd();
-  (void)net::SetNoDelay(fd);
+  (void)pairwise::SetNoDelay(fd);
 
   const QueuePairInfo local = (*endpoint)->local_info();
-  if (absl::Status s = SendRecord(fd, EncodeQueuePairInfo(local),
-                                  net::DeadlineIn(kReplyTimeoutS), cancelled);
+  if (absl::Status s =
+          SendRecord(fd, EncodeQueuePairInfo(local),
+                     pairwise::DeadlineIn(kReplyTimeoutS), cancelled);
       !s.ok()) {
     return Context(s, absl::StrCat("sending queue-pair info to ", peer));
   }
   absl::StatusOr<std::string> record =
       RecvExpected(fd, RecordType::kQueuePairInfo, "queue-pair info", peer,
-                   net::DeadlineIn(kReplyTimeoutS), cancelled);
+                   pairwise::DeadlineIn(kReplyTimeoutS), cancelled);
   if (!record.ok()) return Goodbye(fd, record.status());
   absl::StatusOr<QueuePairInfo> remote = DecodeQueuePairInfo(*record);
   if (!remote.ok()) {
@@ -323,7 +330,7 @@ absl::StatusOr<ClientReport> RunRdmaClient(const ClientOptions& options,
   }
   if (absl::StatusOr<std::string> ready =
           RecvExpected(fd, RecordType::kReady, "ready", peer,
-                       net::DeadlineIn(kReplyTimeoutS), cancelled);
+                       pairwise::DeadlineIn(kReplyTimeoutS), cancelled);
       !ready.ok()) {
     return Goodbye(fd, ready.status());
   }
@@ -353,8 +360,9 @@ absl::StatusOr<ClientReport> RunRdmaClient(const ClientOptions& options,
     plan.bytes = kLatencyWriteBytes;
     plan.warmup = static_cast<uint32_t>(options.warmup);
     plan.iterations = static_cast<uint32_t>(options.latency_iterations);
-    if (absl::Status s = SendRecord(fd, EncodeLatencyPlan(plan),
-                                    net::DeadlineIn(kReplyTimeoutS), cancelled);
+    if (absl::Status s =
+            SendRecord(fd, EncodeLatencyPlan(plan),
+                       pairwise::DeadlineIn(kReplyTimeoutS), cancelled);
         !s.ok()) {
       return Context(s, absl::StrCat("sending the latency plan to ", peer));
     }
@@ -364,8 +372,9 @@ absl::StatusOr<ClientReport> RunRdmaClient(const ClientOptions& options,
     report.latency = SummarizeRoundTrips(*rtts, plan.bytes);
   }
 
-  if (absl::Status s = SendRecord(fd, EncodeDone(absl::OkStatus()),
-                                  net::DeadlineIn(kReplyTimeoutS), cancelled);
+  if (absl::Status s =
+          SendRecord(fd, EncodeDone(absl::OkStatus()),
+                     pairwise::DeadlineIn(kReplyTimeoutS), cancelled);
       !s.ok()) {
     return Context(s, absl::StrCat("saying goodbye to ", peer));
   }

@@ -38,12 +38,12 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "agent/benchmarks/net/tcp_socket.h"
+#include "agent/benchmarks/pairwise/tcp_socket.h"
 #include "agent/benchmarks/rdma/rdma_exchange.h"
 
 namespace fleetbench::agent::rdma {
 
-using CancelFn = net::CancelFn;
+using CancelFn = pairwise::CancelFn;
 using ProgressFn =
     std::function<void(double fraction, const std::string& message)>;
 using ListeningFn = std::function<absl::Status(int port)>;
@@ -114,7 +114,7 @@ struct ServerOptions {
 
 struct ClientOptions {
   EndpointOptions endpoint;
-  net::HostPort peer;
+  pairwise::HostPort peer;
   int64_t iterations = 5000;
   int64_t warmup = 100;
   int latency_iterations = 1000;  // 0: no latency test

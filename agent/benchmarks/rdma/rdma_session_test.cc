@@ -13,7 +13,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "agent/benchmarks/benchmark.h"
-#include "agent/benchmarks/net/tcp_socket.h"
+#include "agent/benchmarks/pairwise/tcp_socket.h"
 #include "agent/benchmarks/rdma/rdma_benchmark.h"
 #include "gtest/gtest.h"
 
@@ -254,26 +254,27 @@ TEST(RdmaSessionTest, AServerThatCannotOpenItsDeviceNeverPublishes) {
 class RawPeer {
  public:
   explicit RawPeer(std::string reply) {
-    absl::StatusOr<net::Socket> listener = net::Listen("127.0.0.1", 0, &port_);
+    absl::StatusOr<pairwise::Socket> listener =
+        pairwise::Listen("127.0.0.1", 0, &port_);
     EXPECT_TRUE(listener.ok()) << listener.status();
     listener_ = std::move(*listener);
     thread_ = std::thread([this, reply = std::move(reply)] {
-      const net::Deadline deadline = net::DeadlineIn(10);
-      absl::StatusOr<net::Socket> s =
-          net::AcceptUntil(listener_, deadline, nullptr, nullptr);
+      const pairwise::Deadline deadline = pairwise::DeadlineIn(10);
+      absl::StatusOr<pairwise::Socket> s =
+          pairwise::AcceptUntil(listener_, deadline, nullptr, nullptr);
       if (!s.ok()) return;
       std::string first(kRecordHeaderBytes + kQueuePairInfoPayloadBytes, '\0');
-      if (!net::RecvExact(s->fd(), first.data(), first.size(), deadline,
-                          nullptr)
+      if (!pairwise::RecvExact(s->fd(), first.data(), first.size(), deadline,
+                               nullptr)
                .ok()) {
         return;
       }
       client_record_ = first;
-      (void)net::SendAll(s->fd(), reply.data(), reply.size(), deadline,
-                         nullptr);
+      (void)pairwise::SendAll(s->fd(), reply.data(), reply.size(), deadline,
+                              nullptr);
       if (reply.size() < kRecordHeaderBytes) return;  // then close
       char byte = 0;
-      while (net::RecvExact(s->fd(), &byte, 1, deadline, nullptr).ok()) {
+      while (pairwise::RecvExact(s->fd(), &byte, 1, deadline, nullptr).ok()) {
         after_.push_back(byte);
       }
     });
@@ -289,7 +290,7 @@ class RawPeer {
 
  private:
   int port_ = 0;
-  net::Socket listener_;
+  pairwise::Socket listener_;
   std::thread thread_;
   std::string client_record_;
   std::string after_;
@@ -381,8 +382,8 @@ TEST(RdmaSessionTest, AServerRefusesAClientOfAnotherVersionAndSaysWhy) {
   ServerTask server(FakeSetup(), {{"role", "server"}, {"bind", "127.0.0.1"}});
   const int port = server.port();
   ASSERT_GT(port, 0);
-  absl::StatusOr<net::Socket> client =
-      net::ConnectUntil({"127.0.0.1", port}, net::DeadlineIn(5), nullptr);
+  absl::StatusOr<pairwise::Socket> client = pairwise::ConnectUntil(
+      {"127.0.0.1", port}, pairwise::DeadlineIn(5), nullptr);
   ASSERT_TRUE(client.ok()) << client.status();
   QueuePairInfo info;
   info.qpn = 5;
@@ -391,16 +392,16 @@ TEST(RdmaSessionTest, AServerRefusesAClientOfAnotherVersionAndSaysWhy) {
   info.target_bytes = 1 << 20;
   std::string record = EncodeQueuePairInfo(info);
   record[4] = 2;
-  ASSERT_TRUE(net::SendAll(client->fd(), record.data(), record.size(),
-                           net::DeadlineIn(5), nullptr)
+  ASSERT_TRUE(pairwise::SendAll(client->fd(), record.data(), record.size(),
+                                pairwise::DeadlineIn(5), nullptr)
                   .ok());
   const absl::Status s = server.Result().status();
   EXPECT_TRUE(absl::IsInvalidArgument(s)) << s;
   EXPECT_NE(s.message().find("exchange version 2"), std::string::npos) << s;
   // The client hears why.
   std::string done(kRecordHeaderBytes, '\0');
-  ASSERT_TRUE(net::RecvExact(client->fd(), done.data(), done.size(),
-                             net::DeadlineIn(5), nullptr)
+  ASSERT_TRUE(pairwise::RecvExact(client->fd(), done.data(), done.size(),
+                                  pairwise::DeadlineIn(5), nullptr)
                   .ok());
   absl::StatusOr<RecordHeader> header = DecodeRecordHeader(done);
   ASSERT_TRUE(header.ok()) << header.status();
@@ -413,12 +414,12 @@ TEST(RdmaSessionTest, AServerDropsAStrayConnectionAndServesTheClient) {
   const int port = server.port();
   ASSERT_GT(port, 0);
   {
-    absl::StatusOr<net::Socket> stray =
-        net::ConnectUntil({"127.0.0.1", port}, net::DeadlineIn(5), nullptr);
+    absl::StatusOr<pairwise::Socket> stray = pairwise::ConnectUntil(
+        {"127.0.0.1", port}, pairwise::DeadlineIn(5), nullptr);
     ASSERT_TRUE(stray.ok()) << stray.status();
     const std::string junk = "GET / HTTP/1.0\r\n\r\n";
-    ASSERT_TRUE(net::SendAll(stray->fd(), junk.data(), junk.size(),
-                             net::DeadlineIn(5), nullptr)
+    ASSERT_TRUE(pairwise::SendAll(stray->fd(), junk.data(), junk.size(),
+                                  pairwise::DeadlineIn(5), nullptr)
                     .ok());
   }
   absl::StatusOr<std::vector<v1::Sample>> samples =

@@ -2,9 +2,12 @@
 // benchmark: device discovery and an RdmaEndpoint that owns one RC queue
 // pair, its completion queue and a registered buffer.
 //
-// Only rdma_verbs.cc includes <infiniband/verbs.h>; this header exposes plain
-// C++ types. Every verbs object is held by a RAII owner and released in
-// dependency order (QP, CQ, MR, PD, device context, buffer) on every path.
+// Only the implementation (rdma_verbs.cc: discovery and setup;
+// rdma_verbs_writes.cc: the tests' work requests; rdma_verbs_endpoint.h:
+// the endpoint class they share) includes <infiniband/verbs.h>; this header
+// exposes plain C++ types. Every verbs object is held by a RAII owner and
+// released in dependency order (QP, CQ, MR, PD, device context, buffer) on
+// every path.
 //
 // Errors: FAILED_PRECONDITION when the node has no usable RDMA device, the
 // named device or an active port is missing, or RoCE has no GID at

@@ -1,5 +1,6 @@
-// agent/benchmarks/net/tcp_socket.h — the few TCP socket operations the
-// "net" benchmark needs, each bounded in time and cancellable.
+// agent/benchmarks/pairwise/tcp_socket.h — the few TCP socket operations
+// the two-node benchmarks need ("net" for its measurement, "rdma" for its
+// out-of-band exchange), each bounded in time and cancellable.
 //
 // Every blocking operation takes a deadline (steady clock) and a CancelFn
 // and waits in slices of at most kPollSlice, so no call can hang past its
@@ -12,8 +13,8 @@
 //
 // Thread safety: a Socket is owned by one thread at a time; the free
 // functions keep no state. Linux only (TCP_INFO, accept4).
-#ifndef FLEETBENCH_AGENT_BENCHMARKS_NET_TCP_SOCKET_H_
-#define FLEETBENCH_AGENT_BENCHMARKS_NET_TCP_SOCKET_H_
+#ifndef FLEETBENCH_AGENT_BENCHMARKS_PAIRWISE_TCP_SOCKET_H_
+#define FLEETBENCH_AGENT_BENCHMARKS_PAIRWISE_TCP_SOCKET_H_
 
 #include <chrono>
 #include <cstddef>
@@ -25,7 +26,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 
-namespace fleetbench::agent::net {
+namespace fleetbench::agent::pairwise {
 
 using Clock = std::chrono::steady_clock;
 using Deadline = Clock::time_point;
@@ -107,6 +108,6 @@ absl::StatusOr<uint32_t> TotalRetransmits(int fd);
 // DEADLINE_EXCEEDED, anything else INTERNAL.
 absl::Status ErrnoStatus(int error, absl::string_view what);
 
-}  // namespace fleetbench::agent::net
+}  // namespace fleetbench::agent::pairwise
 
-#endif  // FLEETBENCH_AGENT_BENCHMARKS_NET_TCP_SOCKET_H_
+#endif  // FLEETBENCH_AGENT_BENCHMARKS_PAIRWISE_TCP_SOCKET_H_

@@ -1,8 +1,8 @@
-#include "agent/benchmarks/net/pair_params.h"
+#include "agent/benchmarks/pairwise/pair_params.h"
 
 #include "absl/strings/str_cat.h"
 
-namespace fleetbench::agent {
+namespace fleetbench::agent::pairwise {
 namespace {
 
 absl::Status BadParam(absl::string_view plugin, absl::string_view key, absl::string_view what) {
@@ -43,7 +43,7 @@ absl::StatusOr<PairSide> ParsePairSide(const Params& params, absl::string_view p
                                    "server-role node (",
                                    published, ")"));
     }
-    absl::StatusOr<net::HostPort> peer = net::ParseHostPort(side.peer);
+    absl::StatusOr<HostPort> peer = ParseHostPort(side.peer);
     if (!peer.ok()) return BadParam(plugin, "peer", peer.status().message());
     side.peer_address = *peer;
   }
@@ -62,4 +62,4 @@ absl::StatusOr<std::string> ParseBindAddress(const Params& params, absl::string_
   return bind;
 }
 
-}  // namespace fleetbench::agent
+}  // namespace fleetbench::agent::pairwise

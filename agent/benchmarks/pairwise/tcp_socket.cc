@@ -1,4 +1,4 @@
-#include "agent/benchmarks/net/tcp_socket.h"
+#include "agent/benchmarks/pairwise/tcp_socket.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -19,7 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 
-namespace fleetbench::agent::net {
+namespace fleetbench::agent::pairwise {
 namespace {
 
 struct AddrInfoDeleter {
@@ -355,4 +355,4 @@ absl::StatusOr<uint32_t> TotalRetransmits(int fd) {
   return info.tcpi_total_retrans;
 }
 
-}  // namespace fleetbench::agent::net
+}  // namespace fleetbench::agent::pairwise

@@ -1,9 +1,9 @@
-// agent/benchmarks/net/pair_params.h — the parameters every two-node
+// agent/benchmarks/pairwise/pair_params.h — the parameters every two-node
 // (pairwise) benchmark shares: which side it is, whom to reach, and where
 // the listening side binds. The controller sets role, peer and peer_node
 // when it pairs two agents (docs/protocol.md); `net` and `rdma` use this.
-#ifndef FLEETBENCH_AGENT_BENCHMARKS_NET_PAIR_PARAMS_H_
-#define FLEETBENCH_AGENT_BENCHMARKS_NET_PAIR_PARAMS_H_
+#ifndef FLEETBENCH_AGENT_BENCHMARKS_PAIRWISE_PAIR_PARAMS_H_
+#define FLEETBENCH_AGENT_BENCHMARKS_PAIRWISE_PAIR_PARAMS_H_
 
 #include <string>
 
@@ -11,14 +11,14 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "agent/benchmarks/benchmark.h"
-#include "agent/benchmarks/net/tcp_socket.h"
+#include "agent/benchmarks/pairwise/tcp_socket.h"
 
-namespace fleetbench::agent {
+namespace fleetbench::agent::pairwise {
 
 struct PairSide {
   bool server = false;
   std::string peer;  // as given; client only
-  net::HostPort peer_address;
+  HostPort peer_address;
   std::string peer_node;
 };
 
@@ -32,6 +32,6 @@ absl::StatusOr<PairSide> ParsePairSide(const Params& params, absl::string_view p
 // above when it cannot be an address.
 absl::StatusOr<std::string> ParseBindAddress(const Params& params, absl::string_view plugin);
 
-}  // namespace fleetbench::agent
+}  // namespace fleetbench::agent::pairwise
 
-#endif  // FLEETBENCH_AGENT_BENCHMARKS_NET_PAIR_PARAMS_H_
+#endif  // FLEETBENCH_AGENT_BENCHMARKS_PAIRWISE_PAIR_PARAMS_H_
