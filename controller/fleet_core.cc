@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/metrics.h"
+#include "common/task_state.h"
 #include "common/ulid.h"
 #include "controller/ranking.h"
 #include "controller/report_limits.h"
@@ -24,34 +25,6 @@ absl::Status CheckTaskOwner(const storage::TaskRecord& task, const std::string& 
 }
 
 }  // namespace
-
-
-bool IsTerminal(v1::TaskState state) {
-  switch (state) {
-    case v1::TASK_STATE_SUCCEEDED:
-    case v1::TASK_STATE_FAILED:
-    case v1::TASK_STATE_SKIPPED:
-    case v1::TASK_STATE_CANCELLED:
-    case v1::TASK_STATE_LOST:
-      return true;
-    default:
-      return false;
-  }
-}
-
-std::string TaskStateName(v1::TaskState state) {
-  switch (state) {
-    case v1::TASK_STATE_QUEUED: return "queued";
-    case v1::TASK_STATE_DISPATCHED: return "dispatched";
-    case v1::TASK_STATE_RUNNING: return "running";
-    case v1::TASK_STATE_SUCCEEDED: return "succeeded";
-    case v1::TASK_STATE_FAILED: return "failed";
-    case v1::TASK_STATE_SKIPPED: return "skipped";
-    case v1::TASK_STATE_CANCELLED: return "cancelled";
-    case v1::TASK_STATE_LOST: return "lost";
-    default: return "unspecified";
-  }
-}
 
 FleetCore::FleetCore(storage::Store* store, Clock* clock, FleetOptions options)
     : store_(store), clock_(clock), options_(options) {}

@@ -194,11 +194,6 @@ class FleetCore {
 absl::StatusOr<std::vector<std::pair<std::string, std::string>>> PlanPairs(
     const v1::BenchmarkSpec& spec, const std::vector<std::string>& nodes);
 
-// Terminal states end a task; the rest are still to do or in flight.
-bool IsTerminal(v1::TaskState state);
-// "queued", "running", "succeeded", ... as the CLI and docs spell them.
-std::string TaskStateName(v1::TaskState state);
-
 }  // namespace fleetbench::controller
 
 #endif  // FLEETBENCH_CONTROLLER_FLEET_CORE_H_
