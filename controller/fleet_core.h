@@ -31,6 +31,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <variant>
 #include <vector>
@@ -170,6 +171,12 @@ class FleetCore {
   void FinishTask(storage::TaskRecord& task, v1::TaskState state,
                   const std::string& reason);
   void UpdateRunState(const std::string& run_id);
+  // Stores a change to an unfinished task already made in memory. A failed
+  // write is logged and otherwise safe to ignore: the in-memory task is what
+  // this process dispatches and shows, and every write stores the whole
+  // record, so the store catches up at the task's next one (at the latest
+  // when it ends).
+  void PersistTask(const storage::TaskRecord& task, std::string_view doing);
 
   // --- Ingest (fleet_core_ingest.cc). ---
   void CommitReports(std::vector<PendingReport>& batch);

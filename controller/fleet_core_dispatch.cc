@@ -121,7 +121,7 @@ void FleetCore::HandlePortPublished(const std::string& node, const v1::PortPubli
   for (v1::BenchmarkSpec& spec : client->benchmarks) {
     (*spec.mutable_params())["peer"] = absl::StrCat(host, ":", port.port());
   }
-  (void)store_->UpdateTask(*client);
+  PersistTask(*client, "storing the peer address of");
   awaiting_port_.erase(client->task_id);
   SendRunTask(*client);
 }

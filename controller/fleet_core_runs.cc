@@ -173,6 +173,12 @@ absl::Status FleetCore::HandleCancelRun(const std::string& run_id) {
   return absl::OkStatus();
 }
 
+void FleetCore::PersistTask(const storage::TaskRecord& task, std::string_view doing) {
+  if (absl::Status s = store_->UpdateTask(task); !s.ok()) {
+    LOG(ERROR) << doing << " task " << task.task_id << ": " << s;
+  }
+}
+
 void FleetCore::FinishTask(storage::TaskRecord& task, v1::TaskState state,
                            const std::string& reason) {
   task.state = state;
@@ -212,8 +218,13 @@ void FleetCore::UpdateRunState(const std::string& run_id) {
     finished = clock_->Now();
   }
   if (state != run_it->second.state) {
-    run_it->second.state = state;
-    (void)store_->SetRunState(run_id, state, finished);
+    if (absl::Status s = store_->SetRunState(run_id, state, finished); s.ok()) {
+      run_it->second.state = state;
+    } else {
+      // The cached state stays what the store holds, so the run's next task
+      // event writes it again.
+      LOG(ERROR) << "setting run " << run_id << " " << state << ": " << s;
+    }
   }
   if (all_done) active_runs_.erase(run_it);
 }

@@ -69,7 +69,7 @@ void FleetCore::HandleHello(std::shared_ptr<AgentLink> link, v1::Hello hello,
       if (task.state != v1::TASK_STATE_RUNNING) {
         task.state = v1::TASK_STATE_RUNNING;
         task.updated = now;
-        (void)store_->UpdateTask(task);
+        PersistTask(task, "storing the start of");
       }
     } else if (finished.contains(task.task_id)) {
       // Its final report is in the agent's spool and comes next.
@@ -89,7 +89,7 @@ void FleetCore::HandleHello(std::shared_ptr<AgentLink> link, v1::Hello hello,
         t->state = v1::TASK_STATE_QUEUED;
         t->updated = now;
         awaiting_port_.erase(t->task_id);
-        (void)store_->UpdateTask(*t);
+        PersistTask(*t, "requeueing");
       }
     } else {
       FinishTask(task, v1::TASK_STATE_LOST,
@@ -125,7 +125,7 @@ void FleetCore::HandleMessage(const std::shared_ptr<AgentLink>& link,
         it->second.state == v1::TASK_STATE_DISPATCHED) {
       it->second.state = v1::TASK_STATE_RUNNING;
       it->second.updated = clock_->Now();
-      (void)store_->UpdateTask(it->second);
+      PersistTask(it->second, "storing the start of");
       UpdateRunState(it->second.run_id);
     }
   } else if (message.has_progress()) {
