@@ -6,12 +6,18 @@
 // of gRPC: the services in agent_gateway_service.* and fleet_service.* turn
 // wire calls into calls here.
 //
+// Layout: one class whose member functions are defined by domain in
+// fleet_core.cc (the actor and entry points), fleet_core_sessions.cc,
+// fleet_core_dispatch.cc, fleet_core_runs.cc, fleet_core_ingest.cc and
+// fleet_core_views.cc; the private section below is grouped the same way.
+//
 // Threading: one actor thread applies every state change in order; callers
 // post events and return at once (agent side) or wait for the answer (user
 // side). Store writes happen only on the actor thread, never on a gRPC
 // reactor thread; read-only queries (Rank, History) read the store from the
-// caller's thread so a long query does not stall ingest. Consecutive reports are committed in one transaction (group
-// commit) and acknowledged only after the commit returned OK.
+// caller's thread so a long query does not stall ingest. Consecutive
+// reports are committed in one transaction (group commit) and acknowledged
+// only after the commit returned OK.
 //
 // Errors: user calls return absl::Status with codes chosen to map 1:1 to
 // gRPC: INVALID_ARGUMENT for bad requests, NOT_FOUND for unknown runs or
@@ -25,6 +31,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <variant>
 #include <vector>
@@ -128,40 +135,58 @@ class FleetCore {
   using Closure = std::function<void()>;
   using Event = std::variant<Closure, PendingReport>;
 
+  // --- The actor (fleet_core.cc). ---
   void Post(Event event);
   // Runs `fn` on the actor thread and waits for it.
   template <typename T>
   T Call(std::function<T()> fn);
   void ActorLoop();
-  void CommitReports(std::vector<PendingReport>& batch);
 
   // All below run on the actor thread only.
+
+  // --- Node sessions (fleet_core_sessions.cc). ---
   void HandleHello(std::shared_ptr<AgentLink> link, v1::Hello hello, std::string peer_host);
-  void HandlePortPublished(const std::string& node, const v1::PortPublished& port);
+  void HandleMessage(const std::shared_ptr<AgentLink>& link, v1::AgentMessage message);
+  void HandleDisconnect(const std::shared_ptr<AgentLink>& link);
+  void Sweep();
+  // The node name behind a link, or "" when the link is not the node's
+  // current stream (a replaced or unauthenticated one).
+  std::string NodeOfLink(const std::shared_ptr<AgentLink>& link) const;
+
+  // --- Dispatch and pairing (fleet_core_dispatch.cc). ---
+  void TryDispatch();
+  bool NodeBusy(const std::string& node) const;
   // Sends a task's RunTask to its node.
   void SendRunTask(const storage::TaskRecord& task);
+  void HandlePortPublished(const std::string& node, const v1::PortPublished& port);
   // After `task` ended: a pair partner that can no longer run ends too.
   void SettlePairPartner(const storage::TaskRecord& task);
   bool IsPairClient(const storage::TaskRecord& task) const;
   // The other half of a pair while it is unfinished, else nullptr.
   storage::TaskRecord* PairPartner(const storage::TaskRecord& task);
-  void HandleMessage(const std::shared_ptr<AgentLink>& link, v1::AgentMessage message);
-  void HandleDisconnect(const std::shared_ptr<AgentLink>& link);
-  void Sweep();
-  void TryDispatch();
+
+  // --- Run lifecycle (fleet_core_runs.cc). ---
+  absl::StatusOr<v1::StartRunResponse> HandleStartRun(const v1::StartRunRequest& request);
+  absl::Status HandleCancelRun(const std::string& run_id);
   void FinishTask(storage::TaskRecord& task, v1::TaskState state,
                   const std::string& reason);
   void UpdateRunState(const std::string& run_id);
-  // The node name behind a link, or "" when the link is not the node's
-  // current stream (a replaced or unauthenticated one).
-  std::string NodeOfLink(const std::shared_ptr<AgentLink>& link) const;
-  bool NodeBusy(const std::string& node) const;
-  absl::StatusOr<v1::StartRunResponse> HandleStartRun(const v1::StartRunRequest& request);
-  absl::StatusOr<v1::Run> HandleGetRun(const v1::GetRunRequest& request);
-  absl::Status HandleCancelRun(const std::string& run_id);
+  // Stores a change to an unfinished task already made in memory. A failed
+  // write is logged and otherwise safe to ignore: the in-memory task is what
+  // this process dispatches and shows, and every write stores the whole
+  // record, so the store catches up at the task's next one (at the latest
+  // when it ends).
+  void PersistTask(const storage::TaskRecord& task, std::string_view doing);
+
+  // --- Ingest (fleet_core_ingest.cc). ---
+  void CommitReports(std::vector<PendingReport>& batch);
   absl::Status ValidateReport(const std::string& node, const v1::Report& report) const;
   // True when the report's samples were stored (or there were none).
   bool StoreLateSamples(PendingReport& p);
+
+  // --- Read views (fleet_core_views.cc). ---
+  absl::StatusOr<v1::ListNodesResponse> HandleListNodes();
+  absl::StatusOr<v1::Run> HandleGetRun(const v1::GetRunRequest& request);
 
   storage::Store* const store_;
   Clock* const clock_;
@@ -186,18 +211,6 @@ class FleetCore {
   absl::Mutex stats_mu_;
   Stats stats_ ABSL_GUARDED_BY(stats_mu_);
 };
-
-// The (server, client) node pairs of a pairwise benchmark, from its
-// "pairing" parameter: "star" (default; every node against "reference",
-// default the first node), "pair" (the first two nodes), "all" (every pair,
-// run in rounds since a node takes one task at a time).
-absl::StatusOr<std::vector<std::pair<std::string, std::string>>> PlanPairs(
-    const v1::BenchmarkSpec& spec, const std::vector<std::string>& nodes);
-
-// Terminal states end a task; the rest are still to do or in flight.
-bool IsTerminal(v1::TaskState state);
-// "queued", "running", "succeeded", ... as the CLI and docs spell them.
-std::string TaskStateName(v1::TaskState state);
 
 }  // namespace fleetbench::controller
 

@@ -18,8 +18,8 @@
 #include "absl/time/time.h"
 #include "common/proto_json.h"
 #include "common/suites.h"
+#include "common/task_state.h"
 #include "common/token.h"
-#include "controller/fleet_core.h"
 #include "fleetbench/v1/fleet_service.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
 #include "tools/args.h"
@@ -164,10 +164,10 @@ void PrintRun(const v1::Run& run) {
     for (const auto& o : t.outcomes()) {
       if (o.state() == v1::TASK_STATE_SKIPPED || o.state() == v1::TASK_STATE_FAILED) {
         absl::StrAppend(&reason, reason.empty() ? "" : "; ", o.benchmark(), " ",
-                        controller::TaskStateName(o.state()), ": ", o.reason());
+                        TaskStateName(o.state()), ": ", o.reason());
       }
     }
-    tasks.AddRow({t.node(), controller::TaskStateName(t.state()), reason});
+    tasks.AddRow({t.node(), TaskStateName(t.state()), reason});
   }
   std::cout << tasks.Render();
   if (run.samples_size() > 0) {
@@ -318,7 +318,7 @@ int RunCommand(const Argv& argv) {
     // Live progress: one line per change, redrawn in place on a terminal.
     std::vector<std::string> parts;
     for (const v1::NodeTask& t : run.tasks()) {
-      std::string part = t.node() + " " + controller::TaskStateName(t.state());
+      std::string part = t.node() + " " + TaskStateName(t.state());
       if (t.state() == v1::TASK_STATE_RUNNING && !t.progress_benchmark().empty()) {
         absl::StrAppend(&part, " ", t.progress_benchmark(), " ",
                         static_cast<int>(t.progress_fraction() * 100), "%");

@@ -12,8 +12,8 @@
 #include "agent/runtime/task_runner.h"
 #include "common/proto_json.h"
 #include "common/suites.h"
+#include "common/task_state.h"
 #include "common/ulid.h"
-#include "controller/fleet_core.h"
 #include "fleetbench/v1/fleet_service.pb.h"
 #include "tools/args.h"
 #include "tools/commands.h"
@@ -118,7 +118,7 @@ int ProbeCommand(const Argv& argv) {
   std::cout << "\n";
   Table outcomes({"BENCHMARK", "STATE", "REASON"});
   for (const auto& o : report.outcomes()) {
-    outcomes.AddRow({o.benchmark(), controller::TaskStateName(o.state()), o.reason()});
+    outcomes.AddRow({o.benchmark(), TaskStateName(o.state()), o.reason()});
   }
   std::cout << outcomes.Render() << "\n";
   Table samples({"METRIC", "VALUE", "UNIT", "SPREAD"});

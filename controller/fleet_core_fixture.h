@@ -1,0 +1,162 @@
+// controller/fleet_core_fixture.h — FleetCore on a real SQLite file with a
+// fake clock, for the fleet_core_*_test.cc files: heartbeat expiry, dispatch
+// rules, pairs and report handling, deterministically. The agent end of each
+// stream is a recording AgentLink (the wire is tested end to end in
+// tests/e2e_test.cc).
+#ifndef FLEETBENCH_CONTROLLER_FLEET_CORE_FIXTURE_H_
+#define FLEETBENCH_CONTROLLER_FLEET_CORE_FIXTURE_H_
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/synchronization/mutex.h"
+#include "common/ulid.h"
+#include "controller/fleet_core.h"
+#include "gtest/gtest.h"
+
+namespace fleetbench::controller {
+
+class RecordingLink : public AgentLink {
+ public:
+  void Send(const v1::ControllerMessage& message) override {
+    absl::MutexLock lock(&mu_);
+    sent_.push_back(message);
+  }
+  void Close() override {
+    absl::MutexLock lock(&mu_);
+    closed_ = true;
+  }
+  std::vector<v1::RunTask> RunTasks() {
+    absl::MutexLock lock(&mu_);
+    std::vector<v1::RunTask> out;
+    for (const auto& m : sent_) {
+      if (m.has_run_task()) out.push_back(m.run_task());
+    }
+    return out;
+  }
+  int Acks() {
+    absl::MutexLock lock(&mu_);
+    int n = 0;
+    for (const auto& m : sent_) n += m.has_ack();
+    return n;
+  }
+  bool GotWelcome() {
+    absl::MutexLock lock(&mu_);
+    return !sent_.empty() && sent_[0].has_welcome();
+  }
+
+ private:
+  absl::Mutex mu_;
+  std::vector<v1::ControllerMessage> sent_;
+  bool closed_ = false;
+};
+
+class FleetCoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() / ("core_test_" + NewUlid());
+    std::filesystem::create_directories(dir_);
+    storage::SqliteOptions options;
+    options.path = dir_ + "/h.db";
+    auto store = storage::OpenSqliteStore(options);
+    ASSERT_TRUE(store.ok()) << store.status();
+    store_ = std::move(*store);
+    FleetOptions fleet;
+    fleet.heartbeat_timeout = absl::Seconds(15);
+    fleet.sweep_interval = absl::Milliseconds(1);
+    core_ = std::make_unique<FleetCore>(store_.get(), &clock_, fleet);
+    ASSERT_TRUE(core_->Start().ok());
+  }
+  void TearDown() override {
+    core_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+
+  std::shared_ptr<RecordingLink> Connect(const std::string& name, bool net = false) {
+    auto link = std::make_shared<RecordingLink>();
+    v1::Hello hello;
+    hello.set_name(name);
+    (*hello.mutable_labels())["price_per_hour"] = "1";
+    v1::BenchmarkOutcome* gemm = hello.add_capabilities();
+    gemm->set_benchmark("gemm");
+    gemm->set_state(v1::TASK_STATE_SUCCEEDED);
+    if (net) {
+      v1::BenchmarkOutcome* n = hello.add_capabilities();
+      n->set_benchmark("net");
+      n->set_pairwise(true);
+    }
+    core_->OnHello(link, hello, "10.9.8." + std::to_string(links_.size() + 1));
+    links_.push_back(link);
+    Sync();
+    return link;
+  }
+  // Waits until the actor has handled everything posted before (FIFO).
+  void Sync() { ASSERT_TRUE(core_->ListNodes().ok()); }
+  // A sweep runs after the actor's next batch; two round trips see it.
+  void AdvanceAndSweep(absl::Duration d) {
+    clock_.Advance(d);
+    Sync();
+    Sync();
+  }
+
+  std::string Start(const std::string& bench, std::vector<std::string> nodes = {},
+                    uint32_t max_parallel = 0, std::map<std::string, std::string> params = {}) {
+    v1::StartRunRequest request;
+    v1::BenchmarkSpec* spec = request.add_benchmarks();
+    spec->set_name(bench);
+    for (const auto& [k, v] : params) (*spec->mutable_params())[k] = v;
+    for (const auto& n : nodes) request.add_nodes(n);
+    request.set_max_parallel(max_parallel);
+    auto started = core_->StartRun(request);
+    EXPECT_TRUE(started.ok()) << started.status();
+    return started.ok() ? started->run_id() : "";
+  }
+
+  void Send(const std::shared_ptr<RecordingLink>& link, v1::AgentMessage m) {
+    core_->OnAgentMessage(link, std::move(m));
+    Sync();
+  }
+  void Finish(const std::shared_ptr<RecordingLink>& link, const v1::RunTask& task,
+              int samples = 1) {
+    v1::AgentMessage m;
+    v1::Report* r = m.mutable_report();
+    r->set_report_id(NewUlid());
+    r->set_task_id(task.task_id());
+    for (int i = 0; i < samples; ++i) {
+      v1::Sample* s = r->add_samples();
+      s->set_id(NewUlid());
+      s->set_run_id(task.run_id());
+      s->set_benchmark("gemm");
+      s->set_metric("gemm.cpu.fp32.tflops");
+      s->set_unit("tflops");
+      s->set_value(1.0 + i);
+      s->set_time_unix_ms(absl::ToUnixMillis(clock_.Now()));
+    }
+    r->set_task_finished(true);
+    r->set_task_state(v1::TASK_STATE_SUCCEEDED);
+    Send(link, m);
+  }
+  v1::NodeTask TaskOf(const std::string& run_id, const std::string& node) {
+    v1::GetRunRequest request;
+    request.set_run_id(run_id);
+    auto run = core_->GetRun(request);
+    EXPECT_TRUE(run.ok());
+    for (const auto& t : run->tasks()) {
+      if (t.node() == node) return t;
+    }
+    return {};
+  }
+
+  std::string dir_;
+  FakeClock clock_{absl::FromUnixSeconds(1800000000)};
+  std::unique_ptr<storage::Store> store_;
+  std::unique_ptr<FleetCore> core_;
+  std::vector<std::shared_ptr<RecordingLink>> links_;
+};
+
+}  // namespace fleetbench::controller
+
+#endif  // FLEETBENCH_CONTROLLER_FLEET_CORE_FIXTURE_H_

@@ -1,0 +1,232 @@
+// FleetCore: the run lifecycle. A StartRun request becomes a run and its
+// tasks (one per node, or two per pair); tasks end (FinishTask) and the run's
+// state follows its tasks (UpdateRunState); a cancel ends what has not
+// started and asks agents to stop the rest.
+#include "controller/fleet_core.h"
+
+#include <algorithm>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/logging.h"
+#include "common/task_state.h"
+#include "common/ulid.h"
+#include "controller/pairing.h"
+
+namespace fleetbench::controller {
+
+absl::StatusOr<v1::StartRunResponse> FleetCore::HandleStartRun(
+    const v1::StartRunRequest& request) {
+  if (request.benchmarks().empty()) {
+    return absl::InvalidArgumentError("no benchmark given (--bench NAME[,NAME...])");
+  }
+  if (request.benchmarks_size() > 64) {
+    return absl::InvalidArgumentError("at most 64 benchmarks per run");
+  }
+  // Which benchmarks does anyone know? Capabilities come from hellos.
+  std::set<std::string> known;
+  for (const auto& [name, s] : sessions_) {
+    for (const auto& c : s.capabilities) known.insert(c.benchmark());
+  }
+  for (const v1::BenchmarkSpec& spec : request.benchmarks()) {
+    if (!known.empty() && !known.contains(spec.name())) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "unknown benchmark '", spec.name(), "'; known: ", absl::StrJoin(known, ", ")));
+    }
+    if (spec.params_size() > 64) {
+      return absl::InvalidArgumentError("at most 64 parameters per benchmark");
+    }
+  }
+  // Pick nodes: named ones (each must exist), else every online node, then
+  // filter by labels.
+  std::vector<std::string> nodes;
+  if (!request.nodes().empty()) {
+    for (const std::string& n : request.nodes()) {
+      auto it = sessions_.find(n);
+      if (it == sessions_.end()) {
+        return absl::NotFoundError(absl::StrCat("unknown node '", n, "'"));
+      }
+      if (!it->second.online) {
+        return absl::FailedPreconditionError(absl::StrCat("node '", n, "' is offline"));
+      }
+      nodes.push_back(n);
+    }
+  } else {
+    for (const auto& [name, s] : sessions_) {
+      if (s.online) nodes.push_back(name);
+    }
+  }
+  std::erase_if(nodes, [&](const std::string& n) {
+    const auto& labels = sessions_[n].labels;
+    for (const auto& [k, v] : request.select_labels()) {
+      auto it = labels.find(k);
+      if (it == labels.end() || it->second != v) return true;
+    }
+    return false;
+  });
+  std::sort(nodes.begin(), nodes.end());
+  nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+  if (nodes.empty()) {
+    return absl::FailedPreconditionError("no online node matches the selection");
+  }
+
+  // Pairwise benchmarks (capabilities say which) become pairs of tasks;
+  // the rest run on every node.
+  std::set<std::string> pairwise;
+  for (const auto& [name, s] : sessions_) {
+    for (const auto& c : s.capabilities) {
+      if (c.pairwise()) pairwise.insert(c.benchmark());
+    }
+  }
+  std::vector<v1::BenchmarkSpec> per_node;
+  std::vector<v1::BenchmarkSpec> paired;
+  for (const v1::BenchmarkSpec& spec : request.benchmarks()) {
+    (pairwise.contains(spec.name()) ? paired : per_node).push_back(spec);
+  }
+  std::vector<std::pair<std::string, std::string>> pairs;  // server, client
+  for (v1::BenchmarkSpec& spec : paired) {
+    auto result = PlanPairs(spec, nodes);
+    if (!result.ok()) return result.status();
+    if (result->empty() && per_node.empty() && paired.size() == 1) {
+      return absl::FailedPreconditionError(
+          absl::StrCat(spec.name(), " runs between two nodes; the selection has ", nodes.size()));
+    }
+    for (auto& p : *result) pairs.push_back(p);
+  }
+  if (!paired.empty() && pairs.empty() && per_node.empty()) {
+    return absl::FailedPreconditionError("the pairwise benchmarks need at least two nodes");
+  }
+
+  const absl::Time now = clock_->Now();
+  storage::RunRecord run;
+  run.run_id = NewUlid(now);
+  run.state = "queued";
+  run.created = now;
+  run.finished = absl::InfinitePast();
+  run.benchmarks.assign(request.benchmarks().begin(), request.benchmarks().end());
+  run.max_parallel = request.max_parallel();
+  run.suite = request.suite();
+  std::vector<storage::TaskRecord> tasks;
+  auto new_task = [&](const std::string& node) {
+    storage::TaskRecord t;
+    t.task_id = NewUlid(now);
+    t.run_id = run.run_id;
+    t.node = node;
+    t.state = v1::TASK_STATE_QUEUED;
+    t.updated = now;
+    return t;
+  };
+  if (!per_node.empty()) {
+    for (const std::string& n : nodes) {
+      storage::TaskRecord t = new_task(n);
+      if (!paired.empty()) t.benchmarks = per_node;  // else: the run's list
+      tasks.push_back(std::move(t));
+    }
+  }
+  for (const v1::BenchmarkSpec& spec : paired) {
+    auto spec_pairs = PlanPairs(spec, nodes);
+    for (const auto& [server_node, client_node] : *spec_pairs) {
+      storage::TaskRecord server = new_task(server_node);
+      storage::TaskRecord client = new_task(client_node);
+      PairSpecs specs = SplitPairSpec(spec, server_node, client_node);
+      server.benchmarks = {std::move(specs.server)};
+      client.benchmarks = {std::move(specs.client)};
+      server.peer_task_id = client.task_id;
+      client.peer_task_id = server.task_id;
+      tasks.push_back(std::move(server));
+      tasks.push_back(std::move(client));
+    }
+  }
+  if (absl::Status s = store_->CreateRun(run, tasks); !s.ok()) return s;
+  active_runs_[run.run_id] = run;
+  for (storage::TaskRecord& t : tasks) active_tasks_[t.task_id] = t;
+  TryDispatch();
+
+  v1::StartRunResponse response;
+  response.set_run_id(run.run_id);
+  for (const std::string& n : nodes) response.add_nodes(n);
+  return response;
+}
+
+absl::Status FleetCore::HandleCancelRun(const std::string& run_id) {
+  auto run = store_->GetRun(run_id);
+  if (!run.ok()) return run.status();
+  std::vector<std::string> ids;
+  for (const auto& [id, t] : active_tasks_) {
+    if (t.run_id == run_id) ids.push_back(id);
+  }
+  for (const std::string& id : ids) {
+    storage::TaskRecord& t = active_tasks_.at(id);
+    if (t.state == v1::TASK_STATE_QUEUED) {
+      FinishTask(t, v1::TASK_STATE_CANCELLED, "cancelled by user before it started");
+      continue;
+    }
+    // In flight: ask the agent; its final report ends the task.
+    auto s = sessions_.find(t.node);
+    if (s != sessions_.end() && s->second.link) {
+      v1::ControllerMessage msg;
+      msg.mutable_cancel_task()->set_task_id(id);
+      s->second.link->Send(msg);
+    }
+  }
+  return absl::OkStatus();
+}
+
+void FleetCore::PersistTask(const storage::TaskRecord& task, std::string_view doing) {
+  if (absl::Status s = store_->UpdateTask(task); !s.ok()) {
+    LOG(ERROR) << doing << " task " << task.task_id << ": " << s;
+  }
+}
+
+void FleetCore::FinishTask(storage::TaskRecord& task, v1::TaskState state,
+                           const std::string& reason) {
+  task.state = state;
+  task.reason = reason;
+  task.updated = clock_->Now();
+  if (absl::Status s = store_->UpdateTask(task); !s.ok()) {
+    LOG(ERROR) << "finishing task " << task.task_id << ": " << s;
+  }
+  const storage::TaskRecord ended = task;
+  progress_.erase(task.task_id);
+  awaiting_port_.erase(task.task_id);
+  active_tasks_.erase(task.task_id);  // `task` dangles from here on
+  SettlePairPartner(ended);
+  UpdateRunState(ended.run_id);
+}
+
+void FleetCore::UpdateRunState(const std::string& run_id) {
+  auto run_it = active_runs_.find(run_id);
+  if (run_it == active_runs_.end()) return;
+  auto tasks = store_->ListTasks(run_id);
+  if (!tasks.ok()) return;
+  bool all_done = true, any_started = false, any_failed = false, any_cancelled = false;
+  for (const storage::TaskRecord& stored : *tasks) {
+    // Prefer the in-memory copy: it is the newest.
+    auto live = active_tasks_.find(stored.task_id);
+    const v1::TaskState state =
+        live != active_tasks_.end() ? live->second.state : stored.state;
+    all_done &= IsTerminal(state);
+    any_started |= state != v1::TASK_STATE_QUEUED;
+    any_failed |= state == v1::TASK_STATE_FAILED || state == v1::TASK_STATE_LOST;
+    any_cancelled |= state == v1::TASK_STATE_CANCELLED;
+  }
+  std::string state = any_started ? "running" : "queued";
+  absl::Time finished = absl::InfinitePast();
+  if (all_done) {
+    state = any_failed ? "failed" : any_cancelled ? "cancelled" : "succeeded";
+    finished = clock_->Now();
+  }
+  if (state != run_it->second.state) {
+    if (absl::Status s = store_->SetRunState(run_id, state, finished); s.ok()) {
+      run_it->second.state = state;
+    } else {
+      // The cached state stays what the store holds, so the run's next task
+      // event writes it again.
+      LOG(ERROR) << "setting run " << run_id << " " << state << ": " << s;
+    }
+  }
+  if (all_done) active_runs_.erase(run_it);
+}
+
+}  // namespace fleetbench::controller
