@@ -1,7 +1,7 @@
 // bench/rank_bench.cc — the "rank over 1,000,000 samples in < 100 ms" goal
 // (docs/benchmarks.md, "Controller (spine)").
 //
-//   fleetbench_rank_bench --fleetbench build-bench/tools/fleetbench
+//   fleetbench_rank_bench --fleetbench build-bench/cli/fleetbench
 //       [--db DIR/history.db] [--nodes 1000] [--runs 1000]
 //       [--samples-per-task 1] [--repeats 10] [--reuse 1] [--cli 1]
 //

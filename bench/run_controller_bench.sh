@@ -5,7 +5,7 @@
 #
 #   bench/run_controller_bench.sh [BUILD_DIR]      (default build-bench)
 #
-# Builds nothing; needs BUILD_DIR/tools/fleetbench, BUILD_DIR/bench/
+# Builds nothing; needs BUILD_DIR/cli/fleetbench, BUILD_DIR/bench/
 # fleetbench_load and (for the rank goal) BUILD_DIR/bench/fleetbench_rank_bench:
 #   cmake -S . -B build-bench && cmake --build build-bench -j2 \
 #     --target fleetbench fleetbench_load fleetbench_rank_bench
@@ -38,7 +38,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${1:-build-bench}
-FB=$BUILD/tools/fleetbench
+FB=$BUILD/cli/fleetbench
 LOAD=$BUILD/bench/fleetbench_load
 RANK_BENCH=$BUILD/bench/fleetbench_rank_bench
 for b in "$FB" "$LOAD"; do

@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build}
 cmake -S . -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build "$BUILD_DIR" -j"$(nproc)" --target fleetbench
-FB="$BUILD_DIR/tools/fleetbench"
+FB="$BUILD_DIR/cli/fleetbench"
 
 STATE=${FLEETBENCH_DEMO_DIR:-$PWD/.fleetbench/demo}
 mkdir -p "$STATE"

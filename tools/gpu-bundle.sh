@@ -8,11 +8,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${1:-build}
 OUT=${2:-out/gpu-bundle}
-[ -x "$BUILD/tools/fleetbench" ] || { echo "gpu-bundle: no $BUILD/tools/fleetbench; build first" >&2; exit 1; }
-[ -f "$BUILD/tools/libfleetbench_gpu.so" ] || { echo "gpu-bundle: no GPU module in $BUILD/tools (configure with FLEETBENCH_WITH_CUDA=ON)" >&2; exit 1; }
+[ -x "$BUILD/cli/fleetbench" ] || { echo "gpu-bundle: no $BUILD/cli/fleetbench; build first" >&2; exit 1; }
+[ -f "$BUILD/cli/libfleetbench_gpu.so" ] || { echo "gpu-bundle: no GPU module in $BUILD/cli (configure with FLEETBENCH_WITH_CUDA=ON)" >&2; exit 1; }
 rm -rf "$OUT"
 mkdir -p "$OUT/lib"
-cp "$BUILD/tools/fleetbench" "$BUILD/tools/libfleetbench_gpu.so" "$OUT/"
+cp "$BUILD/cli/fleetbench" "$BUILD/cli/libfleetbench_gpu.so" "$OUT/"
 cp tools/gpu-selfcheck.sh "$OUT/"
 # Libraries every Linux has (glibc, the loader) stay behind; the driver's
 # libcuda/libnvidia-ml must come from the GPU machine itself. cuBLAS(Lt) and

@@ -5,7 +5,7 @@
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 FB="$HERE/fleetbench"
-[ -x "$FB" ] || FB="$HERE/../build/tools/fleetbench"   # from a source tree
+[ -x "$FB" ] || FB="$HERE/../build/cli/fleetbench"   # from a source tree
 # cuBLAS(Lt) and NCCL from the machine: the toolkit, or PyTorch's wheels.
 cuda_libs=$(python3 - 2>/dev/null <<'PY'
 import importlib, os

@@ -1,6 +1,6 @@
 #include "agent/benchmarks/registry.h"
 
-#include "agent/benchmarks/cpu_gemm.h"
+#include "agent/benchmarks/gemm/cpu_gemm.h"
 #include "agent/benchmarks/gpu/gpu_benchmarks.h"
 #include "agent/benchmarks/host/disk_uring.h"
 #include "agent/benchmarks/host/mem_stream.h"

@@ -17,8 +17,8 @@
 #include "common/logging.h"
 #include "common/token.h"
 #include "controller/controller_server.h"
-#include "tools/args.h"
-#include "tools/commands.h"
+#include "cli/args.h"
+#include "cli/commands.h"
 
 namespace fleetbench::cli {
 namespace {

@@ -1,4 +1,4 @@
-#include "agent/benchmarks/cpu_gemm.h"
+#include "agent/benchmarks/gemm/cpu_gemm.h"
 
 #include <unistd.h>
 
@@ -16,7 +16,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
 #include "agent/benchmarks/gemm_math.h"
-#include "agent/benchmarks/openblas_library.h"
+#include "agent/benchmarks/gemm/openblas_library.h"
 #include "agent/benchmarks/param_reader.h"
 #include "common/stats.h"
 

@@ -1,4 +1,4 @@
-// agent/benchmarks/openblas_library.h — OpenBLAS, loaded with dlopen the
+// agent/benchmarks/gemm/openblas_library.h — OpenBLAS, loaded with dlopen the
 // first time the CPU GEMM plugin needs it instead of being linked.
 //
 // Why not link it: OpenBLAS (pthreads build) starts its thread pool in a
@@ -11,8 +11,8 @@
 //
 // Only the six entry points the plugin calls are looked up; their types
 // come from cblas.h, so a mismatch with the header fails to compile.
-#ifndef FLEETBENCH_AGENT_BENCHMARKS_OPENBLAS_LIBRARY_H_
-#define FLEETBENCH_AGENT_BENCHMARKS_OPENBLAS_LIBRARY_H_
+#ifndef FLEETBENCH_AGENT_BENCHMARKS_GEMM_OPENBLAS_LIBRARY_H_
+#define FLEETBENCH_AGENT_BENCHMARKS_GEMM_OPENBLAS_LIBRARY_H_
 
 #include <cblas.h>
 
@@ -43,4 +43,4 @@ absl::StatusOr<OpenBlasLibrary> LoadOpenBlasFrom(const std::string& soname);
 
 }  // namespace fleetbench::agent
 
-#endif  // FLEETBENCH_AGENT_BENCHMARKS_OPENBLAS_LIBRARY_H_
+#endif  // FLEETBENCH_AGENT_BENCHMARKS_GEMM_OPENBLAS_LIBRARY_H_

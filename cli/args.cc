@@ -1,4 +1,4 @@
-#include "tools/args.h"
+#include "cli/args.h"
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"

@@ -1,4 +1,4 @@
-#include "tools/table.h"
+#include "cli/table.h"
 
 #include <algorithm>
 #include <cmath>

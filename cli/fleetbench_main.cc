@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "tools/commands.h"
+#include "cli/commands.h"
 
 namespace {
 

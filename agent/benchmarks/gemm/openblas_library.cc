@@ -1,4 +1,4 @@
-#include "agent/benchmarks/openblas_library.h"
+#include "agent/benchmarks/gemm/openblas_library.h"
 
 #include <dlfcn.h>
 

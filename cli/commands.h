@@ -1,4 +1,4 @@
-// tools/commands.h — the fleetbench subcommands. Each takes the arguments
+// cli/commands.h — the fleetbench subcommands. Each takes the arguments
 // after its name and returns the process exit code: 0 ok, 1 failure,
 // 2 usage error. Errors are one line on stderr.
 #ifndef FLEETBENCH_TOOLS_COMMANDS_H_

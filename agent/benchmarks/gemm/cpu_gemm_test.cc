@@ -1,4 +1,4 @@
-#include "agent/benchmarks/cpu_gemm.h"
+#include "agent/benchmarks/gemm/cpu_gemm.h"
 
 #include <atomic>
 #include <fstream>
@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "agent/benchmarks/openblas_library.h"
+#include "agent/benchmarks/gemm/openblas_library.h"
 #include "agent/benchmarks/registry.h"
 #include "common/metrics.h"
 #include "gmock/gmock.h"

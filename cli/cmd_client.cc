@@ -22,9 +22,9 @@
 #include "common/token.h"
 #include "fleetbench/v1/fleet_service.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
-#include "tools/args.h"
-#include "tools/commands.h"
-#include "tools/table.h"
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "cli/table.h"
 
 namespace fleetbench::cli {
 namespace {

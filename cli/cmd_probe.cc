@@ -15,9 +15,9 @@
 #include "common/task_state.h"
 #include "common/ulid.h"
 #include "fleetbench/v1/fleet_service.pb.h"
-#include "tools/args.h"
-#include "tools/commands.h"
-#include "tools/table.h"
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "cli/table.h"
 
 namespace fleetbench::cli {
 

@@ -1,4 +1,4 @@
-// tools/table.h — aligned plain-text tables for human output.
+// cli/table.h — aligned plain-text tables for human output.
 #ifndef FLEETBENCH_TOOLS_TABLE_H_
 #define FLEETBENCH_TOOLS_TABLE_H_
 

@@ -1,4 +1,4 @@
-// tools/args.h — command-line parsing for the fleetbench subcommands.
+// cli/args.h — command-line parsing for the fleetbench subcommands.
 // Flags: --name VALUE, --name=VALUE, or --name alone for booleans. Every
 // subcommand declares its flags; anything else is a usage error (exit 2).
 #ifndef FLEETBENCH_TOOLS_ARGS_H_

@@ -1,4 +1,4 @@
-// agent/benchmarks/cpu_gemm.h — "gemm", CPU part: dense matrix multiply
+// agent/benchmarks/gemm/cpu_gemm.h — "gemm", CPU part: dense matrix multiply
 // throughput through OpenBLAS.
 //
 // What it measures: C = A·B for square n×n matrices (row-major, alpha 1,
@@ -22,8 +22,8 @@
 // other OpenBLAS users in the process (the runner runs one benchmark at a
 // time). Cancellation is checked between BLAS calls: one call is never
 // interrupted, so at n = 32768 a cancel can take a minute to be seen.
-#ifndef FLEETBENCH_AGENT_BENCHMARKS_CPU_GEMM_H_
-#define FLEETBENCH_AGENT_BENCHMARKS_CPU_GEMM_H_
+#ifndef FLEETBENCH_AGENT_BENCHMARKS_GEMM_CPU_GEMM_H_
+#define FLEETBENCH_AGENT_BENCHMARKS_GEMM_CPU_GEMM_H_
 
 #include <string>
 #include <vector>
@@ -63,4 +63,4 @@ class CpuGemmBenchmark final : public Benchmark {
 
 }  // namespace fleetbench::agent
 
-#endif  // FLEETBENCH_AGENT_BENCHMARKS_CPU_GEMM_H_
+#endif  // FLEETBENCH_AGENT_BENCHMARKS_GEMM_CPU_GEMM_H_

@@ -1,0 +1,171 @@
+#!/usr/bin/env python3
+"""Fails when a lower layer of fleetbench includes a higher one.
+
+Usage: check_layers.py [SOURCE_ROOT]   (default: the checkout this script is in)
+       check_layers.py --self-test      (planted violations must be found)
+
+Every C++/CUDA file under a layer folder may include, with quotes, only the
+project folders its rule lists (longest folder prefix wins). Includes of
+outside libraries ("absl/...", "gtest/...", <cuda.h>, ...) are not checked;
+"fleetbench/v1/..." is the generated protobuf code, named `proto` below.
+A project folder with no rule fails too, so a new folder gets one.
+Prints one line per violation and exits 1; exits 0 when the tree is clean.
+"""
+import os
+import re
+import sys
+
+# The project's own top-level include roots; anything else is a library.
+PROJECT_ROOTS = {"agent", "bench", "cli", "common", "controller", "fleetbench",
+                 "kernels", "proto", "storage", "tests", "tools"}
+
+# Layer folder -> what it may include (folder prefixes; a file path is
+# allowed when it starts with one of them). Lowest layers first.
+RULES = {
+    # The CUDA layer: itself, CUDA, NCCL, cuBLAS and Abseil only.
+    "kernels": ["kernels/"],
+    "common": ["common/", "proto"],
+    "storage": ["storage/", "common/", "proto"],
+    "agent/facts": ["agent/facts/", "common/", "proto"],
+    # Plugins: the module ABI from kernels/, facts, the shared layer.
+    "agent/benchmarks": ["agent/benchmarks/", "agent/facts/", "kernels/",
+                         "common/", "proto"],
+    "agent/runtime": ["agent/runtime/", "agent/benchmarks/benchmark.h",
+                      "agent/facts/", "common/", "proto"],
+    "controller": ["controller/", "storage/", "common/", "proto"],
+    # The binary wires everything together, but its client commands speak
+    # the API only: from the controller it starts the server, nothing else.
+    "cli": ["cli/", "controller/controller_server.h", "agent/", "storage/",
+            "common/", "proto"],
+    # Tests, benchmarks and tools may reach anything.
+    "tests": None,
+    "bench": None,
+    "tools": None,
+    "proto": ["proto"],
+}
+
+# Test files beside their code may also use the shared test helpers.
+TEST_EXTRA = ["tests/"]
+
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
+SOURCE_SUFFIXES = (".cc", ".h", ".cu", ".cuh")
+SKIP_DIRS = {".git", "build", "out"}
+
+
+def rule_for(rel_path):
+    """The layer folder that owns rel_path (longest prefix), or None."""
+    best = None
+    for layer in RULES:
+        if rel_path.startswith(layer + "/") and (best is None or len(layer) > len(best)):
+            best = layer
+    return best
+
+
+def plugin_folder(rel_path):
+    """"gpu" for agent/benchmarks/gpu/x.cc; None for the shared top level."""
+    parts = rel_path.split("/")
+    if len(parts) >= 4 and parts[0] == "agent" and parts[1] == "benchmarks":
+        return parts[2]
+    return None
+
+
+def allowed(target, prefixes, source=None):
+    # One folder a plugin: a plugin includes its own folder, the shared
+    # files at agent/benchmarks/ and the pair code, never another plugin.
+    source_plugin = plugin_folder(source) if source else None
+    target_plugin = plugin_folder(target)
+    if (source_plugin is not None and target_plugin is not None
+            and target_plugin not in (source_plugin, "pairwise")):
+        return False
+    for prefix in prefixes:
+        if prefix == "proto":
+            if target.startswith("fleetbench/v1/"):
+                return True
+        elif prefix.endswith("/") and target.startswith(prefix):
+            return True
+        elif target == prefix:
+            return True
+    return False
+
+
+def check(root):
+    violations = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = [d for d in dirnames
+                       if d not in SKIP_DIRS and not d.startswith("build")]
+        for name in filenames:
+            if not name.endswith(SOURCE_SUFFIXES):
+                continue
+            path = os.path.join(dirpath, name)
+            rel = os.path.relpath(path, root).replace(os.sep, "/")
+            if "/" not in rel:
+                continue
+            layer = rule_for(rel)
+            if layer is None:
+                violations.append(f"{rel}: folder has no layer rule in tools/check_layers.py")
+                continue
+            prefixes = RULES[layer]
+            if prefixes is None:
+                continue
+            if name.endswith("_test.cc"):
+                prefixes = prefixes + TEST_EXTRA
+            with open(path, encoding="utf-8", errors="replace") as f:
+                for lineno, line in enumerate(f, 1):
+                    m = INCLUDE.match(line)
+                    if not m:
+                        continue
+                    target = m.group(1)
+                    if target.split("/", 1)[0] not in PROJECT_ROOTS:
+                        continue
+                    if not allowed(target, prefixes, rel):
+                        violations.append(
+                            f"{rel}:{lineno}: layer {layer} includes {target}")
+    return violations
+
+
+def self_test():
+    """The check must be able to fail: plant violations in a scratch tree."""
+    import tempfile
+    cases = {
+        "kernels/k.cc": ('#include "agent/benchmarks/gpu/api.h"', True),
+        "storage/s.cc": ('#include "controller/fleet_core.h"', True),
+        "agent/facts/f.cc": ('#include "agent/runtime/agent.h"', True),
+        "agent/benchmarks/rdma/r.cc": ('#include "agent/benchmarks/net/tcp.h"', True),
+        "cli/c.cc": ('#include "controller/fleet_core.h"', True),
+        "newlayer/n.cc": ('#include "common/ids.h"', True),
+        "agent/benchmarks/rdma/ok.cc": ('#include "agent/benchmarks/pairwise/p.h"', False),
+        "controller/ok.cc": ('#include "storage/store.h"\n#include "absl/status/status.h"', False),
+        "cli/ok.cc": ('#include "controller/controller_server.h"', False),
+    }
+    failures = 0
+    for rel, (text, bad) in cases.items():
+        with tempfile.TemporaryDirectory() as root:
+            path = os.path.join(root, rel)
+            os.makedirs(os.path.dirname(path))
+            with open(path, "w") as f:
+                f.write(text.replace("\\n", "\n") + "\n")
+            found = bool(check(root))
+            if found != bad:
+                print(f"self-test: {rel} with {text!r}: expected "
+                      f"{'a violation' if bad else 'none'}, got {'one' if found else 'none'}")
+                failures += 1
+    print(f"check_layers self-test: {len(cases) - failures} of {len(cases)} cases as expected")
+    return 1 if failures else 0
+
+
+def main(argv):
+    if len(argv) > 1 and argv[1] == "--self-test":
+        return self_test()
+    root = argv[1] if len(argv) > 1 else os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    violations = check(root)
+    for v in sorted(violations):
+        print(v)
+    if violations:
+        print(f"check_layers: {len(violations)} include(s) from a lower layer to a higher one",
+              file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
