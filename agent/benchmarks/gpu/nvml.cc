@@ -10,8 +10,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "agent/benchmarks/gpu/gpu_math.h"
-#include "agent/benchmarks/gpu/gpu_status.h"
 #include "agent/benchmarks/gpu/nvml_api.h"
+#include "kernels/gpu_status.h"
 
 namespace fleetbench::gpu {
 
@@ -85,9 +85,9 @@ absl::Status NvmlStatus(const Nvml::EntryPoints& api, nvmlReturn_t rc,
   if (rc == NVML_SUCCESS) return absl::OkStatus();
   const char* text =
       api.error_string != nullptr ? api.error_string(rc) : nullptr;
-  return GpuCallStatus(CodeOfNvmlError(rc), "nvml", static_cast<int>(rc),
-                       text != nullptr ? text : "unknown NVML error", call,
-                       "", 0);
+  return kernels::GpuCallStatus(
+      CodeOfNvmlError(rc), "nvml", static_cast<int>(rc),
+      text != nullptr ? text : "unknown NVML error", call, "", 0);
 }
 
 #define FLEETBENCH_NVML_RETURN_IF_ERROR(api, call, expr)                \
@@ -115,9 +115,9 @@ absl::Status LoadEntryPoints(void* handle, Nvml::EntryPoints* api) {
         {api->count != nullptr, "nvmlDeviceGetCount_v2"},
         {api->handle_by_index != nullptr, "nvmlDeviceGetHandleByIndex_v2"}}) {
     if (!fn) {
-      return GpuCallStatus(absl::StatusCode::kFailedPrecondition, "dlsym", 0,
-                           "required entry point missing from libnvidia-ml",
-                           name, "", 0);
+      return kernels::GpuCallStatus(
+          absl::StatusCode::kFailedPrecondition, "dlsym", 0,
+          "required entry point missing from libnvidia-ml", name, "", 0);
     }
   }
   Resolve(handle, "nvmlSystemGetDriverVersion", &api->driver_version);
@@ -206,9 +206,10 @@ absl::StatusOr<std::unique_ptr<Nvml>> Nvml::Open(const NvmlOptions& options) {
   void* handle = dlopen(options.library.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     const char* why = dlerror();
-    return GpuCallStatus(absl::StatusCode::kFailedPrecondition, "dlopen", 0,
-                         why != nullptr ? why : "unknown dlopen error",
-                         absl::StrCat("dlopen(", options.library, ")"), "", 0);
+    return kernels::GpuCallStatus(
+        absl::StatusCode::kFailedPrecondition, "dlopen", 0,
+        why != nullptr ? why : "unknown dlopen error",
+        absl::StrCat("dlopen(", options.library, ")"), "", 0);
   }
   auto api = std::make_unique<EntryPoints>();
   if (absl::Status s = LoadEntryPoints(handle, api.get()); !s.ok()) {
