@@ -26,11 +26,11 @@ absl::Status RunCollective(const FleetbenchGpuCollectiveArgs&,
 #include <vector>
 
 #include "absl/strings/str_format.h"
-#include "agent/benchmarks/gpu/collective_pattern.h"
-#include "agent/benchmarks/gpu/gpu_status.h"
+#include "kernels/collective_pattern.h"
 #include "kernels/cuda_handles.h"
 #include "kernels/cuda_status.h"
 #include "kernels/device_patterns.h"
+#include "kernels/gpu_status.h"
 
 namespace fleetbench::kernels {
 namespace {
@@ -52,8 +52,8 @@ absl::Status NcclStatus(ncclResult_t result, const char* expression,
     default:
       break;
   }
-  return gpu::GpuCallStatus(code, "nccl", static_cast<int>(result),
-                            ncclGetErrorString(result), expression, file, line);
+  return GpuCallStatus(code, "nccl", static_cast<int>(result),
+                       ncclGetErrorString(result), expression, file, line);
 }
 
 #define FLEETBENCH_NCCL_RETURN_IF_ERROR(expr)                              \
@@ -160,8 +160,7 @@ absl::Status Verify(int op, std::vector<std::unique_ptr<Rank>>& ranks,
                      cudaMemcpyDeviceToHost));
     for (size_t row = 0; row < rows; ++row) {
       const uint64_t index = row * stride;
-      const double expected =
-          gpu::ExpectedAfter(op, n, r, send_count, index);
+      const double expected = ExpectedAfter(op, n, r, send_count, index);
       ++point->checked;
       if (static_cast<double>(sample[row]) != expected) {
         if (point->mismatches == 0) {

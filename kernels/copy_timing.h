@@ -12,7 +12,7 @@
 #define FLEETBENCH_KERNELS_COPY_TIMING_H_
 
 #include "absl/status/status.h"
-#include "agent/benchmarks/gpu/gpu_module_api.h"
+#include "kernels/gpu_module_api.h"
 
 namespace fleetbench::kernels {
 

@@ -1,7 +1,7 @@
 #include "kernels/cuda_status.h"
 
 #include "absl/strings/str_cat.h"
-#include "agent/benchmarks/gpu/gpu_status.h"
+#include "kernels/gpu_status.h"
 
 namespace fleetbench::kernels {
 namespace {
@@ -48,7 +48,7 @@ absl::StatusCode CodeOfCublasStatus(cublasStatus_t status) {
 absl::Status CudaStatus(cudaError_t error, const char* expression,
                         const char* file, int line) {
   if (error == cudaSuccess) return absl::OkStatus();
-  return gpu::GpuCallStatus(
+  return GpuCallStatus(
       CodeOfCudaError(error), "cuda", static_cast<int>(error),
       absl::StrCat(cudaGetErrorString(error), " (", cudaGetErrorName(error),
                    ")"),
@@ -58,7 +58,7 @@ absl::Status CudaStatus(cudaError_t error, const char* expression,
 absl::Status CublasStatus(cublasStatus_t status, const char* expression,
                           const char* file, int line) {
   if (status == CUBLAS_STATUS_SUCCESS) return absl::OkStatus();
-  return gpu::GpuCallStatus(
+  return GpuCallStatus(
       CodeOfCublasStatus(status), "cublas", static_cast<int>(status),
       absl::StrCat(cublasLtGetStatusString(status), " (",
                    cublasLtGetStatusName(status), ")"),

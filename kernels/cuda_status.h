@@ -1,7 +1,7 @@
 // kernels/cuda_status.h — CUDA runtime and cuBLASLt results as absl::Status.
 //
 // The adapters pick the status code and the library's text; the formatting
-// is agent/benchmarks/gpu/gpu_status.h's GpuCallStatus, shared with NVML.
+// is gpu_status.h's GpuCallStatus, shared with NCCL and NVML.
 // The macros only return: FLEETBENCH_CUDA_RETURN_IF_ERROR(cudaMalloc(...)).
 // Codes: no driver, no device, no kernel image for this GPU, "not supported"
 // -> FAILED_PRECONDITION (a skip, with the reason); out of memory ->

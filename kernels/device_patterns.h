@@ -1,7 +1,7 @@
 // kernels/device_patterns.h — two small device kernels the allreduce and
 // stress measurements need: the known collective send pattern
-// (agent/benchmarks/gpu/collective_pattern.h) and an order-independent
-// 64-bit hash of a buffer (to see whether a GEMM result changed).
+// (collective_pattern.h) and an order-independent 64-bit hash of a buffer
+// (to see whether a GEMM result changed).
 // Asynchronous on `stream`; return the launch error.
 #ifndef FLEETBENCH_KERNELS_DEVICE_PATTERNS_H_
 #define FLEETBENCH_KERNELS_DEVICE_PATTERNS_H_

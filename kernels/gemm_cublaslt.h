@@ -21,7 +21,7 @@
 #define FLEETBENCH_KERNELS_GEMM_CUBLASLT_H_
 
 #include "absl/status/status.h"
-#include "agent/benchmarks/gpu/gpu_module_api.h"
+#include "kernels/gpu_module_api.h"
 
 namespace fleetbench::kernels {
 

@@ -1,7 +1,6 @@
 // kernels/gpu_module.cc — libfleetbench_gpu.so's C entry point: the
-// FleetbenchGpuApi table (agent/benchmarks/gpu/gpu_module_api.h). Every
-// function turns its absl::Status into the ABI's code + message here, and
-// nowhere else.
+// FleetbenchGpuApi table (gpu_module_api.h). Every function turns its
+// absl::Status into the ABI's code + message here, and nowhere else.
 #include <dlfcn.h>
 
 #include <cstdio>
@@ -10,11 +9,11 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "agent/benchmarks/gpu/gpu_module_api.h"
 #include "kernels/collective_nccl.h"
 #include "kernels/copy_timing.h"
 #include "kernels/cuda_status.h"
 #include "kernels/gemm_cublaslt.h"
+#include "kernels/gpu_module_api.h"
 
 namespace fleetbench::kernels {
 namespace {

@@ -26,7 +26,9 @@ RULES = {
     "kernels": ["kernels/"],
     "common": ["common/", "proto"],
     "storage": ["storage/", "common/", "proto"],
-    "agent/facts": ["agent/facts/", "common/", "proto"],
+    # Facts may use the GPU module's plain-C++ status helpers (kernels/ is
+    # the lowest layer).
+    "agent/facts": ["agent/facts/", "kernels/", "common/", "proto"],
     # Plugins: the module ABI from kernels/, facts, the shared layer.
     "agent/benchmarks": ["agent/benchmarks/", "agent/facts/", "kernels/",
                          "common/", "proto"],

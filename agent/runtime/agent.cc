@@ -3,8 +3,8 @@
 #include <random>
 
 #include "absl/strings/str_cat.h"
-#include "agent/benchmarks/gpu/nvml.h"
 #include "agent/facts/facts.h"
+#include "agent/facts/gpu_facts.h"
 #include "common/logging.h"
 #include "common/token.h"
 #include "grpcpp/grpcpp.h"

@@ -1,5 +1,5 @@
 // tests/fake_nvml/fake_nvml.cc — a scripted stand-in for the driver's
-// libnvidia-ml.so.1, so the real dlopen path of agent/benchmarks/gpu/nvml.cc
+// libnvidia-ml.so.1, so the real dlopen path of agent/facts/gpu_facts.cc
 // runs in tests on machines without a GPU.
 //
 // nvmlInit_v2 reads the file named by $FAKE_NVML_SCRIPT: `key=value` lines,
@@ -36,7 +36,7 @@
 #include <string>
 #include <type_traits>
 
-#include "agent/benchmarks/gpu/nvml_api.h"
+#include "agent/facts/nvml_api.h"
 
 namespace {
 
@@ -384,7 +384,7 @@ __attribute__((visibility("default"))) nvmlReturn_t nvmlDeviceGetPersistenceMode
 
 }  // extern "C"
 
-// Each definition has the signature nvml.cc calls it through.
+// Each definition has the signature gpu_facts.cc calls it through.
 static_assert(std::is_same_v<decltype(&nvmlInit_v2), nvmlInit_v2_fn>);
 static_assert(std::is_same_v<decltype(&nvmlShutdown), nvmlShutdown_fn>);
 static_assert(std::is_same_v<decltype(&nvmlErrorString), nvmlErrorString_fn>);

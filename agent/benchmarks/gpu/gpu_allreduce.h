@@ -36,8 +36,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "agent/benchmarks/benchmark.h"
-#include "agent/benchmarks/gpu/gpu_module_api.h"
 #include "agent/benchmarks/gpu/gpu_plugin.h"
+#include "kernels/gpu_module_api.h"
 
 namespace fleetbench::gpu {
 

@@ -9,8 +9,8 @@ namespace fleetbench::gpu {
 
 void AppendGpuBenchmarks(std::vector<std::unique_ptr<agent::Benchmark>>* all) {
   all->push_back(std::make_unique<GpuGemmBenchmark>());
-  all->push_back(std::make_unique<PcieBenchmark>());
-  all->push_back(std::make_unique<HbmBenchmark>());
+  all->push_back(std::make_unique<GpuCopyBenchmark>(kPcieCopyPlugin));
+  all->push_back(std::make_unique<GpuCopyBenchmark>(kHbmCopyPlugin));
   all->push_back(std::make_unique<AllreduceBenchmark>());
   all->push_back(std::make_unique<StressBenchmark>());
 }

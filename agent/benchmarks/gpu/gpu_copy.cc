@@ -11,23 +11,40 @@
 namespace fleetbench::gpu {
 namespace {
 
-constexpr char kPcieMethod[] =
-    "cudaMemcpyAsync from/to pinned host memory, CUDA-event timed trials "
-    "after warm-up, median of trials";
-constexpr char kHbmMethod[] =
-    "cudaMemcpyAsync device to same device, 2 bytes moved (read + write) per "
-    "byte copied, CUDA-event timed trials after warm-up, median of trials";
-
-struct CopyCase {
-  FleetbenchGpuCopyKind kind;
-  const char* metric;
-  const char* label;
-  double bytes_moved_per_byte;  // 2 for device-local copies
+constexpr GpuCopyDirection kPcieDirections[] = {
+    {FLEETBENCH_GPU_COPY_H2D, "pcie.h2d.GBps", "h2d", 1.0},
+    {FLEETBENCH_GPU_COPY_D2H, "pcie.d2h.GBps", "d2h", 1.0},
 };
+constexpr GpuCopyDirection kHbmDirections[] = {
+    {FLEETBENCH_GPU_COPY_D2D, "gpu.mem.GBps", "d2d", 2.0},
+};
+
+}  // namespace
+
+const GpuCopyPlugin kPcieCopyPlugin = {
+    "pcie",
+    "cudaMemcpyAsync from/to pinned host memory, CUDA-event timed trials "
+    "after warm-up, median of trials",
+    /*default_size_mib=*/256,
+    /*default_copies_per_trial=*/1,
+    kPcieDirections,
+    GpuCopyReference::kPcieLink,
+};
+const GpuCopyPlugin kHbmCopyPlugin = {
+    "hbm",
+    "cudaMemcpyAsync device to same device, 2 bytes moved (read + write) per "
+    "byte copied, CUDA-event timed trials after warm-up, median of trials",
+    /*default_size_mib=*/1024,
+    /*default_copies_per_trial=*/5,
+    kHbmDirections,
+    GpuCopyReference::kSkuMemoryBandwidth,
+};
+
+namespace {
 
 absl::StatusOr<std::vector<double>> MeasureCopies(
     const GpuRun& run, const GpuTarget& target, const GpuCopyConfig& config,
-    const CopyCase& copy, const agent::RunContext& context,
+    const GpuCopyDirection& copy, const agent::RunContext& context,
     const std::string& plugin) {
   FleetbenchGpuCopyArgs args{};
   args.device = target.info.index;
@@ -42,8 +59,8 @@ absl::StatusOr<std::vector<double>> MeasureCopies(
   if (!seconds.ok()) {
     return absl::Status(
         seconds.status().code(),
-        absl::StrCat(plugin, ": gpu ", target.info.index, " ", copy.label,
-                     ": ", seconds.status().message()));
+        absl::StrCat(plugin, ": gpu ", target.info.index, " ", copy.label, ": ",
+                     seconds.status().message()));
   }
   const double bytes = static_cast<double>(args.bytes) *
                        config.copies_per_trial * copy.bytes_moved_per_byte;
@@ -53,7 +70,7 @@ absl::StatusOr<std::vector<double>> MeasureCopies(
 }
 
 v1::Sample MakeSample(const GpuRun& run, const GpuTarget& target,
-                      const GpuCopyConfig& config, const CopyCase& copy,
+                      const GpuCopyConfig& config, const GpuCopyDirection& copy,
                       const std::vector<double>& gbps, const char* method) {
   v1::Sample sample;
   sample.set_metric(copy.metric);
@@ -74,72 +91,50 @@ std::string LinkName(int gen, int width) {
   return absl::StrCat("Gen", gen, " x", width);
 }
 
-absl::StatusOr<std::vector<v1::Sample>> RunCopies(
-    const std::string& plugin, const GpuPluginOptions& options,
-    const agent::Params& params, const agent::RunContext& context,
-    const std::vector<CopyCase>& cases) {
-  absl::StatusOr<GpuCopyConfig> config = ParseGpuCopyParams(plugin, params);
-  if (!config.ok()) return config.status();
-  absl::StatusOr<GpuRun> run = SetUpGpuRun(options, config->devices);
-  if (!run.ok()) return run.status();
-  const bool pcie = plugin == "pcie";
-
-  std::vector<v1::Sample> samples;
-  const double total = static_cast<double>(run->targets.size() * cases.size());
-  int done = 0;
-  for (const GpuTarget& target : run->targets) {
-    for (const CopyCase& copy : cases) {
-      if (context.cancelled()) {
-        return absl::CancelledError(absl::StrCat(plugin, ": cancelled"));
+// The params that compare `sample` with `reference`; none when the
+// reference is unknown for this GPU (no NVML, no SKU).
+void AddReferenceParams(GpuCopyReference reference, const GpuRun& run,
+                        const GpuTarget& target, v1::Sample* sample) {
+  auto& p = *sample->mutable_params();
+  switch (reference) {
+    case GpuCopyReference::kPcieLink: {
+      if (run.nvml == nullptr || !target.nvml_index.has_value()) return;
+      // Read right after the copies: an idle GPU trains its link down.
+      absl::StatusOr<PcieLinkState> link =
+          run.nvml->ReadPcieLink(*target.nvml_index);
+      if (!link.ok()) {
+        p["pcie_link"] = absl::StrCat("unknown: ", link.status().message());
+        return;
       }
-      context.ReportProgress(done / total, absl::StrCat("gpu ",
-                                                        target.info.index, " ",
-                                                        copy.label));
-      absl::StatusOr<std::vector<double>> gbps =
-          MeasureCopies(*run, target, *config, copy, context, plugin);
-      if (!gbps.ok()) return gbps.status();
-      v1::Sample sample = MakeSample(*run, target, *config, copy, *gbps,
-                                     pcie ? kPcieMethod : kHbmMethod);
-      auto& p = *sample.mutable_params();
-      if (pcie && run->nvml != nullptr && target.nvml_index.has_value()) {
-        // Read right after the copies: an idle GPU trains its link down.
-        absl::StatusOr<PcieLinkState> link =
-            run->nvml->ReadPcieLink(*target.nvml_index);
-        if (link.ok()) {
-          const double link_gbps =
-              PcieTheoreticalGBps(link->gen_current, link->width_current);
-          p["pcie_link"] = LinkName(link->gen_current, link->width_current);
-          p["pcie_link_max"] = LinkName(link->gen_max, link->width_max);
-          p["link_GBps"] = FormatNumber(link_gbps);
-          p["pct_of_link"] =
-              FormatNumber(PercentOfPeak(sample.value(), link_gbps));
-        } else {
-          p["pcie_link"] = absl::StrCat("unknown: ", link.status().message());
-        }
-      }
-      if (!pcie && target.sku != nullptr) {
-        p["peak_GBps"] = FormatNumber(target.sku->memory_GBps);
-        p["pct_of_peak"] = FormatNumber(
-            PercentOfPeak(sample.value(), target.sku->memory_GBps));
-      }
-      samples.push_back(std::move(sample));
-      ++done;
+      const double link_gbps =
+          PcieTheoreticalGBps(link->gen_current, link->width_current);
+      p["pcie_link"] = LinkName(link->gen_current, link->width_current);
+      p["pcie_link_max"] = LinkName(link->gen_max, link->width_max);
+      p["link_GBps"] = FormatNumber(link_gbps);
+      p["pct_of_link"] =
+          FormatNumber(PercentOfPeak(sample->value(), link_gbps));
+      return;
     }
+    case GpuCopyReference::kSkuMemoryBandwidth:
+      if (target.sku == nullptr) return;
+      p["peak_GBps"] = FormatNumber(target.sku->memory_GBps);
+      p["pct_of_peak"] =
+          FormatNumber(PercentOfPeak(sample->value(), target.sku->memory_GBps));
+      return;
   }
-  return samples;
 }
 
 }  // namespace
 
-absl::StatusOr<GpuCopyConfig> ParseGpuCopyParams(const std::string& plugin,
+absl::StatusOr<GpuCopyConfig> ParseGpuCopyParams(const GpuCopyPlugin& plugin,
                                                  const agent::Params& params) {
-  ParamReader r(plugin, params,
-                {"size_mib", "devices", "trials", "warmup_copies",
-                 "copies_per_trial"});
+  ParamReader r(
+      plugin.name, params,
+      {"size_mib", "devices", "trials", "warmup_copies", "copies_per_trial"});
   if (absl::Status s = r.CheckKeys(); !s.ok()) return s;
-  const bool hbm = plugin == "hbm";
   GpuCopyConfig config;
-  absl::StatusOr<int64_t> size = r.Int("size_mib", hbm ? 1024 : 256, 1, 16384);
+  absl::StatusOr<int64_t> size =
+      r.Int("size_mib", plugin.default_size_mib, 1, 16384);
   if (!size.ok()) return size.status();
   config.size_mib = static_cast<int>(*size);
   absl::StatusOr<std::vector<int>> devices = r.Devices("devices");
@@ -152,23 +147,43 @@ absl::StatusOr<GpuCopyConfig> ParseGpuCopyParams(const std::string& plugin,
   if (!warmup.ok()) return warmup.status();
   config.warmup_copies = static_cast<int>(*warmup);
   absl::StatusOr<int64_t> per_trial =
-      r.Int("copies_per_trial", hbm ? 5 : 1, 1, 100);
+      r.Int("copies_per_trial", plugin.default_copies_per_trial, 1, 100);
   if (!per_trial.ok()) return per_trial.status();
   config.copies_per_trial = static_cast<int>(*per_trial);
   return config;
 }
 
-absl::StatusOr<std::vector<v1::Sample>> PcieBenchmark::Run(
+absl::StatusOr<std::vector<v1::Sample>> GpuCopyBenchmark::Run(
     const agent::Params& params, const agent::RunContext& context) {
-  return RunCopies(name(), options_, params, context,
-                   {{FLEETBENCH_GPU_COPY_H2D, "pcie.h2d.GBps", "h2d", 1.0},
-                    {FLEETBENCH_GPU_COPY_D2H, "pcie.d2h.GBps", "d2h", 1.0}});
-}
+  const std::string plugin = plugin_->name;
+  absl::StatusOr<GpuCopyConfig> config = ParseGpuCopyParams(*plugin_, params);
+  if (!config.ok()) return config.status();
+  absl::StatusOr<GpuRun> run = SetUpGpuRun(options_, config->devices);
+  if (!run.ok()) return run.status();
 
-absl::StatusOr<std::vector<v1::Sample>> HbmBenchmark::Run(
-    const agent::Params& params, const agent::RunContext& context) {
-  return RunCopies(name(), options_, params, context,
-                   {{FLEETBENCH_GPU_COPY_D2D, "gpu.mem.GBps", "d2d", 2.0}});
+  std::vector<v1::Sample> samples;
+  const double total =
+      static_cast<double>(run->targets.size() * plugin_->directions.size());
+  int done = 0;
+  for (const GpuTarget& target : run->targets) {
+    for (const GpuCopyDirection& copy : plugin_->directions) {
+      if (context.cancelled()) {
+        return absl::CancelledError(absl::StrCat(plugin, ": cancelled"));
+      }
+      context.ReportProgress(
+          done / total,
+          absl::StrCat("gpu ", target.info.index, " ", copy.label));
+      absl::StatusOr<std::vector<double>> gbps =
+          MeasureCopies(*run, target, *config, copy, context, plugin);
+      if (!gbps.ok()) return gbps.status();
+      v1::Sample sample =
+          MakeSample(*run, target, *config, copy, *gbps, plugin_->method);
+      AddReferenceParams(plugin_->reference, *run, target, &sample);
+      samples.push_back(std::move(sample));
+      ++done;
+    }
+  }
+  return samples;
 }
 
 }  // namespace fleetbench::gpu

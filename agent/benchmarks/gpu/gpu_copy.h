@@ -1,4 +1,5 @@
-// agent/benchmarks/gpu/gpu_copy.h — copy bandwidth plugins.
+// agent/benchmarks/gpu/gpu_copy.h — copy bandwidth plugins: one class,
+// GpuCopyBenchmark, registered once per table entry (GpuCopyPlugin).
 //
 // "pcie": host<->device copies of one pinned buffer (cudaMemcpyAsync,
 // kernels/copy_timing.h), host-to-device then device-to-host, per GPU.
@@ -26,14 +27,51 @@
 #define FLEETBENCH_AGENT_BENCHMARKS_GPU_GPU_COPY_H_
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "agent/benchmarks/benchmark.h"
 #include "agent/benchmarks/gpu/gpu_plugin.h"
+#include "kernels/gpu_module_api.h"
 
 namespace fleetbench::gpu {
+
+// One direction a copy plugin measures: one module copy() per GPU, one
+// sample.
+struct GpuCopyDirection {
+  FleetbenchGpuCopyKind kind;
+  const char* metric;           // "pcie.h2d.GBps"
+  const char* label;            // the sample's "direction" param: "h2d"
+  double bytes_moved_per_byte;  // 2 for device-local copies (read + write)
+};
+
+// What a copy plugin's samples are compared with.
+enum class GpuCopyReference {
+  // The PCIe link NVML reports right after the copies: pcie_link,
+  // pcie_link_max, link_GBps, pct_of_link.
+  kPcieLink,
+  // The SKU's datasheet memory bandwidth: peak_GBps, pct_of_peak.
+  kSkuMemoryBandwidth,
+};
+
+// Everything one copy plugin is: what "pcie" and "hbm" differ in.
+// GpuCopyBenchmark keeps a pointer to its entry, which must outlive it (the
+// two below are static).
+struct GpuCopyPlugin {
+  const char* name;    // the plugin name, a permanent key
+  const char* method;  // the samples' "method" param
+  int default_size_mib;
+  int default_copies_per_trial;
+  absl::Span<const GpuCopyDirection> directions;  // measured in this order
+  GpuCopyReference reference;
+};
+
+// The two entries registered (gpu_benchmarks.cc).
+extern const GpuCopyPlugin kPcieCopyPlugin;  // "pcie": h2d, d2h
+extern const GpuCopyPlugin kHbmCopyPlugin;   // "hbm": d2d
 
 struct GpuCopyConfig {
   int size_mib = 256;
@@ -43,39 +81,26 @@ struct GpuCopyConfig {
   int copies_per_trial = 1;
 };
 
-// Defaults differ per plugin: pass "pcie" or "hbm".
-absl::StatusOr<GpuCopyConfig> ParseGpuCopyParams(const std::string& plugin,
+// The parameters above, with `plugin`'s defaults; errors name the plugin.
+absl::StatusOr<GpuCopyConfig> ParseGpuCopyParams(const GpuCopyPlugin& plugin,
                                                  const agent::Params& params);
 
-class PcieBenchmark final : public agent::Benchmark {
+class GpuCopyBenchmark final : public agent::Benchmark {
  public:
-  explicit PcieBenchmark(GpuPluginOptions options = DefaultGpuPluginOptions())
-      : options_(std::move(options)) {}
-  std::string name() const override { return "pcie"; }
+  explicit GpuCopyBenchmark(
+      const GpuCopyPlugin& plugin,
+      GpuPluginOptions options = DefaultGpuPluginOptions())
+      : plugin_(&plugin), options_(std::move(options)) {}
+  std::string name() const override { return plugin_->name; }
   absl::Status Probe() const override { return ProbeGpu(options_.module); }
   absl::Status ValidateParams(const agent::Params& params) const override {
-    return ParseGpuCopyParams(name(), params).status();
+    return ParseGpuCopyParams(*plugin_, params).status();
   }
   absl::StatusOr<std::vector<v1::Sample>> Run(
       const agent::Params& params, const agent::RunContext& context) override;
 
  private:
-  GpuPluginOptions options_;
-};
-
-class HbmBenchmark final : public agent::Benchmark {
- public:
-  explicit HbmBenchmark(GpuPluginOptions options = DefaultGpuPluginOptions())
-      : options_(std::move(options)) {}
-  std::string name() const override { return "hbm"; }
-  absl::Status Probe() const override { return ProbeGpu(options_.module); }
-  absl::Status ValidateParams(const agent::Params& params) const override {
-    return ParseGpuCopyParams(name(), params).status();
-  }
-  absl::StatusOr<std::vector<v1::Sample>> Run(
-      const agent::Params& params, const agent::RunContext& context) override;
-
- private:
+  const GpuCopyPlugin* plugin_;  // a static table entry
   GpuPluginOptions options_;
 };
 

@@ -71,7 +71,7 @@ TEST_F(GpuDeviceTest, GemmCancelled) {
 }
 
 TEST_F(GpuDeviceTest, PcieBothDirections) {
-  PcieBenchmark pcie(options_);
+  GpuCopyBenchmark pcie(kPcieCopyPlugin, options_);
   agent::RunContext context(::testing::TempDir(), &cancelled_, nullptr);
   absl::StatusOr<std::vector<v1::Sample>> samples =
       pcie.Run({{"size_mib", "64"}, {"devices", "0"}, {"trials", "5"}}, context);
@@ -87,7 +87,7 @@ TEST_F(GpuDeviceTest, PcieBothDirections) {
 }
 
 TEST_F(GpuDeviceTest, HbmCopy) {
-  HbmBenchmark hbm(options_);
+  GpuCopyBenchmark hbm(kHbmCopyPlugin, options_);
   agent::RunContext context(::testing::TempDir(), &cancelled_, nullptr);
   absl::StatusOr<std::vector<v1::Sample>> samples =
       hbm.Run({{"size_mib", "256"}, {"devices", "0"}, {"trials", "5"}}, context);

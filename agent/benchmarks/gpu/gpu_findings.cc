@@ -8,6 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "agent/benchmarks/gpu/gpu_math.h"
 #include "agent/benchmarks/gpu/gpu_skus.h"
+#include "agent/facts/gpu_values.h"
 
 namespace fleetbench::gpu {
 namespace {

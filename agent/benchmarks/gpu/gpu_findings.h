@@ -1,9 +1,9 @@
 // agent/benchmarks/gpu/gpu_findings.h — what in a GPU's facts can explain a
 // low number: power caps, a narrow PCIe link, MIG, ECC errors, heat, vGPU.
 //
-// Pure: reads one v1::GpuFacts (from NVML, nvml.h) and returns one short
-// sentence per finding, in a fixed order; an empty list means nothing to
-// say. Absent (unreadable) facts never produce a finding. The rules and
+// Pure: reads one v1::GpuFacts (agent/facts/gpu_facts.h) and returns one
+// short sentence per finding, in a fixed order; an empty list means nothing
+// to say. Absent (unreadable) facts never produce a finding. The rules and
 // their thresholds are listed in docs/gpu.md ("Findings").
 #ifndef FLEETBENCH_AGENT_BENCHMARKS_GPU_GPU_FINDINGS_H_
 #define FLEETBENCH_AGENT_BENCHMARKS_GPU_GPU_FINDINGS_H_

@@ -10,6 +10,8 @@
 #include "agent/benchmarks/gemm_math.h"
 #include "agent/benchmarks/gpu/gpu_math.h"
 #include "agent/benchmarks/gpu/gpu_params.h"
+#include "agent/benchmarks/gpu/gpu_samplers.h"
+#include "agent/facts/gpu_values.h"
 #include "common/stats.h"
 
 namespace fleetbench::gpu {

@@ -9,11 +9,9 @@
 #define FLEETBENCH_AGENT_BENCHMARKS_GPU_GPU_MATH_H_
 
 #include <cstdint>
-#include <optional>
-#include <string>
 #include <vector>
 
-#include "absl/strings/string_view.h"
+#include "agent/facts/gpu_values.h"
 
 namespace fleetbench::gpu {
 
@@ -39,48 +37,18 @@ enum class Collective { kAllReduce, kAllGather, kReduceScatter, kAllToAll,
 double BusBandwidthFactor(Collective collective, int ranks);
 double BusBandwidth(Collective collective, int ranks, double algbw_GBps);
 
-// NVML clock event ("throttle") reason bits, as in nvml.h
-// (nvmlClocksEventReason*). The values are NVML's and never change.
-inline constexpr uint64_t kReasonGpuIdle = 0x1;
-inline constexpr uint64_t kReasonApplicationsClocksSetting = 0x2;
-inline constexpr uint64_t kReasonSwPowerCap = 0x4;
-inline constexpr uint64_t kReasonHwSlowdown = 0x8;
-inline constexpr uint64_t kReasonSyncBoost = 0x10;
-inline constexpr uint64_t kReasonSwThermalSlowdown = 0x20;
-inline constexpr uint64_t kReasonHwThermalSlowdown = 0x40;
-inline constexpr uint64_t kReasonHwPowerBrakeSlowdown = 0x80;
-inline constexpr uint64_t kReasonDisplayClockSetting = 0x100;
-// The reasons that mean "slower than the board could be right now because
-// of power or heat": what a benchmark result should be flagged for. Idle,
-// application clocks, sync boost and display settings are not.
+// The clock event reasons (agent/facts/gpu_values.h) that mean "slower than
+// the board could be right now because of power or heat": what a benchmark
+// result should be flagged for. Idle, application clocks, sync boost and
+// display settings are not.
 inline constexpr uint64_t kThrottlingReasons =
     kReasonSwPowerCap | kReasonHwSlowdown | kReasonSwThermalSlowdown |
     kReasonHwThermalSlowdown | kReasonHwPowerBrakeSlowdown;
-
-// Names of the set bits, lowest first ("gpu_idle", "sw_power_cap", ...);
-// unknown bits as "bit_N".
-std::vector<std::string> DecodeClockEventReasons(uint64_t reasons);
 
 // Share of samples (NVML reason bitmasks taken during a run) in which any
 // bit of `mask` was set, in [0, 1]; 0 for no samples.
 double ThrottleFraction(const std::vector<uint64_t>& samples,
                         uint64_t mask = kThrottlingReasons);
-
-// A PCI address parsed from either spelling: NVML's "00000000:3B:00.0"
-// (32-bit domain) or CUDA's / sysfs's "0000:3b:00.0". nullopt if malformed.
-struct PciAddress {
-  uint32_t domain = 0;
-  uint32_t bus = 0;
-  uint32_t device = 0;
-  uint32_t function = 0;
-  bool operator==(const PciAddress&) const = default;
-};
-std::optional<PciAddress> ParsePciAddress(absl::string_view text);
-// True when both parse and name the same function.
-bool SamePciAddress(absl::string_view a, absl::string_view b);
-
-// NVML's CUDA driver version integer (12040) as "12.4".
-std::string FormatCudaVersion(int version);
 
 }  // namespace fleetbench::gpu
 

@@ -4,13 +4,10 @@
 #include <vector>
 
 #include "agent/benchmarks/gemm_math.h"
-#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace fleetbench::gpu {
 namespace {
-
-using ::testing::ElementsAre;
 
 TEST(GpuMathTest, GemmFlopsOfTheDefaultSize) {
   // The GPU plugin shares the CPU plugin's FLOP count: 2·8192³.
@@ -59,19 +56,6 @@ TEST(GpuMathTest, BusBandwidthFactorsMatchNcclTests) {
   EXPECT_DOUBLE_EQ(BusBandwidth(Collective::kAllReduce, 8, 100), 175);
 }
 
-TEST(GpuMathTest, DecodesClockEventReasons) {
-  EXPECT_TRUE(DecodeClockEventReasons(0).empty());
-  EXPECT_THAT(DecodeClockEventReasons(kReasonSwPowerCap | kReasonGpuIdle),
-              ElementsAre("gpu_idle", "sw_power_cap"));
-  EXPECT_THAT(DecodeClockEventReasons(0x1ff),
-              ElementsAre("gpu_idle", "applications_clocks_setting",
-                          "sw_power_cap", "hw_slowdown", "sync_boost",
-                          "sw_thermal_slowdown", "hw_thermal_slowdown",
-                          "hw_power_brake_slowdown", "display_clock_setting"));
-  EXPECT_THAT(DecodeClockEventReasons(uint64_t{1} << 40),
-              ElementsAre("bit_40"));
-}
-
 TEST(GpuMathTest, ThrottleFraction) {
   EXPECT_EQ(ThrottleFraction({}), 0);
   // Idle and application clocks are not throttling.
@@ -81,31 +65,6 @@ TEST(GpuMathTest, ThrottleFraction) {
                                      kReasonHwThermalSlowdown | kReasonGpuIdle}),
                    0.5);
   EXPECT_DOUBLE_EQ(ThrottleFraction({kReasonSyncBoost, 0}, kReasonSyncBoost), 0.5);
-}
-
-TEST(GpuMathTest, PciAddressesCompareAcrossSpellings) {
-  const std::optional<PciAddress> nvml = ParsePciAddress("00000000:3B:00.0");
-  ASSERT_TRUE(nvml.has_value());
-  EXPECT_EQ(nvml->domain, 0u);
-  EXPECT_EQ(nvml->bus, 0x3bu);
-  EXPECT_EQ(nvml->device, 0u);
-  EXPECT_EQ(nvml->function, 0u);
-  EXPECT_TRUE(SamePciAddress("00000000:3B:00.0", "0000:3b:00.0"));
-  EXPECT_TRUE(SamePciAddress("3b:00.0", "0000:3B:00.0"));
-  EXPECT_FALSE(SamePciAddress("0000:3b:00.0", "0000:3c:00.0"));
-  EXPECT_FALSE(SamePciAddress("0001:3b:00.0", "0000:3b:00.0"));
-  EXPECT_FALSE(ParsePciAddress("").has_value());
-  EXPECT_FALSE(ParsePciAddress("0000:3b:00").has_value());
-  EXPECT_FALSE(ParsePciAddress("0000:zz:00.0").has_value());
-  EXPECT_FALSE(ParsePciAddress("0000:3b:20.0").has_value());  // device > 31
-  EXPECT_FALSE(SamePciAddress("junk", "junk"));
-}
-
-TEST(GpuMathTest, FormatsCudaVersions) {
-  EXPECT_EQ(FormatCudaVersion(12040), "12.4");
-  EXPECT_EQ(FormatCudaVersion(13000), "13.0");
-  EXPECT_EQ(FormatCudaVersion(11080), "11.8");
-  EXPECT_EQ(FormatCudaVersion(0), "");
 }
 
 }  // namespace

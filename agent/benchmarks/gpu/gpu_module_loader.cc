@@ -10,7 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "agent/benchmarks/gpu/gpu_status.h"
+#include "kernels/gpu_status.h"
 
 namespace fleetbench::gpu {
 namespace {
@@ -101,7 +101,7 @@ absl::StatusOr<std::unique_ptr<GpuModule>> GpuModule::Load(
   if (options.candidates.empty()) {
     failures.push_back("no place to look for it");
   }
-  return GpuCallStatus(
+  return kernels::GpuCallStatus(
       absl::StatusCode::kFailedPrecondition, "dlopen", 0,
       absl::StrJoin(failures, "; "),
       absl::StrCat("loading the GPU module ", kGpuModuleFileName), "", 0);

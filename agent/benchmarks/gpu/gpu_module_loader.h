@@ -1,6 +1,6 @@
 // agent/benchmarks/gpu/gpu_module_loader.h — finds and dlopen()s
 // libfleetbench_gpu.so (kernels/), and wraps its C ABI
-// (gpu_module_api.h) in absl::Status-returning calls.
+// (kernels/gpu_module_api.h) in absl::Status-returning calls.
 //
 // Where it looks, in order: $FLEETBENCH_GPU_MODULE when set (a path to the
 // file), then libfleetbench_gpu.so in the folder of the running executable
@@ -29,7 +29,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "agent/benchmarks/gpu/gpu_module_api.h"
+#include "kernels/gpu_module_api.h"
 
 namespace fleetbench::gpu {
 

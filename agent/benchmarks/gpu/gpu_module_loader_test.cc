@@ -159,8 +159,8 @@ void ExpectSkipped(agent::Benchmark& benchmark, const std::string& reason) {
 TEST(GpuPluginsTest, SkippedWithoutTheModule) {
   const GpuPluginOptions options = OptionsWithModule(kMissing);
   GpuGemmBenchmark gemm(options);
-  PcieBenchmark pcie(options);
-  HbmBenchmark hbm(options);
+  GpuCopyBenchmark pcie(kPcieCopyPlugin, options);
+  GpuCopyBenchmark hbm(kHbmCopyPlugin, options);
   AllreduceBenchmark allreduce(options);
   StressBenchmark stress(options);
   for (agent::Benchmark* b : std::vector<agent::Benchmark*>{
@@ -175,8 +175,8 @@ TEST(GpuPluginsTest, SkippedWithoutADriver) {
   if (DriverPresent()) GTEST_SKIP() << "an NVIDIA driver is installed here";
   const GpuPluginOptions options = OptionsWithModule(path);
   GpuGemmBenchmark gemm(options);
-  PcieBenchmark pcie(options);
-  HbmBenchmark hbm(options);
+  GpuCopyBenchmark pcie(kPcieCopyPlugin, options);
+  GpuCopyBenchmark hbm(kHbmCopyPlugin, options);
   AllreduceBenchmark allreduce(options);
   StressBenchmark stress(options);
   for (agent::Benchmark* b : std::vector<agent::Benchmark*>{

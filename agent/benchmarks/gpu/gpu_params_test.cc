@@ -70,22 +70,23 @@ TEST(GpuGemmParamsTest, SupportedDtypesFollowComputeCapability) {
 }
 
 TEST(GpuCopyParamsTest, DefaultsDifferPerPlugin) {
-  absl::StatusOr<GpuCopyConfig> pcie = ParseGpuCopyParams("pcie", {});
+  absl::StatusOr<GpuCopyConfig> pcie = ParseGpuCopyParams(kPcieCopyPlugin, {});
   ASSERT_TRUE(pcie.ok()) << pcie.status();
   EXPECT_EQ(pcie->size_mib, 256);
   EXPECT_EQ(pcie->copies_per_trial, 1);
   EXPECT_EQ(pcie->trials, 20);
-  absl::StatusOr<GpuCopyConfig> hbm = ParseGpuCopyParams("hbm", {});
+  absl::StatusOr<GpuCopyConfig> hbm = ParseGpuCopyParams(kHbmCopyPlugin, {});
   ASSERT_TRUE(hbm.ok()) << hbm.status();
   EXPECT_EQ(hbm->size_mib, 1024);
   EXPECT_EQ(hbm->copies_per_trial, 5);
 }
 
 TEST(GpuCopyParamsTest, Rejects) {
-  absl::Status s = ParseGpuCopyParams("pcie", {{"size_mib", "0"}}).status();
+  absl::Status s =
+      ParseGpuCopyParams(kPcieCopyPlugin, {{"size_mib", "0"}}).status();
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(s.message(), HasSubstr("pcie: size_mib: 0 is outside 1..16384"));
-  s = ParseGpuCopyParams("hbm", {{"bytes", "1"}}).status();
+  s = ParseGpuCopyParams(kHbmCopyPlugin, {{"bytes", "1"}}).status();
   EXPECT_THAT(s.message(), HasSubstr("hbm: unknown parameter 'bytes'"));
 }
 

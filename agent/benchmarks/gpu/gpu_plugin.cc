@@ -6,7 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "agent/benchmarks/gpu/gpu_math.h"
+#include "agent/facts/gpu_values.h"
 #include "common/stats.h"
 
 namespace fleetbench::gpu {

@@ -18,7 +18,7 @@
 #include "absl/status/statusor.h"
 #include "agent/benchmarks/gpu/gpu_module_loader.h"
 #include "agent/benchmarks/gpu/gpu_skus.h"
-#include "agent/benchmarks/gpu/nvml.h"
+#include "agent/facts/gpu_facts.h"
 #include "fleetbench/v1/result.pb.h"
 
 namespace fleetbench::gpu {

@@ -11,6 +11,7 @@
 #include "agent/benchmarks/gemm_math.h"
 #include "agent/benchmarks/gpu/gpu_math.h"
 #include "agent/benchmarks/gpu/gpu_params.h"
+#include "agent/benchmarks/gpu/gpu_samplers.h"
 
 namespace fleetbench::gpu {
 namespace {

@@ -4,7 +4,7 @@
 // reason instead of calling past the end of its table.
 #include <cstddef>
 
-#include "agent/benchmarks/gpu/gpu_module_api.h"
+#include "kernels/gpu_module_api.h"
 
 namespace {
 

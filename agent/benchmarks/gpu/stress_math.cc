@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "agent/benchmarks/gpu/gpu_math.h"
+#include "agent/facts/gpu_values.h"
 
 namespace fleetbench::gpu {
 

@@ -1,8 +1,8 @@
-#include "agent/benchmarks/gpu/gpu_status.h"
+#include "kernels/gpu_status.h"
 
 #include "absl/strings/str_cat.h"
 
-namespace fleetbench::gpu {
+namespace fleetbench::kernels {
 
 absl::string_view ShortSourcePath(absl::string_view file) {
   for (absl::string_view top : {"/agent/", "/kernels/", "/tests/"}) {
@@ -28,4 +28,4 @@ absl::Status GpuCallStatus(absl::StatusCode code, absl::string_view library,
   return absl::Status(code, message);
 }
 
-}  // namespace fleetbench::gpu
+}  // namespace fleetbench::kernels

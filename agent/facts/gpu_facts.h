@@ -1,12 +1,17 @@
-// agent/benchmarks/gpu/nvml.h — GPU facts and live readings through NVML,
-// loaded at run time.
+// agent/facts/gpu_facts.h — what a node's GPUs are, and their live
+// readings, through NVML loaded at run time.
 //
 // Owns: dlopen("libnvidia-ml.so.1") (the driver's copy; there is no nvml.h
-// or link-time dependency), nvmlInit_v2 / nvmlShutdown, and turning NVML's
-// answers into v1::GpuFacts (proto/fleetbench/v1/gpu.proto). The binary
-// links no NVIDIA library: on a node without a driver Open() fails with
-// FAILED_PRECONDITION carrying dlerror()'s text, and the node reports GPU
-// facts as absent with that reason (FillGpuFacts).
+// or link-time dependency, the entry points used are declared in
+// nvml_api.h), nvmlInit_v2 / nvmlShutdown, and turning NVML's answers into
+// v1::GpuFacts (proto/fleetbench/v1/gpu.proto). The binary links no NVIDIA
+// library: on a node without a driver Open() fails with FAILED_PRECONDITION
+// carrying dlerror()'s text, and the node reports GPU facts as absent with
+// that reason (FillGpuFacts). The agent sends these facts at hello time;
+// `probe` prints them; the GPU plugins read links, reasons, power and
+// temperature through the same Nvml object while they measure. What the
+// facts mean for a result (findings, SKU peaks) is judged above this layer,
+// in agent/benchmarks/gpu/.
 //
 // Errors: every failed NVML call becomes a Status through one helper that
 // names the call ("nvmlDeviceGetPowerUsage: Insufficient Permissions (nvml
@@ -16,23 +21,19 @@
 // same way; only init, count and handle lookup are required.
 //
 // Thread safety: NVML is thread-safe and an Nvml object is immutable after
-// Open(), so its methods may be called concurrently (the throttle sampler
-// does, while a benchmark runs).
-#ifndef FLEETBENCH_AGENT_BENCHMARKS_GPU_NVML_H_
-#define FLEETBENCH_AGENT_BENCHMARKS_GPU_NVML_H_
+// Open(), so its methods may be called concurrently (the plugins' samplers,
+// agent/benchmarks/gpu/gpu_samplers.h, do while a benchmark runs).
+#ifndef FLEETBENCH_AGENT_FACTS_GPU_FACTS_H_
+#define FLEETBENCH_AGENT_FACTS_GPU_FACTS_H_
 
-#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "absl/time/time.h"
-#include "agent/benchmarks/gpu/stress_math.h"
 #include "fleetbench/v1/facts.pb.h"
 #include "fleetbench/v1/gpu.pb.h"
 
@@ -71,16 +72,16 @@ class Nvml {
   absl::StatusOr<v1::GpuFacts> ReadDeviceFacts(unsigned index) const;
 
   // NVML index of the device at this PCI address (either spelling, see
-  // ParsePciAddress); NOT_FOUND when none.
+  // ParsePciAddress in gpu_values.h); NOT_FOUND when none.
   absl::StatusOr<unsigned> IndexOfPciBusId(absl::string_view bus_id) const;
   absl::StatusOr<PcieLinkState> ReadPcieLink(unsigned index) const;
-  // The clock event reason bitmask now (gpu_math.h names the bits).
+  // The clock event reason bitmask now (gpu_values.h names the bits).
   absl::StatusOr<uint64_t> ReadClockEventReasons(unsigned index) const;
   // Board power draw now, W; GPU temperature now, C.
   absl::StatusOr<double> ReadPowerWatts(unsigned index) const;
   absl::StatusOr<unsigned> ReadTemperatureC(unsigned index) const;
 
-  struct EntryPoints;  // defined in nvml.cc
+  struct EntryPoints;  // defined in gpu_facts.cc
 
  private:
   Nvml(void* handle, std::unique_ptr<EntryPoints> api);
@@ -99,46 +100,6 @@ absl::StatusOr<std::vector<v1::GpuFacts>> ReadGpuFacts(
 void FillGpuFacts(v1::NodeFacts* facts,
                   const NvmlOptions& options = DefaultNvmlOptions());
 
-// Samples one device's clock event reasons on a thread of its own while a
-// benchmark runs, to report which share of the run was throttled
-// (ThrottleFraction). Failed reads are skipped. Stop() (or the destructor)
-// joins the thread; Stop() returns the samples taken.
-class ClockEventSampler {
- public:
-  ClockEventSampler(const Nvml* nvml, unsigned index, absl::Duration period);
-  ~ClockEventSampler();
-  ClockEventSampler(const ClockEventSampler&) = delete;
-  ClockEventSampler& operator=(const ClockEventSampler&) = delete;
-  std::vector<uint64_t> Stop();
-
- private:
-  void Loop(const Nvml* nvml, unsigned index, absl::Duration period);
-
-  std::atomic<bool> stop_{false};
-  std::vector<uint64_t> samples_;  // written by the thread until joined
-  std::thread thread_;
-};
-
-// Like ClockEventSampler, for the long "stress" runs: each tick reads the
-// reasons, power draw and temperature, stamped with seconds since the
-// sampler started (readings that fail are left absent). Stop() joins and
-// returns the samples.
-class TelemetrySampler {
- public:
-  TelemetrySampler(const Nvml* nvml, unsigned index, absl::Duration period);
-  ~TelemetrySampler();
-  TelemetrySampler(const TelemetrySampler&) = delete;
-  TelemetrySampler& operator=(const TelemetrySampler&) = delete;
-  std::vector<TelemetrySample> Stop();
-
- private:
-  void Loop(const Nvml* nvml, unsigned index, absl::Duration period);
-
-  std::atomic<bool> stop_{false};
-  std::vector<TelemetrySample> samples_;  // written by the thread until joined
-  std::thread thread_;
-};
-
 }  // namespace fleetbench::gpu
 
-#endif  // FLEETBENCH_AGENT_BENCHMARKS_GPU_NVML_H_
+#endif  // FLEETBENCH_AGENT_FACTS_GPU_FACTS_H_

@@ -1,18 +1,17 @@
 // NVML through the real dlopen path, against tests/fake_nvml (a scripted
-// libnvidia-ml.so.1): no GPU or driver needed.
-#include "agent/benchmarks/gpu/nvml.h"
+// libnvidia-ml.so.1): no GPU or driver needed. What the plugins make of
+// these facts (findings, samplers) is tested in agent/benchmarks/gpu/.
+#include "agent/facts/gpu_facts.h"
 
 #include <dlfcn.h>
 #include <stdlib.h>
-#include <unistd.h>
 
-#include <fstream>
 #include <string>
 
-#include "agent/benchmarks/gpu/gpu_findings.h"
-#include "agent/benchmarks/gpu/gpu_math.h"
+#include "agent/facts/gpu_values.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/fake_nvml/fake_nvml_script.h"
 
 namespace fleetbench::gpu {
 namespace {
@@ -21,61 +20,18 @@ using ::testing::Contains;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
-
-constexpr char kH100Script[] = R"(# an H100 SXM with a capped power limit
-device_count=1
-driver_version=550.54.15
-cuda_driver_version=12040
-name=NVIDIA H100 80GB HBM3
-uuid=GPU-8c2c3c1e-0000-4000-8000-000000000001
-pci_bus_id=00000000:3B:00.0
-memory_total=85520809984
-memory_used=1048576
-pcie_gen_current=4
-pcie_gen_max=5
-pcie_width_current=8
-pcie_width_max=16
-power_enforced_mw=320000
-power_default_mw=450000
-power_min_mw=200000
-power_max_mw=700000
-power_usage_mw=71234
-sm_clock=1980
-mem_clock=2619
-sm_clock_max=1980
-mem_clock_max=2619
-temperature=41
-temp_slowdown=87
-temp_shutdown=92
-clock_event_reasons=0x5
-ecc_current=1
-ecc_pending=1
-ecc_corrected_volatile=3
-ecc_uncorrected_volatile=0
-ecc_corrected_aggregate=10
-ecc_uncorrected_aggregate=2
-mig_current=0
-mig_pending=0
-virtualization_mode=0
-persistence_mode=1
-)";
+using fake_nvml::kH100Script;
+using fake_nvml::kT4WithRefusalsScript;
+using fake_nvml::kTwoA100Script;
 
 class NvmlTest : public ::testing::Test {
  protected:
-  void TearDown() override { unsetenv("FAKE_NVML_SCRIPT"); }
+  void TearDown() override { fake_nvml::ClearScript(); }
 
   // Writes a script for the fake and points it there.
-  void UseScript(const std::string& text) {
-    script_path_ = ::testing::TempDir() + "/fake_nvml_" +
-                   std::to_string(getpid()) + "_" +
-                   ::testing::UnitTest::GetInstance()->current_test_info()->name();
-    std::ofstream(script_path_) << text;
-    setenv("FAKE_NVML_SCRIPT", script_path_.c_str(), 1);
-  }
+  void UseScript(const std::string& text) { fake_nvml::UseScript(text); }
 
   static NvmlOptions Fake() { return NvmlOptions{FAKE_NVML_LIBRARY}; }
-
-  std::string script_path_;
 };
 
 TEST_F(NvmlTest, MissingLibraryIsAPreconditionWithDlerrorText) {
@@ -155,26 +111,8 @@ TEST_F(NvmlTest, ReadsEveryFact) {
   EXPECT_THAT(f.unreadable(), IsEmpty());
 }
 
-TEST_F(NvmlTest, FindingsFromFakeFacts) {
-  UseScript(kH100Script);
-  absl::StatusOr<std::vector<v1::GpuFacts>> gpus = ReadGpuFacts(Fake());
-  ASSERT_TRUE(gpus.ok()) << gpus.status();
-  EXPECT_THAT(DiagnoseGpu((*gpus)[0]),
-              ElementsAre("power capped: enforced 320 W of 450 W default",
-                          "board configured below datasheet power: default "
-                          "450 W of 700 W (H100 SXM)",
-                          "PCIe link Gen4 x8 below max Gen5 x16",
-                          "ECC errors: 2 uncorrected",
-                          "clocks held back: sw_power_cap"));
-}
-
 TEST_F(NvmlTest, UnsupportedFactsAreAbsentAndOtherErrorsNoted) {
-  UseScript(R"(device_count=1
-name=Tesla T4
-power_usage_mw.error=4
-temperature=50
-ecc_current=0
-)");
+  UseScript(kT4WithRefusalsScript);
   absl::StatusOr<std::vector<v1::GpuFacts>> gpus = ReadGpuFacts(Fake());
   ASSERT_TRUE(gpus.ok()) << gpus.status();
   const v1::GpuFacts& f = (*gpus)[0];
@@ -189,34 +127,16 @@ ecc_current=0
   EXPECT_THAT(f.unreadable(),
               ElementsAre("nvmlDeviceGetPowerUsage: Insufficient Permissions "
                           "(nvml error 4)"));
-  EXPECT_THAT(DiagnoseGpu(f), ElementsAre("ECC disabled"));
 }
 
 TEST_F(NvmlTest, SeveralDevicesWithPerDeviceValues) {
-  UseScript(R"(device_count=2
-name=NVIDIA A100-SXM4-80GB
-gpu0.pci_bus_id=00000000:07:00.0
-gpu1.pci_bus_id=00000000:0F:00.0
-mig_current=0
-gpu1.mig_current=1
-gpu1.virtualization_mode=2
-pcie_gen_current=4
-pcie_gen_max=4
-pcie_width_current=16
-pcie_width_max=16
-clock_event_reasons=0
-gpu1.clock_event_reasons=0x20
-)");
+  UseScript(kTwoA100Script);
   absl::StatusOr<std::unique_ptr<Nvml>> nvml = Nvml::Open(Fake());
   ASSERT_TRUE(nvml.ok()) << nvml.status();
   absl::StatusOr<std::vector<v1::GpuFacts>> gpus = (*nvml)->ReadFacts();
   ASSERT_TRUE(gpus.ok()) << gpus.status();
   ASSERT_EQ(gpus->size(), 2u);
   EXPECT_EQ((*gpus)[1].index(), 1u);
-  EXPECT_THAT(DiagnoseGpu((*gpus)[0]), IsEmpty());
-  EXPECT_THAT(DiagnoseGpu((*gpus)[1]),
-              ElementsAre("MIG enabled", "clocks held back: sw_thermal_slowdown",
-                          "running under vGPU"));
 
   // CUDA spells PCI addresses differently; the lookup does not care.
   absl::StatusOr<unsigned> index = (*nvml)->IndexOfPciBusId("0000:0f:00.0");
@@ -290,56 +210,6 @@ TEST_F(NvmlTest, FillGpuFactsFillsNodeFacts) {
   ASSERT_EQ(facts.gpus_size(), 1);
   EXPECT_EQ(facts.gpus(0).name(), "NVIDIA H100 80GB HBM3");
   EXPECT_EQ(facts.gpu_unavailable_reason(), "");
-}
-
-TEST_F(NvmlTest, SamplerCollectsReasonsUntilStopped) {
-  UseScript("device_count=1\nclock_event_reasons=0x4\n");
-  absl::StatusOr<std::unique_ptr<Nvml>> nvml = Nvml::Open(Fake());
-  ASSERT_TRUE(nvml.ok()) << nvml.status();
-  ClockEventSampler sampler(nvml->get(), 0, absl::Milliseconds(1));
-  absl::SleepFor(absl::Milliseconds(30));
-  const std::vector<uint64_t> samples = sampler.Stop();
-  ASSERT_FALSE(samples.empty());
-  EXPECT_DOUBLE_EQ(ThrottleFraction(samples), 1.0);
-  EXPECT_EQ(sampler.Stop().size(), samples.size());  // idempotent
-}
-
-TEST_F(NvmlTest, TelemetrySamplerFollowsAScriptedReasonSeries) {
-  // Idle, then held back by the power cap, then thermal: each read takes
-  // the next value and the last one sticks.
-  UseScript(
-      "device_count=1\n"
-      "clock_event_reasons_series=0x1,0x0,0x4,0x4,0x20\n"
-      "power_usage_mw_series=100000,650000,700000\n"
-      "temperature_series=40,70,86\n");
-  absl::StatusOr<std::unique_ptr<Nvml>> nvml = Nvml::Open(Fake());
-  ASSERT_TRUE(nvml.ok()) << nvml.status();
-  TelemetrySampler sampler(nvml->get(), 0, absl::Milliseconds(1));
-  absl::SleepFor(absl::Milliseconds(100));
-  const std::vector<TelemetrySample> samples = sampler.Stop();
-  ASSERT_GE(samples.size(), 6u);
-  std::vector<uint64_t> reasons;
-  for (const TelemetrySample& t : samples) {
-    ASSERT_TRUE(t.reasons.has_value());
-    reasons.push_back(*t.reasons);
-  }
-  EXPECT_THAT(std::vector<uint64_t>(reasons.begin(), reasons.begin() + 6),
-              ElementsAre(0x1, 0x0, 0x4, 0x4, 0x20, 0x20));
-  for (size_t i = 1; i < samples.size(); ++i) {
-    EXPECT_GE(samples[i].seconds, samples[i - 1].seconds);
-  }
-
-  const TelemetrySummary summary = SummarizeTelemetry(samples);
-  const double n = static_cast<double>(samples.size());
-  EXPECT_DOUBLE_EQ(summary.throttle_fraction, (n - 2) / n);
-  ASSERT_TRUE(summary.first_throttle_seconds.has_value());
-  EXPECT_DOUBLE_EQ(*summary.first_throttle_seconds, samples[2].seconds);
-  EXPECT_DOUBLE_EQ(summary.reason_fractions.at("gpu_idle"), 1 / n);
-  EXPECT_DOUBLE_EQ(summary.reason_fractions.at("sw_power_cap"), 2 / n);
-  EXPECT_DOUBLE_EQ(summary.reason_fractions.at("sw_thermal_slowdown"),
-                   (n - 4) / n);
-  EXPECT_EQ(summary.max_temperature_c, 86u);
-  EXPECT_DOUBLE_EQ(*summary.max_power_w, 700.0);
 }
 
 TEST_F(NvmlTest, DefaultOptionsHonourTheEnvironment) {

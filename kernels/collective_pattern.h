@@ -1,20 +1,21 @@
-// agent/benchmarks/gpu/collective_pattern.h — the known values the
-// "allreduce" plugin's collectives move, and what each rank must hold
-// afterwards. Header-only and pure so the module (kernels/) checks results
-// with the same arithmetic the unit tests check (gpu_math_test.cc).
+// kernels/collective_pattern.h — the known values the "allreduce" plugin's
+// collectives move, and what each rank must hold afterwards. Header-only,
+// pure and free of CUDA so the module checks results with the same
+// arithmetic the unit tests check (collective_pattern_test.cc, built with or
+// without CUDA).
 //
 // Rank r's send element i is (r+1)·((i mod 13)+1): small integers, so float
 // sums over up to 1024 ranks are exact and any wrong, missing or doubled
-// contribution shows. The device fill kernel (kernels/collective_fill.cu)
-// writes the same formula.
-#ifndef FLEETBENCH_AGENT_BENCHMARKS_GPU_COLLECTIVE_PATTERN_H_
-#define FLEETBENCH_AGENT_BENCHMARKS_GPU_COLLECTIVE_PATTERN_H_
+// contribution shows. The device fill kernel (FillCollectivePattern in
+// device_patterns.cu) writes the same formula.
+#ifndef FLEETBENCH_KERNELS_COLLECTIVE_PATTERN_H_
+#define FLEETBENCH_KERNELS_COLLECTIVE_PATTERN_H_
 
 #include <cstdint>
 
-#include "agent/benchmarks/gpu/gpu_module_api.h"
+#include "kernels/gpu_module_api.h"
 
-namespace fleetbench::gpu {
+namespace fleetbench::kernels {
 
 inline constexpr uint64_t kPatternPeriod = 13;
 
@@ -48,6 +49,6 @@ inline double ExpectedAfter(int op, int ranks, int rank, uint64_t send_count,
   }
 }
 
-}  // namespace fleetbench::gpu
+}  // namespace fleetbench::kernels
 
-#endif  // FLEETBENCH_AGENT_BENCHMARKS_GPU_COLLECTIVE_PATTERN_H_
+#endif  // FLEETBENCH_KERNELS_COLLECTIVE_PATTERN_H_

@@ -1,15 +1,15 @@
-// agent/benchmarks/gpu/nvml_api.h — the part of NVML's C API that fleetbench
-// calls, declared here because nodes (and this build machine) have no
-// nvml.h: only the driver's libnvidia-ml.so.1, loaded with dlopen (nvml.h
-// in this folder). Types, values and signatures are copied from NVML's public
-// API reference (docs.nvidia.com/deploy/nvml-api); only what is used is
+// agent/facts/nvml_api.h — the part of NVML's C API that fleetbench calls,
+// declared here because nodes (and this build machine) have no nvml.h: only
+// the driver's libnvidia-ml.so.1, loaded with dlopen (gpu_facts.h in this
+// folder). Types, values and signatures are copied from NVML's public API
+// reference (docs.nvidia.com/deploy/nvml-api); only what is used is
 // declared. tests/fake_nvml implements the same entry points and checks its
 // definitions against these typedefs at compile time.
 //
 // Plain C declarations at global scope, as nvml.h would make them; include
-// this only from nvml.cc and the fake, never from a public header.
-#ifndef FLEETBENCH_AGENT_BENCHMARKS_GPU_NVML_API_H_
-#define FLEETBENCH_AGENT_BENCHMARKS_GPU_NVML_API_H_
+// this only from gpu_facts.cc and the fake, never from a public header.
+#ifndef FLEETBENCH_AGENT_FACTS_NVML_API_H_
+#define FLEETBENCH_AGENT_FACTS_NVML_API_H_
 
 extern "C" {
 
@@ -165,4 +165,4 @@ typedef nvmlReturn_t (*nvmlDeviceGetPersistenceMode_fn)(
 
 }  // extern "C"
 
-#endif  // FLEETBENCH_AGENT_BENCHMARKS_GPU_NVML_API_H_
+#endif  // FLEETBENCH_AGENT_FACTS_NVML_API_H_

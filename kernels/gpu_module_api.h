@@ -1,4 +1,4 @@
-// agent/benchmarks/gpu/gpu_module_api.h — the C ABI between the fleetbench
+// kernels/gpu_module_api.h — the C ABI between the fleetbench
 // binary and libfleetbench_gpu.so, the module that holds every line of code
 // linked against the CUDA runtime and cuBLASLt.
 //
@@ -30,8 +30,8 @@
 // binary refuse, with a reason, a module older than itself
 // (FLEETBENCH_GPU_API_MIN_SIZE). Growth so far: device_count..copy (first
 // layout), then collective and stress_gemm.
-#ifndef FLEETBENCH_AGENT_BENCHMARKS_GPU_GPU_MODULE_API_H_
-#define FLEETBENCH_AGENT_BENCHMARKS_GPU_GPU_MODULE_API_H_
+#ifndef FLEETBENCH_KERNELS_GPU_MODULE_API_H_
+#define FLEETBENCH_KERNELS_GPU_MODULE_API_H_
 
 #include <stddef.h>
 #include <stdint.h>
@@ -227,4 +227,4 @@ typedef const FleetbenchGpuApi* (*FleetbenchGpuApiV1Fn)(void);
 }  // extern "C"
 #endif
 
-#endif  // FLEETBENCH_AGENT_BENCHMARKS_GPU_GPU_MODULE_API_H_
+#endif  // FLEETBENCH_KERNELS_GPU_MODULE_API_H_

@@ -1,17 +1,14 @@
-#include "agent/benchmarks/gpu/nvml.h"
+#include "agent/facts/gpu_facts.h"
 
 #include <dlfcn.h>
 
-#include <algorithm>
 #include <cstdlib>
-#include <cstring>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "absl/time/clock.h"
-#include "agent/benchmarks/gpu/gpu_math.h"
-#include "agent/benchmarks/gpu/gpu_status.h"
-#include "agent/benchmarks/gpu/nvml_api.h"
+#include "agent/facts/gpu_values.h"
+#include "agent/facts/nvml_api.h"
+#include "kernels/gpu_status.h"
 
 namespace fleetbench::gpu {
 
@@ -85,9 +82,9 @@ absl::Status NvmlStatus(const Nvml::EntryPoints& api, nvmlReturn_t rc,
   if (rc == NVML_SUCCESS) return absl::OkStatus();
   const char* text =
       api.error_string != nullptr ? api.error_string(rc) : nullptr;
-  return GpuCallStatus(CodeOfNvmlError(rc), "nvml", static_cast<int>(rc),
-                       text != nullptr ? text : "unknown NVML error", call,
-                       "", 0);
+  return kernels::GpuCallStatus(
+      CodeOfNvmlError(rc), "nvml", static_cast<int>(rc),
+      text != nullptr ? text : "unknown NVML error", call, "", 0);
 }
 
 #define FLEETBENCH_NVML_RETURN_IF_ERROR(api, call, expr)                \
@@ -115,9 +112,9 @@ absl::Status LoadEntryPoints(void* handle, Nvml::EntryPoints* api) {
         {api->count != nullptr, "nvmlDeviceGetCount_v2"},
         {api->handle_by_index != nullptr, "nvmlDeviceGetHandleByIndex_v2"}}) {
     if (!fn) {
-      return GpuCallStatus(absl::StatusCode::kFailedPrecondition, "dlsym", 0,
-                           "required entry point missing from libnvidia-ml",
-                           name, "", 0);
+      return kernels::GpuCallStatus(
+          absl::StatusCode::kFailedPrecondition, "dlsym", 0,
+          "required entry point missing from libnvidia-ml", name, "", 0);
     }
   }
   Resolve(handle, "nvmlSystemGetDriverVersion", &api->driver_version);
@@ -206,9 +203,10 @@ absl::StatusOr<std::unique_ptr<Nvml>> Nvml::Open(const NvmlOptions& options) {
   void* handle = dlopen(options.library.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     const char* why = dlerror();
-    return GpuCallStatus(absl::StatusCode::kFailedPrecondition, "dlopen", 0,
-                         why != nullptr ? why : "unknown dlopen error",
-                         absl::StrCat("dlopen(", options.library, ")"), "", 0);
+    return kernels::GpuCallStatus(
+        absl::StatusCode::kFailedPrecondition, "dlopen", 0,
+        why != nullptr ? why : "unknown dlopen error",
+        absl::StrCat("dlopen(", options.library, ")"), "", 0);
   }
   auto api = std::make_unique<EntryPoints>();
   if (absl::Status s = LoadEntryPoints(handle, api.get()); !s.ok()) {
@@ -534,67 +532,6 @@ void FillGpuFacts(v1::NodeFacts* facts, const NvmlOptions& options) {
     return;
   }
   for (v1::GpuFacts& gpu : *gpus) *facts->add_gpus() = std::move(gpu);
-}
-
-ClockEventSampler::ClockEventSampler(const Nvml* nvml, unsigned index,
-                                     absl::Duration period)
-    : thread_([this, nvml, index, period] { Loop(nvml, index, period); }) {}
-
-ClockEventSampler::~ClockEventSampler() { Stop(); }
-
-std::vector<uint64_t> ClockEventSampler::Stop() {
-  stop_.store(true);
-  if (thread_.joinable()) thread_.join();
-  return samples_;
-}
-
-void ClockEventSampler::Loop(const Nvml* nvml, unsigned index,
-                             absl::Duration period) {
-  // Sleep in short slices so Stop() does not wait a whole period.
-  const absl::Duration slice = std::min(period, absl::Milliseconds(10));
-  while (!stop_.load()) {
-    if (absl::StatusOr<uint64_t> reasons = nvml->ReadClockEventReasons(index);
-        reasons.ok()) {
-      samples_.push_back(*reasons);
-    }
-    const absl::Time next = absl::Now() + period;
-    while (!stop_.load() && absl::Now() < next) absl::SleepFor(slice);
-  }
-}
-
-TelemetrySampler::TelemetrySampler(const Nvml* nvml, unsigned index,
-                                   absl::Duration period)
-    : thread_([this, nvml, index, period] { Loop(nvml, index, period); }) {}
-
-TelemetrySampler::~TelemetrySampler() { Stop(); }
-
-std::vector<TelemetrySample> TelemetrySampler::Stop() {
-  stop_.store(true);
-  if (thread_.joinable()) thread_.join();
-  return samples_;
-}
-
-void TelemetrySampler::Loop(const Nvml* nvml, unsigned index,
-                            absl::Duration period) {
-  const absl::Duration slice = std::min(period, absl::Milliseconds(10));
-  const absl::Time start = absl::Now();
-  while (!stop_.load()) {
-    TelemetrySample sample;
-    sample.seconds = absl::ToDoubleSeconds(absl::Now() - start);
-    if (absl::StatusOr<uint64_t> r = nvml->ReadClockEventReasons(index);
-        r.ok()) {
-      sample.reasons = *r;
-    }
-    if (absl::StatusOr<double> w = nvml->ReadPowerWatts(index); w.ok()) {
-      sample.power_w = *w;
-    }
-    if (absl::StatusOr<unsigned> t = nvml->ReadTemperatureC(index); t.ok()) {
-      sample.temperature_c = *t;
-    }
-    samples_.push_back(sample);
-    const absl::Time next = absl::Now() + period;
-    while (!stop_.load() && absl::Now() < next) absl::SleepFor(slice);
-  }
 }
 
 }  // namespace fleetbench::gpu
