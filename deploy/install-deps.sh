@@ -11,6 +11,7 @@ packages=(
   googletest libgtest-dev libgmock-dev
   liburing-dev libibverbs-dev
   iproute2 fio iperf3 sqlite3
+  python3-grpcio python3-protobuf
 )
 
 missing=()
