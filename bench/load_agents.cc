@@ -127,9 +127,9 @@ v1::AgentMessage MakeHello(const std::string& name) {
   (*hello->mutable_labels())["instance_type"] = "bench.fake";
   *hello->mutable_facts() = SmallFacts(name);
   hello->set_agent_version("fleetbench-load/0.1.0");
-  v1::BenchmarkOutcome* gemm = hello->add_capabilities();
+  v1::Capability* gemm = hello->add_capabilities();
   gemm->set_benchmark("gemm");
-  gemm->set_state(v1::TASK_STATE_SUCCEEDED);
+  gemm->set_status(v1::CAPABILITY_STATUS_AVAILABLE);
   return m;
 }
 

@@ -55,6 +55,7 @@
 #include "absl/time/time.h"
 #include "common/clock.h"
 #include "common/ulid.h"
+#include "common/api_enums.h"
 #include "controller/fleet_core.h"
 #include "storage/store.h"
 
@@ -446,7 +447,7 @@ int TimeInProcess(const RankBenchOptions& o) {
   for (const char* by : {"node", "instance_type"}) {
     v1::RankRequest request;
     request.set_metric(kMetric);
-    request.set_by(by);
+    request.set_by(*ParseRankGrouping(by));
     Summary s{absl::StrCat("FleetCore::Rank by ", by), 0, {}, {}};
     int rows = 0;
     for (int i = 0; i <= o.repeats; ++i) {

@@ -125,7 +125,7 @@ wait_for_line() {  # file pattern seconds
 }
 online_count() {  # prefix
   "$FB" nodes --json --controller "$CTL_ADDR" |
-    jq --arg p "$1" '[.nodes[]? | select(.status == "online" and (.name | startswith($p)))] | length'
+    jq --arg p "$1" '[.nodes[]? | select(.status == "NODE_STATUS_ONLINE" and (.name | startswith($p)))] | length'
 }
 
 echo "# $(date -u +%Y-%m-%dT%H:%MZ) $(uname -r), $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'))"
@@ -153,7 +153,7 @@ for k in $STREAMS; do
     result=$(grep '^{' "$dir/load.out")
     for _ in $(seq 1 50); do
       state=$("$FB" runs --json --controller "$CTL_ADDR" | jq -r --arg r "$run_id" '.runs[] | select(.run_id == $r) | .state')
-      [[ $state == succeeded ]] && break
+      [[ $state == RUN_STATE_SUCCEEDED ]] && break
       sleep 0.1
     done
     rate=$(jq -r .samples_per_s <<<"$result")

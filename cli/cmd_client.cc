@@ -18,9 +18,13 @@
 #include "absl/time/time.h"
 #include "common/proto_json.h"
 #include "common/suites.h"
-#include "common/task_state.h"
+#include "common/api_enums.h"
 #include "common/token.h"
 #include "fleetbench/v1/fleet_service.grpc.pb.h"
+#include "fleetbench/v1/history.pb.h"
+#include "fleetbench/v1/node.pb.h"
+#include "fleetbench/v1/rank.pb.h"
+#include "fleetbench/v1/run.pb.h"
 #include "grpcpp/grpcpp.h"
 #include "cli/args.h"
 #include "cli/commands.h"
@@ -155,7 +159,7 @@ void PrintPairMatrix(const v1::Run& run, const std::string& metric) {
 }
 
 void PrintRun(const v1::Run& run) {
-  std::cout << "run " << run.run_id() << ": " << run.state();
+  std::cout << "run " << run.run_id() << ": " << RunStateName(run.state());
   if (!run.suite().empty()) std::cout << " (suite " << run.suite() << ")";
   std::cout << "\n\n";
   Table tasks({"NODE", "STATE", "REASON"});
@@ -164,7 +168,10 @@ void PrintRun(const v1::Run& run) {
     for (const auto& o : t.outcomes()) {
       if (o.state() == v1::TASK_STATE_SKIPPED || o.state() == v1::TASK_STATE_FAILED) {
         absl::StrAppend(&reason, reason.empty() ? "" : "; ", o.benchmark(), " ",
-                        TaskStateName(o.state()), ": ", o.reason());
+                        TaskStateName(o.state()),
+                        o.code() == v1::STATUS_CODE_OK ? ""
+                                                       : " (" + StatusCodeName(o.code()) + ")",
+                        ": ", o.reason());
       }
     }
     tasks.AddRow({t.node(), TaskStateName(t.state()), reason});
@@ -183,15 +190,18 @@ void PrintRun(const v1::Run& run) {
 }
 
 bool RunFailed(const v1::Run& run) {
-  if (run.state() == "failed") return true;
+  if (run.state() == v1::RUN_STATE_FAILED) return true;
   for (const v1::NodeTask& t : run.tasks()) {
     if (t.state() == v1::TASK_STATE_FAILED || t.state() == v1::TASK_STATE_LOST) return true;
   }
   return false;
 }
 
-bool RunDone(const v1::Run& run) {
-  return run.state() == "succeeded" || run.state() == "failed" || run.state() == "cancelled";
+bool RunDone(const v1::Run& run) { return IsTerminal(run.state()); }
+
+// On a terminal, where the next page starts (--json carries the token).
+void PrintNextPage(const std::string& command, const std::string& token) {
+  if (!token.empty()) std::cerr << "more: fleetbench " << command << " --page-token " << token << "\n";
 }
 
 }  // namespace
@@ -211,7 +221,7 @@ int NodesCommand(const Argv& argv) {
   }
   Table table({"NAME", "STATUS", "CPU", "CORES", "MEMORY_GiB", "LABELS"});
   for (const v1::Node& n : response.nodes()) {
-    table.AddRow({n.name(), n.status(), n.facts().cpu().model(),
+    table.AddRow({n.name(), NodeStatusName(n.status()), n.facts().cpu().model(),
                   std::to_string(n.facts().cpu().logical_cores()),
                   FormatNumber(static_cast<double>(n.facts().memory_total_bytes()) / (1 << 30)),
                   Labels(n.labels())});
@@ -230,6 +240,8 @@ int RunCommand(const Argv& argv) {
       {"max-parallel", true, false, "at most N nodes measure at once (nodes sharing a host: 1)"},
       {"wait", false, false, "follow progress, then print the results"},
       {"timeout", true, false, "with --wait: give up after this long (default 1h)"},
+      {"bench-timeout", true, false,
+       "cancel each benchmark that runs longer, e.g. 10m (default: each plugin's own)"},
       kJsonFlag};
   int code = 0;
   auto p = Prepare("run", argv, flags, 0, &code);
@@ -279,6 +291,16 @@ int RunCommand(const Argv& argv) {
     }
     request.set_max_parallel(n);
   }
+  if (args.Has("bench-timeout")) {
+    absl::Duration bench_timeout;
+    if (!absl::ParseDuration(args.Get("bench-timeout"), &bench_timeout) ||
+        bench_timeout < absl::Milliseconds(1)) {
+      return Usage("run", "--bench-timeout wants a duration like 10m or 500ms", flags);
+    }
+    for (auto& spec : *request.mutable_benchmarks()) {
+      spec.set_timeout_ms(absl::ToInt64Milliseconds(bench_timeout));
+    }
+  }
   absl::Duration timeout = absl::Hours(1);
   if (args.Has("timeout") &&
       (!absl::ParseDuration(args.Get("timeout"), &timeout) || timeout <= absl::ZeroDuration())) {
@@ -313,7 +335,8 @@ int RunCommand(const Argv& argv) {
     }
     if (RunDone(run)) break;
     if (absl::Now() > give_up) {
-      return Fail("run", "timed out waiting for run " + run.run_id() + " (still " + run.state() + ")");
+      return Fail("run", "timed out waiting for run " + run.run_id() + " (still " +
+                             RunStateName(run.state()) + ")");
     }
     // Live progress: one line per change, redrawn in place on a terminal.
     std::vector<std::string> parts;
@@ -372,15 +395,19 @@ int ResultsCommand(const Argv& argv) {
 
 int RunsCommand(const Argv& argv) {
   int code = 0;
-  auto p = Prepare("runs", argv, {kJsonFlag, {"limit", true, false, "how many (default 20)"}}, 0,
-                   &code);
+  const std::vector<FlagSpec> flags = {
+      kJsonFlag,
+      {"limit", true, false, "how many, newest first (default 20, at most 1000)"},
+      {"page-token", true, false, "the next page, as a previous call printed it"}};
+  auto p = Prepare("runs", argv, flags, 0, &code);
   if (!p) return code;
   v1::ListRunsRequest request;
   uint32_t limit = 20;
   if (p->args.Has("limit") && !absl::SimpleAtoi(p->args.Get("limit"), &limit)) {
-    return Usage("runs", "--limit wants a count", {});
+    return Usage("runs", "--limit wants a count", flags);
   }
-  request.set_limit(limit);
+  request.set_page_size(limit);
+  request.set_page_token(p->args.Get("page-token"));
   v1::ListRunsResponse response;
   if (auto s = p->client->Call(&v1::Fleet::Stub::ListRuns, request, &response); !s.ok()) {
     return Fail("runs", std::string(s.message()));
@@ -393,12 +420,13 @@ int RunsCommand(const Argv& argv) {
   for (const v1::Run& r : response.runs()) {
     std::vector<std::string> names;
     for (const auto& b : r.benchmarks()) names.push_back(b.name());
-    table.AddRow({r.run_id(), r.state(),
+    table.AddRow({r.run_id(), RunStateName(r.state()),
                   absl::FormatTime("%Y-%m-%d %H:%M:%S", absl::FromUnixMillis(r.created_unix_ms()),
                                    absl::UTCTimeZone()),
                   absl::StrJoin(names, ",")});
   }
   std::cout << table.Render();
+  PrintNextPage("runs", response.next_page_token());
   return kExitOk;
 }
 
@@ -428,7 +456,9 @@ int RankCommand(const Argv& argv) {
   v1::RankRequest request;
   request.set_metric(p->args.Get("metric"));
   if (request.metric().empty()) return Usage("rank", "--metric is required", flags);
-  request.set_by(p->args.Get("by", "node"));
+  absl::StatusOr<v1::RankGrouping> by = ParseRankGrouping(p->args.Get("by", "node"));
+  if (!by.ok()) return Usage("rank", "--" + std::string(by.status().message()), flags);
+  request.set_by(*by);
   if (p->args.Has("window")) {
     std::string w = p->args.Get("window");
     absl::Duration d;
@@ -451,7 +481,7 @@ int RankCommand(const Argv& argv) {
   const std::string cost_unit = response.higher_is_better()
                                     ? "USD_PER_H_PER_" + response.unit()
                                     : "USD_PER_H_x_" + response.unit();
-  Table table({"#", absl::AsciiStrToUpper(response.by()), "NODES", "RUNS",
+  Table table({"#", absl::AsciiStrToUpper(RankGroupingName(response.by())), "NODES", "RUNS",
                "MEDIAN_" + response.unit(), "P10", "P90", "USD_PER_H", cost_unit});
   int rank = 0;
   for (const v1::RankRow& r : response.rows()) {
@@ -470,6 +500,8 @@ int HistoryCommand(const Argv& argv) {
   const std::vector<FlagSpec> flags = {{"node", true, false, "node name"},
                                        {"metric", true, false, "metric name"},
                                        {"limit", true, false, "newest N (default 100)"},
+                                       {"page-token", true, false,
+                                        "the next page, as a previous call printed it"},
                                        kJsonFlag};
   int code = 0;
   auto p = Prepare("history", argv, flags, 0, &code);
@@ -484,7 +516,8 @@ int HistoryCommand(const Argv& argv) {
   if (p->args.Has("limit") && !absl::SimpleAtoi(p->args.Get("limit"), &limit)) {
     return Usage("history", "--limit wants a count", flags);
   }
-  request.set_limit(limit);
+  request.set_page_size(limit);
+  request.set_page_token(p->args.Get("page-token"));
   v1::HistoryResponse response;
   if (auto s = p->client->Call(&v1::Fleet::Stub::History, request, &response); !s.ok()) {
     return Fail("history", std::string(s.message()));
@@ -500,6 +533,8 @@ int HistoryCommand(const Argv& argv) {
                   s.run_id(), FormatNumber(s.value()), s.unit(), ParamsText(s.params())});
   }
   std::cout << table.Render();
+  PrintNextPage("history --node " + request.node() + " --metric " + request.metric(),
+                response.next_page_token());
   return kExitOk;
 }
 

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <future>
+#include <utility>
 #include <type_traits>
 
 namespace fleetbench::controller {
@@ -55,20 +56,41 @@ void FleetCore::Post(Event event) {
   queue_.push_back(std::move(event));
 }
 
+namespace {
+
 template <typename T>
-T FleetCore::Call(std::function<T()> fn) {
+T ErrorAs(absl::Status status) {
+  if constexpr (std::is_same_v<T, absl::Status>) {
+    return status;
+  } else {
+    return T(std::move(status));
+  }
+}
+
+}  // namespace
+
+absl::Status CallerDeadlinePassed() {
+  return absl::DeadlineExceededError(
+      "the controller did not answer within the call's deadline");
+}
+
+template <typename T>
+T FleetCore::Call(std::function<T()> fn, absl::Time deadline) {
   auto promise = std::make_shared<std::promise<T>>();
   std::future<T> future = promise->get_future();
   {
     absl::MutexLock lock(&queue_mu_);
-    if (stopping_) {
-      if constexpr (std::is_same_v<T, absl::Status>) {
-        return absl::UnavailableError("controller is shutting down");
-      } else {
-        return T(absl::UnavailableError("controller is shutting down"));
-      }
-    }
-    queue_.push_back(Closure([promise, fn = std::move(fn)] { promise->set_value(fn()); }));
+    if (stopping_) return ErrorAs<T>(absl::UnavailableError("controller is shutting down"));
+    // Deadlines are the caller's (gRPC's, wall-clock), not the core's
+    // injected clock. A call whose caller gave up before the actor reached
+    // it is not applied: a late StartRun must not start a run nobody sees.
+    queue_.push_back(Closure([promise, fn = std::move(fn), deadline] {
+      promise->set_value(absl::Now() >= deadline ? ErrorAs<T>(CallerDeadlinePassed()) : fn());
+    }));
+  }
+  if (deadline == absl::InfiniteFuture()) return future.get();
+  if (future.wait_until(absl::ToChronoTime(deadline)) != std::future_status::ready) {
+    return ErrorAs<T>(CallerDeadlinePassed());
   }
   return future.get();
 }
@@ -137,21 +159,25 @@ void FleetCore::OnDisconnect(const std::shared_ptr<AgentLink>& link) {
 
 // ------------------------------------------------------------------- users
 
-absl::StatusOr<v1::ListNodesResponse> FleetCore::ListNodes() {
-  return Call<absl::StatusOr<v1::ListNodesResponse>>([this] { return HandleListNodes(); });
+absl::StatusOr<v1::ListNodesResponse> FleetCore::ListNodes(absl::Time deadline) {
+  return Call<absl::StatusOr<v1::ListNodesResponse>>([this] { return HandleListNodes(); },
+                                                     deadline);
 }
 
-absl::StatusOr<v1::StartRunResponse> FleetCore::StartRun(const v1::StartRunRequest& request) {
+absl::StatusOr<v1::StartRunResponse> FleetCore::StartRun(const v1::StartRunRequest& request,
+                                                         absl::Time deadline) {
   return Call<absl::StatusOr<v1::StartRunResponse>>(
-      [this, request] { return HandleStartRun(request); });
+      [this, request] { return HandleStartRun(request); }, deadline);
 }
 
-absl::StatusOr<v1::Run> FleetCore::GetRun(const v1::GetRunRequest& request) {
-  return Call<absl::StatusOr<v1::Run>>([this, request] { return HandleGetRun(request); });
+absl::StatusOr<v1::Run> FleetCore::GetRun(const v1::GetRunRequest& request,
+                                          absl::Time deadline) {
+  return Call<absl::StatusOr<v1::Run>>([this, request] { return HandleGetRun(request); },
+                                       deadline);
 }
 
-absl::Status FleetCore::CancelRun(const std::string& run_id) {
-  return Call<absl::Status>([this, run_id] { return HandleCancelRun(run_id); });
+absl::Status FleetCore::CancelRun(const std::string& run_id, absl::Time deadline) {
+  return Call<absl::Status>([this, run_id] { return HandleCancelRun(run_id); }, deadline);
 }
 
 FleetCore::Stats FleetCore::GetStats() {

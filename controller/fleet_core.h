@@ -41,8 +41,11 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "common/clock.h"
-#include "fleetbench/v1/agent_service.pb.h"
-#include "fleetbench/v1/fleet_service.pb.h"
+#include "fleetbench/v1/agent.pb.h"
+#include "fleetbench/v1/history.pb.h"
+#include "fleetbench/v1/node.pb.h"
+#include "fleetbench/v1/rank.pb.h"
+#include "fleetbench/v1/run.pb.h"
 #include "storage/store.h"
 
 namespace fleetbench::controller {
@@ -92,14 +95,25 @@ class FleetCore {
                       v1::AgentMessage message);
   void OnDisconnect(const std::shared_ptr<AgentLink>& link);
 
-  // --- User side: block until the actor answered. ---
-  absl::StatusOr<v1::ListNodesResponse> ListNodes();
-  absl::StatusOr<v1::StartRunResponse> StartRun(const v1::StartRunRequest& request);
-  absl::StatusOr<v1::Run> GetRun(const v1::GetRunRequest& request);
-  absl::Status CancelRun(const std::string& run_id);
-  absl::StatusOr<v1::ListRunsResponse> ListRuns(uint32_t limit);
-  absl::StatusOr<v1::RankResponse> Rank(const v1::RankRequest& request);
-  absl::StatusOr<v1::HistoryResponse> History(const v1::HistoryRequest& request);
+  // --- User side: block until the actor answered, or until `deadline`
+  // (the caller's gRPC deadline), after which they return
+  // DEADLINE_EXCEEDED; a call still queued at its deadline is dropped
+  // unapplied. ---
+  absl::StatusOr<v1::ListNodesResponse> ListNodes(
+      absl::Time deadline = absl::InfiniteFuture());
+  absl::StatusOr<v1::StartRunResponse> StartRun(
+      const v1::StartRunRequest& request, absl::Time deadline = absl::InfiniteFuture());
+  absl::StatusOr<v1::Run> GetRun(const v1::GetRunRequest& request,
+                                 absl::Time deadline = absl::InfiniteFuture());
+  absl::Status CancelRun(const std::string& run_id,
+                         absl::Time deadline = absl::InfiniteFuture());
+  // Newest first, a page at a time (page tokens are opaque to callers).
+  absl::StatusOr<v1::ListRunsResponse> ListRuns(
+      const v1::ListRunsRequest& request, absl::Time deadline = absl::InfiniteFuture());
+  absl::StatusOr<v1::RankResponse> Rank(const v1::RankRequest& request,
+                                        absl::Time deadline = absl::InfiniteFuture());
+  absl::StatusOr<v1::HistoryResponse> History(
+      const v1::HistoryRequest& request, absl::Time deadline = absl::InfiniteFuture());
 
   // Counters for /metrics and benchmarks.
   struct Stats {
@@ -119,7 +133,7 @@ class FleetCore {
     std::map<std::string, std::string> labels;
     v1::NodeFacts facts;
     std::string agent_version;
-    std::vector<v1::BenchmarkOutcome> capabilities;
+    std::vector<v1::Capability> capabilities;
     std::string address;  // for pairwise benchmarks
   };
   struct LiveProgress {
@@ -137,9 +151,9 @@ class FleetCore {
 
   // --- The actor (fleet_core.cc). ---
   void Post(Event event);
-  // Runs `fn` on the actor thread and waits for it.
+  // Runs `fn` on the actor thread and waits for it until `deadline`.
   template <typename T>
-  T Call(std::function<T()> fn);
+  T Call(std::function<T()> fn, absl::Time deadline);
   void ActorLoop();
 
   // All below run on the actor thread only.
@@ -211,6 +225,9 @@ class FleetCore {
   absl::Mutex stats_mu_;
   Stats stats_ ABSL_GUARDED_BY(stats_mu_);
 };
+
+// DEADLINE_EXCEEDED for a user call that outlived its caller's deadline.
+absl::Status CallerDeadlinePassed();
 
 }  // namespace fleetbench::controller
 

@@ -8,7 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/logging.h"
-#include "common/task_state.h"
+#include "common/api_enums.h"
 
 namespace fleetbench::controller {
 

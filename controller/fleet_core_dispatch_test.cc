@@ -31,7 +31,7 @@ TEST_F(FleetCoreTest, MaxParallelLimitsNodesInFlight) {
   request.set_include_samples(true);
   auto done = core_->GetRun(request);
   ASSERT_TRUE(done.ok());
-  EXPECT_EQ(done->state(), "succeeded");
+  EXPECT_EQ(done->state(), v1::RUN_STATE_SUCCEEDED);
   EXPECT_EQ(done->samples_size(), 3);
 }
 
@@ -91,7 +91,7 @@ TEST_F(FleetCoreTest, ASkippedListenerSkipsThePair) {
   EXPECT_NE(client.reason().find("no RDMA device"), std::string::npos) << client.reason();
   v1::GetRunRequest get;
   get.set_run_id(run);
-  EXPECT_EQ(core_->GetRun(get)->state(), "succeeded");  // nothing failed
+  EXPECT_EQ(core_->GetRun(get)->state(), v1::RUN_STATE_SUCCEEDED);  // nothing failed
 }
 
 TEST_F(FleetCoreTest, PairwiseNeedsTwoNodes) {

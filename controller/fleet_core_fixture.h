@@ -80,11 +80,11 @@ class FleetCoreTest : public ::testing::Test {
     v1::Hello hello;
     hello.set_name(name);
     (*hello.mutable_labels())["price_per_hour"] = "1";
-    v1::BenchmarkOutcome* gemm = hello.add_capabilities();
+    v1::Capability* gemm = hello.add_capabilities();
     gemm->set_benchmark("gemm");
-    gemm->set_state(v1::TASK_STATE_SUCCEEDED);
+    gemm->set_status(v1::CAPABILITY_STATUS_AVAILABLE);
     if (net) {
-      v1::BenchmarkOutcome* n = hello.add_capabilities();
+      v1::Capability* n = hello.add_capabilities();
       n->set_benchmark("net");
       n->set_pairwise(true);
     }

@@ -10,7 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/logging.h"
-#include "common/task_state.h"
+#include "common/api_enums.h"
 #include "common/ulid.h"
 #include "controller/pairing.h"
 
@@ -36,6 +36,14 @@ absl::StatusOr<v1::StartRunResponse> FleetCore::HandleStartRun(
     }
     if (spec.params_size() > 64) {
       return absl::InvalidArgumentError("at most 64 parameters per benchmark");
+    }
+    // A week: past that a "timeout" is a typo, and the runner's deadline
+    // arithmetic stays far from overflow.
+    constexpr int64_t kMaxTimeoutMs = int64_t{7} * 24 * 3600 * 1000;
+    if (spec.timeout_ms() < 0 || spec.timeout_ms() > kMaxTimeoutMs) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          spec.name(), ": timeout_ms ", spec.timeout_ms(), " is outside 0 (the plugin's default) .. ",
+          kMaxTimeoutMs, " (7 days)"));
     }
   }
   // Pick nodes: named ones (each must exist), else every online node, then

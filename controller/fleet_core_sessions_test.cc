@@ -10,7 +10,7 @@ TEST_F(FleetCoreTest, HelloIsWelcomedAndTheNodeIsOnline) {
   auto nodes = core_->ListNodes();
   ASSERT_TRUE(nodes.ok());
   ASSERT_EQ(nodes->nodes_size(), 1);
-  EXPECT_EQ(nodes->nodes(0).status(), "online");
+  EXPECT_EQ(nodes->nodes(0).status(), v1::NODE_STATUS_ONLINE);
 }
 
 TEST_F(FleetCoreTest, SilentNodeGoesOfflineAndItsRunningTaskIsLost) {
@@ -28,7 +28,7 @@ TEST_F(FleetCoreTest, SilentNodeGoesOfflineAndItsRunningTaskIsLost) {
   v1::NodeTask task = TaskOf(run, "a");
   EXPECT_EQ(task.state(), v1::TASK_STATE_LOST);
   EXPECT_NE(task.reason().find("heartbeat"), std::string::npos) << task.reason();
-  EXPECT_EQ(core_->ListNodes()->nodes(0).status(), "offline");
+  EXPECT_EQ(core_->ListNodes()->nodes(0).status(), v1::NODE_STATUS_OFFLINE);
 }
 
 TEST_F(FleetCoreTest, HeartbeatsKeepANodeOnline) {
@@ -40,7 +40,7 @@ TEST_F(FleetCoreTest, HeartbeatsKeepANodeOnline) {
     Send(link, beat);
   }
   AdvanceAndSweep(absl::Seconds(1));
-  EXPECT_EQ(core_->ListNodes()->nodes(0).status(), "online");
+  EXPECT_EQ(core_->ListNodes()->nodes(0).status(), v1::NODE_STATUS_ONLINE);
 }
 
 }  // namespace

@@ -6,7 +6,13 @@
 #include <algorithm>
 #include <map>
 
+#include <optional>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "common/api_enums.h"
 #include "common/metrics.h"
+#include "controller/page_tokens.h"
 #include "controller/ranking.h"
 
 namespace fleetbench::controller {
@@ -20,7 +26,7 @@ absl::StatusOr<v1::ListNodesResponse> FleetCore::HandleListNodes() {
     node->set_name(r.name);
     auto session = sessions_.find(r.name);
     const bool online = session != sessions_.end() && session->second.online;
-    node->set_status(online ? "online" : "offline");
+    node->set_status(online ? v1::NODE_STATUS_ONLINE : v1::NODE_STATUS_OFFLINE);
     for (const auto& [k, v] : r.labels) (*node->mutable_labels())[k] = v;
     *node->mutable_facts() = r.facts;
     node->set_agent_version(r.agent_version);
@@ -41,7 +47,7 @@ absl::StatusOr<v1::Run> FleetCore::HandleGetRun(const v1::GetRunRequest& request
   if (!tasks.ok()) return tasks.status();
   v1::Run out;
   out.set_run_id(run->run_id);
-  out.set_state(run->state);
+  out.set_state(RunStateFromName(run->state).value_or(v1::RUN_STATE_UNSPECIFIED));
   out.set_created_unix_ms(absl::ToUnixMillis(run->created));
   if (run->finished != absl::InfinitePast()) {
     out.set_finished_unix_ms(absl::ToUnixMillis(run->finished));
@@ -71,14 +77,30 @@ absl::StatusOr<v1::Run> FleetCore::HandleGetRun(const v1::GetRunRequest& request
   return out;
 }
 
-absl::StatusOr<v1::ListRunsResponse> FleetCore::ListRuns(uint32_t limit) {
-  auto runs = store_->ListRuns(static_cast<int>(std::clamp<uint32_t>(limit ? limit : 20, 1, 1000)));
+absl::StatusOr<v1::ListRunsResponse> FleetCore::ListRuns(const v1::ListRunsRequest& request,
+                                                         absl::Time deadline) {
+  const uint32_t page_size =
+      std::clamp<uint32_t>(request.page_size() ? request.page_size() : 20, 1, 1000);
+  std::string after;
+  if (!request.page_token().empty()) {
+    auto parsed = ParseRunsPageToken(request.page_token());
+    if (!parsed.ok()) return parsed.status();
+    after = *std::move(parsed);
+  }
+  // One more than the page: whether a next page exists, without a second
+  // query and without handing out a token to an empty page.
+  auto runs = store_->ListRuns(static_cast<int>(page_size) + 1, after);
+  if (absl::IsNotFound(runs.status())) {
+    return absl::InvalidArgumentError("page_token names a run that is no longer stored");
+  }
   if (!runs.ok()) return runs.status();
+  if (absl::Now() >= deadline) return CallerDeadlinePassed();
   v1::ListRunsResponse response;
-  for (const storage::RunRecord& r : *runs) {
+  for (size_t i = 0; i < runs->size() && i < page_size; ++i) {
+    const storage::RunRecord& r = (*runs)[i];
     v1::Run* run = response.add_runs();
     run->set_run_id(r.run_id);
-    run->set_state(r.state);
+    run->set_state(RunStateFromName(r.state).value_or(v1::RUN_STATE_UNSPECIFIED));
     run->set_created_unix_ms(absl::ToUnixMillis(r.created));
     if (r.finished != absl::InfinitePast()) {
       run->set_finished_unix_ms(absl::ToUnixMillis(r.finished));
@@ -86,14 +108,22 @@ absl::StatusOr<v1::ListRunsResponse> FleetCore::ListRuns(uint32_t limit) {
     run->set_suite(r.suite);
     for (const auto& b : r.benchmarks) *run->add_benchmarks() = b;
   }
+  if (runs->size() > page_size) {
+    response.set_next_page_token(RunsPageToken(response.runs(response.runs_size() - 1).run_id()));
+  }
   return response;
 }
 
-absl::StatusOr<v1::RankResponse> FleetCore::Rank(const v1::RankRequest& request) {
+absl::StatusOr<v1::RankResponse> FleetCore::Rank(const v1::RankRequest& request,
+                                                 absl::Time deadline) {
   if (request.metric().empty()) {
     return absl::InvalidArgumentError("--metric is required, e.g. gemm.cpu.fp32.tflops");
   }
-  const std::string by = request.by().empty() ? "node" : request.by();
+  if (!v1::RankGrouping_IsValid(request.by())) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "by ", static_cast<int>(request.by()),
+        " is not a grouping; use node, instance_type, region or provider"));
+  }
   const absl::Duration window = request.window_ms() > 0
                                     ? absl::Milliseconds(request.window_ms())
                                     : options_.rank_window;
@@ -121,22 +151,44 @@ absl::StatusOr<v1::RankResponse> FleetCore::Rank(const v1::RankRequest& request)
   for (auto& [name, s] : series) {
     if (!s.values.empty()) list.push_back(std::move(s));
   }
+  if (absl::Now() >= deadline) return CallerDeadlinePassed();
   const MetricInfo* info = FindMetric(request.metric());
   // Unknown metrics are ranked as throughput; lower-is-better ones are known.
-  const bool higher_is_better = info == nullptr || info->higher_is_better;
-  return RankByCostPerThroughput(request.metric(), by, higher_is_better, list);
+  v1::MetricDescriptor metric;
+  metric.set_name(request.metric());
+  metric.set_unit(info != nullptr ? info->unit : UnitOfMetricName(request.metric()));
+  metric.set_direction(info == nullptr || info->higher_is_better
+                           ? v1::METRIC_DIRECTION_HIGHER_IS_BETTER
+                           : v1::METRIC_DIRECTION_LOWER_IS_BETTER);
+  return RankByCostPerThroughput(metric, request.by(), list);
 }
 
-absl::StatusOr<v1::HistoryResponse> FleetCore::History(const v1::HistoryRequest& request) {
+absl::StatusOr<v1::HistoryResponse> FleetCore::History(const v1::HistoryRequest& request,
+                                                       absl::Time deadline) {
   if (request.node().empty() || request.metric().empty()) {
     return absl::InvalidArgumentError("--node and --metric are required");
   }
-  const int limit = static_cast<int>(std::clamp<uint32_t>(
-      request.limit() ? request.limit() : 100, 1, 100000));
-  auto samples = store_->History(request.node(), request.metric(), limit);
+  const uint32_t page_size =
+      std::clamp<uint32_t>(request.page_size() ? request.page_size() : 100, 1, 100000);
+  std::optional<storage::SampleCursor> after;
+  if (!request.page_token().empty()) {
+    auto parsed = ParseHistoryPageToken(request.page_token(), request.node(), request.metric());
+    if (!parsed.ok()) return parsed.status();
+    after = *std::move(parsed);
+  }
+  auto samples = store_->History(request.node(), request.metric(),
+                                 static_cast<int>(page_size) + 1, after);
   if (!samples.ok()) return samples.status();
+  if (absl::Now() >= deadline) return CallerDeadlinePassed();
   v1::HistoryResponse response;
+  const bool more = samples->size() > page_size;
+  if (more) samples->resize(page_size);
   for (auto& s : *samples) *response.add_samples() = std::move(s);
+  if (more) {
+    const v1::Sample& last = response.samples(response.samples_size() - 1);
+    response.set_next_page_token(HistoryPageToken(
+        request.node(), request.metric(), {last.time_unix_ms(), last.id()}));
+  }
   return response;
 }
 

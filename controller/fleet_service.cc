@@ -1,17 +1,28 @@
 #include "controller/fleet_service.h"
 
+#include <chrono>
+
+#include "absl/time/time.h"
 #include "controller/auth.h"
 #include "controller/grpc_status.h"
 
 namespace fleetbench::controller {
 namespace {
 
-// Authenticates, then copies a StatusOr's value into the response.
+// The caller's deadline as the core takes it; none is InfiniteFuture.
+absl::Time DeadlineOf(const grpc::ServerContext& context) {
+  const auto deadline = context.deadline();
+  if (deadline == std::chrono::system_clock::time_point::max()) return absl::InfiniteFuture();
+  return absl::FromChrono(deadline);
+}
+
+// Authenticates, then runs `fn(deadline)` and copies a StatusOr's value
+// into the response.
 template <typename Response, typename Fn>
 grpc::Status Serve(const grpc::ServerContext& context, const std::string& token,
                    Response* response, Fn fn) {
   if (grpc::Status auth = CheckBearerToken(context, token); !auth.ok()) return auth;
-  absl::StatusOr<Response> result = fn();
+  absl::StatusOr<Response> result = fn(DeadlineOf(context));
   if (!result.ok()) return ToGrpcStatus(result.status());
   *response = std::move(*result);
   return grpc::Status::OK;
@@ -21,25 +32,25 @@ grpc::Status Serve(const grpc::ServerContext& context, const std::string& token,
 
 grpc::Status FleetService::ListNodes(grpc::ServerContext* context, const v1::ListNodesRequest*,
                                      v1::ListNodesResponse* response) {
-  return Serve(*context, token_, response, [&] { return core_->ListNodes(); });
+  return Serve(*context, token_, response, [&](absl::Time deadline) { return core_->ListNodes(deadline); });
 }
 
 grpc::Status FleetService::StartRun(grpc::ServerContext* context,
                                     const v1::StartRunRequest* request,
                                     v1::StartRunResponse* response) {
-  return Serve(*context, token_, response, [&] { return core_->StartRun(*request); });
+  return Serve(*context, token_, response, [&](absl::Time deadline) { return core_->StartRun(*request, deadline); });
 }
 
 grpc::Status FleetService::GetRun(grpc::ServerContext* context, const v1::GetRunRequest* request,
                                   v1::Run* response) {
-  return Serve(*context, token_, response, [&] { return core_->GetRun(*request); });
+  return Serve(*context, token_, response, [&](absl::Time deadline) { return core_->GetRun(*request, deadline); });
 }
 
 grpc::Status FleetService::CancelRun(grpc::ServerContext* context,
                                      const v1::CancelRunRequest* request,
                                      v1::CancelRunResponse* response) {
-  return Serve(*context, token_, response, [&]() -> absl::StatusOr<v1::CancelRunResponse> {
-    if (absl::Status s = core_->CancelRun(request->run_id()); !s.ok()) return s;
+  return Serve(*context, token_, response, [&](absl::Time deadline) -> absl::StatusOr<v1::CancelRunResponse> {
+    if (absl::Status s = core_->CancelRun(request->run_id(), deadline); !s.ok()) return s;
     return v1::CancelRunResponse();
   });
 }
@@ -47,18 +58,18 @@ grpc::Status FleetService::CancelRun(grpc::ServerContext* context,
 grpc::Status FleetService::ListRuns(grpc::ServerContext* context,
                                     const v1::ListRunsRequest* request,
                                     v1::ListRunsResponse* response) {
-  return Serve(*context, token_, response, [&] { return core_->ListRuns(request->limit()); });
+  return Serve(*context, token_, response, [&](absl::Time deadline) { return core_->ListRuns(*request, deadline); });
 }
 
 grpc::Status FleetService::Rank(grpc::ServerContext* context, const v1::RankRequest* request,
                                 v1::RankResponse* response) {
-  return Serve(*context, token_, response, [&] { return core_->Rank(*request); });
+  return Serve(*context, token_, response, [&](absl::Time deadline) { return core_->Rank(*request, deadline); });
 }
 
 grpc::Status FleetService::History(grpc::ServerContext* context,
                                    const v1::HistoryRequest* request,
                                    v1::HistoryResponse* response) {
-  return Serve(*context, token_, response, [&] { return core_->History(*request); });
+  return Serve(*context, token_, response, [&](absl::Time deadline) { return core_->History(*request, deadline); });
 }
 
 }  // namespace fleetbench::controller

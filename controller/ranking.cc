@@ -9,15 +9,12 @@
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
-#include "common/metrics.h"
+#include "common/api_enums.h"
 #include "common/stats.h"
 
 namespace fleetbench::controller {
 namespace {
 
-constexpr const char* kGroupings[] = {"node", "instance_type", "region",
-                                      "provider"};
 
 // A price is usable when it is a finite number of USD per hour above zero.
 std::optional<double> PriceOf(const NodeSeries& node) {
@@ -31,9 +28,10 @@ std::optional<double> PriceOf(const NodeSeries& node) {
   return price;
 }
 
-std::string GroupOf(const NodeSeries& node, const std::string& by) {
-  if (by == "node") return node.node;
-  auto it = node.labels.find(by);
+// `label` is empty when grouping by node.
+std::string GroupOf(const NodeSeries& node, const std::string& label) {
+  if (label.empty()) return node.node;
+  auto it = node.labels.find(label);
   return it == node.labels.end() || it->second.empty() ? kNoLabelGroup
                                                        : it->second;
 }
@@ -54,20 +52,27 @@ bool Better(double a, double b, bool higher_is_better) {
 }  // namespace
 
 absl::StatusOr<v1::RankResponse> RankByCostPerThroughput(
-    const std::string& metric, const std::string& by, bool higher_is_better,
+    const v1::MetricDescriptor& metric, v1::RankGrouping by,
     const std::vector<NodeSeries>& series) {
-  if (std::find(std::begin(kGroupings), std::end(kGroupings), by) ==
-      std::end(kGroupings)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("rank: cannot group by '", by, "'; use one of ",
-                     absl::StrJoin(kGroupings, ", ")));
+  if (by == v1::RANK_GROUPING_UNSPECIFIED) by = v1::RANK_GROUPING_NODE;
+  if (!v1::RankGrouping_IsValid(by)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "rank: cannot group by grouping ", static_cast<int>(by),
+        "; use one of node, instance_type, region, provider"));
   }
-  if (metric.empty()) {
+  if (metric.name().empty()) {
     return absl::InvalidArgumentError(
         "rank: metric is empty; give one, e.g. gemm.cpu.fp32.tflops");
   }
-
-  const bool by_node = by == "node";
+  if (metric.direction() == v1::METRIC_DIRECTION_UNSPECIFIED) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "rank: metric ", metric.name(), " has no direction (higher or lower is better)"));
+  }
+  const bool higher_is_better =
+      metric.direction() == v1::METRIC_DIRECTION_HIGHER_IS_BETTER;
+  // The label a grouping reads is its own name (instance_type, ...).
+  const bool by_node = by == v1::RANK_GROUPING_NODE;
+  const std::string label = by_node ? "" : RankGroupingName(by);
   std::set<std::string> seen;
   std::map<std::string, Group> groups;  // ordered: output is deterministic
   for (const NodeSeries& node : series) {
@@ -81,7 +86,7 @@ absl::StatusOr<v1::RankResponse> RankByCostPerThroughput(
     }
     if (values.empty()) continue;
 
-    Group& group = groups[GroupOf(node, by)];
+    Group& group = groups[GroupOf(node, label)];
     ++group.node_count;
     group.run_count += static_cast<uint32_t>(values.size());
     if (by_node) {
@@ -132,8 +137,8 @@ absl::StatusOr<v1::RankResponse> RankByCostPerThroughput(
             });
 
   v1::RankResponse response;
-  response.set_metric(metric);
-  response.set_unit(UnitOfMetricName(metric));
+  response.set_metric(metric.name());
+  response.set_unit(metric.unit());
   response.set_by(by);
   response.set_higher_is_better(higher_is_better);
   for (v1::RankRow& row : rows) *response.add_rows() = std::move(row);

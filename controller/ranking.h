@@ -2,14 +2,16 @@
 //
 // Pure math: no store, no clock, no RPC. The caller (FleetCore::Rank) reads
 // the samples of one metric inside a time window, hands one NodeSeries per
-// node, and gets back the rows of a v1::RankResponse. docs/ranking.md has
-// the formula and a worked example.
+// node and the metric as its plugin declared it (unit, direction), and gets
+// back the rows of a v1::RankResponse. docs/ranking.md has the formula and
+// a worked example.
 //
 // Summary of the rules:
 //   * A node's value is the median of its values in the window; nodes with
 //     no (finite) values are left out.
-//   * Groups: by=node is one group per node; by=instance_type/region/provider
-//     groups nodes by that label ("(none)" when missing or empty).
+//   * Groups: by=NODE is one group per node; by=INSTANCE_TYPE/REGION/PROVIDER
+//     groups nodes by that label (instance_type, region, provider; "(none)"
+//     when missing or empty).
 //   * A group's median/p10/p90 are over its nodes' medians (by=node: over the
 //     node's own values), so one node with many runs cannot outvote the rest.
 //   * price_per_hour (USD/h) is the median of the members' `price_per_hour`
@@ -21,7 +23,8 @@
 //     median (better first); ties by median, then group name.
 //
 // Errors: INVALID_ARGUMENT for an unknown `by` (the message lists the allowed
-// values), an empty metric, or a node listed twice. Thread safety: none
+// values), an empty metric name, a metric without a direction, or a node
+// listed twice. Thread safety: none
 // needed, the function only reads its arguments.
 #ifndef FLEETBENCH_CONTROLLER_RANKING_H_
 #define FLEETBENCH_CONTROLLER_RANKING_H_
@@ -31,7 +34,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "fleetbench/v1/fleet_service.pb.h"
+#include "fleetbench/v1/metric.pb.h"
+#include "fleetbench/v1/rank.pb.h"
 
 namespace fleetbench::controller {
 
@@ -47,12 +51,11 @@ struct NodeSeries {
   std::vector<double> values;
 };
 
-// `by` is one of node, instance_type, region, provider. Non-finite values
-// are ignored. The output never holds inf or NaN: a group whose median is
+// `by` UNSPECIFIED means NODE. Non-finite values are ignored. The output never holds inf or NaN: a group whose median is
 // not positive, or whose cost would overflow, is shown unpriced (priced
 // false, cost_per_unit 0) and ranked with the unpriced groups.
 absl::StatusOr<v1::RankResponse> RankByCostPerThroughput(
-    const std::string& metric, const std::string& by, bool higher_is_better,
+    const v1::MetricDescriptor& metric, v1::RankGrouping by,
     const std::vector<NodeSeries>& series);
 
 }  // namespace fleetbench::controller

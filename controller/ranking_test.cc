@@ -14,6 +14,17 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
+// A metric as a plugin would declare it; the unit is the name's last part,
+// as the project's metric names are written.
+v1::MetricDescriptor Metric(const std::string& name, bool higher_is_better) {
+  v1::MetricDescriptor m;
+  m.set_name(name);
+  m.set_unit(name.substr(name.rfind('.') + 1));
+  m.set_direction(higher_is_better ? v1::METRIC_DIRECTION_HIGHER_IS_BETTER
+                                   : v1::METRIC_DIRECTION_LOWER_IS_BETTER);
+  return m;
+}
+
 NodeSeries Node(std::string name, std::vector<double> values,
                 std::map<std::string, std::string> labels = {}) {
   return NodeSeries{std::move(name), std::move(labels), std::move(values)};
@@ -43,7 +54,7 @@ void ExpectNoInfOrNan(const v1::RankResponse& response) {
 
 TEST(RankTest, SameThroughputCheaperFirst) {
   auto response = RankByCostPerThroughput(
-      "gemm.cpu.fp32.tflops", "node", true,
+      Metric("gemm.cpu.fp32.tflops", true), v1::RANK_GROUPING_NODE,
       {Priced("c", {2, 2, 2}, "4"), Priced("a", {2, 2}, "1"),
        Priced("b", {2}, "2")});
   ASSERT_TRUE(response.ok()) << response.status();
@@ -56,14 +67,14 @@ TEST(RankTest, SameThroughputCheaperFirst) {
   EXPECT_TRUE(response->rows(0).priced());
   EXPECT_EQ(response->metric(), "gemm.cpu.fp32.tflops");
   EXPECT_EQ(response->unit(), "tflops");
-  EXPECT_EQ(response->by(), "node");
+  EXPECT_EQ(response->by(), v1::RANK_GROUPING_NODE);
   EXPECT_TRUE(response->higher_is_better());
 }
 
 TEST(RankTest, CheaperButSlowerCanLose) {
   // 1 USD/h for 1 unit costs more per unit than 3 USD/h for 6 units.
   auto response = RankByCostPerThroughput(
-      "m.tflops", "node", true,
+      Metric("m.tflops", true), v1::RANK_GROUPING_NODE,
       {Priced("slow", {1}, "1"), Priced("fast", {6}, "3")});
   ASSERT_TRUE(response.ok());
   EXPECT_THAT(Groups(*response), ElementsAre("fast", "slow"));
@@ -74,7 +85,7 @@ TEST(RankTest, GroupStatisticsAreOverNodeMedians) {
   // n1 has many runs; grouping must count it once, by its median.
   std::vector<double> many(99, 10.0);
   auto response = RankByCostPerThroughput(
-      "m.tflops", "instance_type", true,
+      Metric("m.tflops", true), v1::RANK_GROUPING_INSTANCE_TYPE,
       {Priced("n1", many, "2", {{"instance_type", "big"}}),
        Priced("n2", {1, 2, 3}, "4", {{"instance_type", "big"}}),
        Priced("n3", {4}, "3", {{"instance_type", "big"}}),
@@ -97,7 +108,7 @@ TEST(RankTest, GroupStatisticsAreOverNodeMedians) {
 
 TEST(RankTest, PercentilesByNodeAreOverTheNodesRuns) {
   auto response = RankByCostPerThroughput(
-      "m.tflops", "node", true,
+      Metric("m.tflops", true), v1::RANK_GROUPING_NODE,
       {Priced("n", {10, 1, 7, 3, 5, 9, 2, 8, 4, 6, 11}, "1")});
   ASSERT_TRUE(response.ok());
   const v1::RankRow& row = response->rows(0);
@@ -109,7 +120,7 @@ TEST(RankTest, PercentilesByNodeAreOverTheNodesRuns) {
 
 TEST(RankTest, MissingLabelGoesToNoneGroup) {
   auto response = RankByCostPerThroughput(
-      "m.tflops", "region", true,
+      Metric("m.tflops", true), v1::RANK_GROUPING_REGION,
       {Priced("a", {1}, "1", {{"region", "eu"}}), Priced("b", {1}, "1"),
        Priced("c", {1}, "1", {{"region", ""}})});
   ASSERT_TRUE(response.ok());
@@ -119,7 +130,7 @@ TEST(RankTest, MissingLabelGoesToNoneGroup) {
 
 TEST(RankTest, MissingOrBadPriceIsUnpricedAndRanksAfterPriced) {
   auto response = RankByCostPerThroughput(
-      "m.tflops", "node", true,
+      Metric("m.tflops", true), v1::RANK_GROUPING_NODE,
       {Node("no-price", {100}), Priced("zero", {90}, "0"),
        Priced("negative", {80}, "-1"), Priced("text", {70}, "cheap"),
        Priced("nan", {60}, "nan"), Priced("inf", {50}, "inf"),
@@ -139,7 +150,7 @@ TEST(RankTest, MissingOrBadPriceIsUnpricedAndRanksAfterPriced) {
 
 TEST(RankTest, GroupIsPricedWhenAnyMemberIs) {
   auto response =
-      RankByCostPerThroughput("m.tflops", "provider", true,
+      RankByCostPerThroughput(Metric("m.tflops", true), v1::RANK_GROUPING_PROVIDER,
                               {Priced("a", {4}, "2", {{"provider", "p"}}),
                                Priced("b", {2}, "bad", {{"provider", "p"}}),
                                Node("c", {6}, {{"provider", "p"}})});
@@ -154,7 +165,7 @@ TEST(RankTest, GroupIsPricedWhenAnyMemberIs) {
 
 TEST(RankTest, LowerIsBetterMultipliesPriceByMedian) {
   auto response = RankByCostPerThroughput(
-      "nccl.allreduce.latency.us", "node", false,
+      Metric("nccl.allreduce.latency.us", false), v1::RANK_GROUPING_NODE,
       {Priced("fast-dear", {10}, "4"), Priced("slow-cheap", {30}, "1"),
        Priced("slow-dear", {30}, "4"), Node("fastest-unpriced", {5}),
        Node("slow-unpriced", {50})});
@@ -171,7 +182,7 @@ TEST(RankTest, LowerIsBetterMultipliesPriceByMedian) {
 
 TEST(RankTest, NonPositiveMedianIsUnpricedAtTheEnd) {
   auto response = RankByCostPerThroughput(
-      "m.tflops", "node", true,
+      Metric("m.tflops", true), v1::RANK_GROUPING_NODE,
       {Priced("zero", {0, 0, 0}, "1"), Priced("neg", {-1}, "1"),
        Priced("ok", {1}, "100"), Node("unpriced", {0.5})});
   ASSERT_TRUE(response.ok());
@@ -189,7 +200,7 @@ TEST(RankTest, NonPositiveMedianIsUnpricedAtTheEnd) {
 
 TEST(RankTest, ZeroLatencyIsNotFree) {
   auto response = RankByCostPerThroughput(
-      "m.us", "node", false,
+      Metric("m.us", false), v1::RANK_GROUPING_NODE,
       {Priced("zero", {0}, "1"), Priced("real", {10}, "1")});
   ASSERT_TRUE(response.ok());
   EXPECT_THAT(Groups(*response), ElementsAre("real", "zero"));
@@ -197,7 +208,7 @@ TEST(RankTest, ZeroLatencyIsNotFree) {
 }
 
 TEST(RankTest, OverflowingCostIsNotPrinted) {
-  auto response = RankByCostPerThroughput("m.tflops", "node", true,
+  auto response = RankByCostPerThroughput(Metric("m.tflops", true), v1::RANK_GROUPING_NODE,
                                           {Priced("tiny", {1e-310}, "1e300")});
   ASSERT_TRUE(response.ok());
   EXPECT_FALSE(response->rows(0).priced());
@@ -206,7 +217,7 @@ TEST(RankTest, OverflowingCostIsNotPrinted) {
 
 TEST(RankTest, NodesWithoutValuesAreLeftOut) {
   auto response = RankByCostPerThroughput(
-      "m.tflops", "instance_type", true,
+      Metric("m.tflops", true), v1::RANK_GROUPING_INSTANCE_TYPE,
       {Priced("empty", {}, "1", {{"instance_type", "x"}}),
        Priced("nan-only", {std::nan("")}, "1", {{"instance_type", "y"}}),
        Priced("mixed", {std::nan(""), 2, INFINITY}, "1",
@@ -218,24 +229,24 @@ TEST(RankTest, NodesWithoutValuesAreLeftOut) {
 }
 
 TEST(RankTest, EmptyInputGivesNoRows) {
-  auto response = RankByCostPerThroughput("m.tflops", "node", true, {});
+  auto response = RankByCostPerThroughput(Metric("m.tflops", true), v1::RANK_GROUPING_NODE, {});
   ASSERT_TRUE(response.ok());
   EXPECT_EQ(response->rows_size(), 0);
 }
 
 TEST(RankTest, BadByListsAllowedValues) {
   auto response =
-      RankByCostPerThroughput("m.tflops", "zone", true, {Node("a", {1})});
+      RankByCostPerThroughput(Metric("m.tflops", true), static_cast<v1::RankGrouping>(99), {Node("a", {1})});
   EXPECT_EQ(response.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(response.status().message()),
-              HasSubstr("'zone'; use one of node, instance_type, region, "
-                        "provider"));
+              HasSubstr("grouping 99; use one of node, instance_type, "
+                        "region, provider"));
 }
 
 TEST(RankTest, EmptyMetricAndDuplicateNodeAreRejected) {
-  EXPECT_EQ(RankByCostPerThroughput("", "node", true, {}).status().code(),
+  EXPECT_EQ(RankByCostPerThroughput(Metric("", true), v1::RANK_GROUPING_NODE, {}).status().code(),
             absl::StatusCode::kInvalidArgument);
-  auto response = RankByCostPerThroughput("m.tflops", "node", true,
+  auto response = RankByCostPerThroughput(Metric("m.tflops", true), v1::RANK_GROUPING_NODE,
                                           {Node("a", {1}), Node("a", {2})});
   EXPECT_EQ(response.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(response.status().message()),
@@ -251,12 +262,12 @@ TEST(RankTest, TiesBreakByMedianThenNameWhateverTheInputOrder) {
   const std::vector<std::string> want = {"fast", "a", "b", "y", "z"};
   for (int i = 0; i < 5; ++i) {
     std::rotate(nodes.begin(), nodes.begin() + 1, nodes.end());
-    auto response = RankByCostPerThroughput("m.tflops", "node", true, nodes);
+    auto response = RankByCostPerThroughput(Metric("m.tflops", true), v1::RANK_GROUPING_NODE, nodes);
     ASSERT_TRUE(response.ok());
     EXPECT_EQ(Groups(*response), want);
   }
   std::reverse(nodes.begin(), nodes.end());
-  auto response = RankByCostPerThroughput("m.tflops", "node", true, nodes);
+  auto response = RankByCostPerThroughput(Metric("m.tflops", true), v1::RANK_GROUPING_NODE, nodes);
   ASSERT_TRUE(response.ok());
   EXPECT_EQ(Groups(*response), want);
 }
@@ -272,8 +283,7 @@ TEST(RankTest, WorkedExampleFromDocs) {
       Priced("b3", {2.40, 2.42}, "1.60", {{"instance_type", "m7.8x"}}),
       Node("c1", {0.61, 0.60, 0.62}, {{"instance_type", "r7.2x"}}),
   };
-  auto response = RankByCostPerThroughput("gemm.cpu.fp32.tflops",
-                                          "instance_type", true, nodes);
+  auto response = RankByCostPerThroughput(Metric("gemm.cpu.fp32.tflops", true), v1::RANK_GROUPING_INSTANCE_TYPE, nodes);
   ASSERT_TRUE(response.ok());
   EXPECT_THAT(Groups(*response), ElementsAre("c7.4x", "m7.8x", "r7.2x"));
   const v1::RankRow& c7 = response->rows(0);
@@ -297,7 +307,7 @@ TEST(RankTest, WorkedExampleFromDocs) {
   EXPECT_NEAR(r7.median(), 0.61, 1e-12);
 
   auto by_node =
-      RankByCostPerThroughput("gemm.cpu.fp32.tflops", "node", true, nodes);
+      RankByCostPerThroughput(Metric("gemm.cpu.fp32.tflops", true), v1::RANK_GROUPING_NODE, nodes);
   ASSERT_TRUE(by_node.ok());
   EXPECT_THAT(Groups(*by_node),
               ElementsAre("a1", "a2", "b1", "b3", "b2", "c1"));

@@ -4,7 +4,7 @@
 #define FLEETBENCH_CONTROLLER_REPORT_LIMITS_H_
 
 #include "absl/status/status.h"
-#include "fleetbench/v1/agent_service.pb.h"
+#include "fleetbench/v1/agent.pb.h"
 
 namespace fleetbench::controller {
 

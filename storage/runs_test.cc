@@ -148,5 +148,25 @@ TEST_F(StoreTest, ListRunsNewestFirstWithLimit) {
   EXPECT_EQ(store_->ListRuns(0)->size(), 5u);  // 0: no limit
 }
 
+TEST_F(StoreTest, ListRunsPagesAfterARunWithoutLossOrRepeat) {
+  // Three runs share one millisecond: the page boundary falls among them.
+  const absl::Time times[] = {kT0, kT0 + absl::Minutes(1), kT0 + absl::Minutes(1),
+                              kT0 + absl::Minutes(1), kT0 + absl::Minutes(2)};
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_TRUE(store_->CreateRun(MakeRun(absl::StrCat("r", i), times[i]), {}).ok());
+  }
+  std::vector<std::string> seen;
+  std::string after;
+  for (int page = 0; page < 5; ++page) {
+    auto runs = store_->ListRuns(2, after);
+    ASSERT_TRUE(runs.ok()) << runs.status();
+    if (runs->empty()) break;
+    for (const RunRecord& r : *runs) seen.push_back(r.run_id);
+    after = runs->back().run_id;
+  }
+  EXPECT_EQ(seen, (std::vector<std::string>{"r4", "r3", "r2", "r1", "r0"}));
+  EXPECT_EQ(store_->ListRuns(2, "no-such-run").status().code(), absl::StatusCode::kNotFound);
+}
+
 }  // namespace
 }  // namespace fleetbench::storage

@@ -157,5 +157,35 @@ TEST_F(StoreTest, HistoryIsNewestFirstAndLimited) {
             absl::StatusCode::kNotFound);
 }
 
+TEST_F(StoreTest, HistoryPagesAfterACursorWithoutLossOrRepeat) {
+  AddNodeAndRun("n1", "r1");
+  Store::ReportWrite report;
+  // 12 samples over 4 distinct times: pages of 5 cut inside a time.
+  for (int i = 0; i < 12; ++i) {
+    report.samples.push_back(MakeSample(absl::StrCat("s", i < 10 ? "0" : "", i), "r1", "n1",
+                                        kMetric, i, 1000 + i / 3));
+  }
+  ASSERT_TRUE(store_->CommitReports({report}).ok());
+  auto all = store_->History("n1", kMetric, 0);
+  ASSERT_TRUE(all.ok()) << all.status();
+  ASSERT_EQ(all->size(), 12u);
+
+  std::vector<std::string> paged;
+  std::optional<SampleCursor> after;
+  for (int page = 0; page < 5; ++page) {
+    auto rows = store_->History("n1", kMetric, 5, after);
+    ASSERT_TRUE(rows.ok()) << rows.status();
+    if (rows->empty()) break;
+    EXPECT_LE(rows->size(), 5u);
+    for (const v1::Sample& s : *rows) paged.push_back(s.id());
+    after = SampleCursor{rows->back().time_unix_ms(), rows->back().id()};
+  }
+  std::vector<std::string> whole;
+  for (const v1::Sample& s : *all) whole.push_back(s.id());
+  EXPECT_EQ(paged, whole);
+  EXPECT_EQ(whole.front(), "s11");  // newest time, largest id first
+  EXPECT_EQ(whole.back(), "s00");
+}
+
 }  // namespace
 }  // namespace fleetbench::storage

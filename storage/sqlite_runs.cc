@@ -160,13 +160,31 @@ absl::StatusOr<RunRecord> SqliteStore::GetRun(const std::string& run_id) {
   return ReadRun(s);
 }
 
-absl::StatusOr<std::vector<RunRecord>> SqliteStore::ListRuns(int limit) {
+absl::StatusOr<std::vector<RunRecord>> SqliteStore::ListRuns(
+    int limit, const std::string& after_run_id) {
   absl::MutexLock lock(&mu_);
+  if (!after_run_id.empty()) {
+    FB_ASSIGN_OR_RETURN(Statement known,
+                        Prepare("SELECT 1 FROM runs WHERE run_id = ?1"));
+    known.Bind(1, after_run_id);
+    FB_ASSIGN_OR_RETURN(bool found, known.Step("finding the page's run"));
+    if (!found) {
+      return absl::NotFoundError(absl::StrCat("run ", after_run_id, " not found"));
+    }
+  }
+  // The page starts strictly after the given run in (created, key) order,
+  // so runs created in the same millisecond are neither lost nor repeated.
   FB_ASSIGN_OR_RETURN(
       Statement s,
-      Prepare(absl::StrCat(kSelectRun,
-                           "ORDER BY created_ms DESC, key DESC LIMIT ?1")));
+      Prepare(absl::StrCat(
+          kSelectRun,
+          after_run_id.empty()
+              ? ""
+              : "WHERE (created_ms, key) < (SELECT created_ms, key FROM runs "
+                "WHERE run_id = ?2) ",
+          "ORDER BY created_ms DESC, key DESC LIMIT ?1")));
   s.Bind(1, limit > 0 ? limit : -1);  // SQLite: a negative LIMIT is none
+  if (!after_run_id.empty()) s.Bind(2, after_run_id);
   std::vector<RunRecord> runs;
   while (true) {
     FB_ASSIGN_OR_RETURN(bool row, s.Step("listing runs"));

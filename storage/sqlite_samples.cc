@@ -65,7 +65,16 @@ absl::StatusOr<std::vector<v1::Sample>> SqliteStore::ListSamplesForRun(
 }
 
 absl::StatusOr<std::vector<v1::Sample>> SqliteStore::History(
-    const std::string& node, const std::string& metric, int limit) {
+    const std::string& node, const std::string& metric, int limit,
+    const std::optional<SampleCursor>& after) {
+  // A page after `after`: samples at its time come after it only when
+  // their id is smaller (newest first is time, then id, descending).
+  auto in_page = [&after](int64_t time_ms, const std::string& id) {
+    if (!after.has_value()) return true;
+    return time_ms < after->time_ms || (time_ms == after->time_ms && id < after->id);
+  };
+  const int64_t newest_ms =
+      after.has_value() ? after->time_ms : std::numeric_limits<int64_t>::max();
   absl::MutexLock lock(&mu_);
   std::vector<v1::Sample> samples;
   absl::Status status = InTransaction(TxnKind::kRead, [&]() -> absl::Status {
@@ -78,20 +87,30 @@ absl::StatusOr<std::vector<v1::Sample>> SqliteStore::History(
     //    that is all older than the newest `limit` found so far. There is no
     //    node-major sample index: it would cost a page write per node per
     //    commit, the one thing the ingest path cannot afford.
+    //    With a cursor, points newer than its time are not candidates, and
+    //    those at its time may be on the page before: they are counted on
+    //    top of `limit` so that enough of the page's rows are read.
     std::vector<std::pair<int64_t, int64_t>> found;  // (time_ms, run_key)
-    const size_t wanted = limit > 0 ? static_cast<size_t>(limit) : SIZE_MAX;
+    const size_t limit_rows = limit > 0 ? static_cast<size_t>(limit) : SIZE_MAX;
+    size_t at_cursor = 0;
+    auto wanted_now = [&] {
+      return limit_rows == SIZE_MAX ? SIZE_MAX : limit_rows + at_cursor;
+    };
     FB_RETURN_IF_ERROR(ScanPointsLocked(
         metric_id, std::numeric_limits<int64_t>::min(),
         [&](absl::string_view packed) {
           for (size_t i = 0; i < packed.size() / kPointBytes; ++i) {
             const RankingPoint p = PointAt(packed, i);
-            if (p.metric_id == metric_id && p.node_id == node_id) {
+            if (p.metric_id == metric_id && p.node_id == node_id &&
+                p.time_ms <= newest_ms) {
               found.emplace_back(p.time_ms, p.run_key);
+              if (after.has_value() && p.time_ms == newest_ms) ++at_cursor;
             }
           }
           return absl::OkStatus();
         },
         [&](int64_t chunk_max_time_ms) {
+          const size_t wanted = wanted_now();
           if (found.size() < wanted) return true;
           std::nth_element(found.begin(), found.begin() + (wanted - 1),
                            found.end(), std::greater<>());
@@ -100,7 +119,7 @@ absl::StatusOr<std::vector<v1::Sample>> SqliteStore::History(
     if (found.empty()) return absl::OkStatus();
     std::sort(found.begin(), found.end(), std::greater<>());
     // Rows at the boundary time are all read; ties are cut after sorting.
-    const int64_t oldest = found[std::min(wanted, found.size()) - 1].first;
+    const int64_t oldest = found[std::min(wanted_now(), found.size()) - 1].first;
 
     // 2. The full rows, per run through the run-major index.
     absl::flat_hash_map<int64_t, bool> runs;
@@ -121,6 +140,9 @@ absl::StatusOr<std::vector<v1::Sample>> SqliteStore::History(
       for (v1::Sample& row : rows) samples.push_back(std::move(row));
       s.Reset();
     }
+    std::erase_if(samples, [&](const v1::Sample& row) {
+      return !in_page(row.time_unix_ms(), row.id());
+    });
     std::sort(samples.begin(), samples.end(),
               [](const v1::Sample& a, const v1::Sample& b) {
                 if (a.time_unix_ms() != b.time_unix_ms()) {
@@ -128,7 +150,7 @@ absl::StatusOr<std::vector<v1::Sample>> SqliteStore::History(
                 }
                 return a.id() > b.id();
               });
-    if (samples.size() > wanted) samples.resize(wanted);
+    if (samples.size() > limit_rows) samples.resize(limit_rows);
     return absl::OkStatus();
   });
   if (!status.ok()) return status;

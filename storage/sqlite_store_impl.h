@@ -63,7 +63,8 @@ class SqliteStore final : public Store {
   absl::Status CreateRun(const RunRecord& run,
                          const std::vector<TaskRecord>& tasks) override;
   absl::StatusOr<RunRecord> GetRun(const std::string& run_id) override;
-  absl::StatusOr<std::vector<RunRecord>> ListRuns(int limit) override;
+  absl::StatusOr<std::vector<RunRecord>> ListRuns(
+      int limit, const std::string& after_run_id) override;
   absl::Status SetRunState(const std::string& run_id, const std::string& state,
                            absl::Time finished) override;
   absl::StatusOr<std::vector<TaskRecord>> ListTasks(
@@ -77,9 +78,9 @@ class SqliteStore final : public Store {
 
   absl::StatusOr<std::vector<v1::Sample>> ListSamplesForRun(
       const std::string& run_id) override;
-  absl::StatusOr<std::vector<v1::Sample>> History(const std::string& node,
-                                                  const std::string& metric,
-                                                  int limit) override;
+  absl::StatusOr<std::vector<v1::Sample>> History(
+      const std::string& node, const std::string& metric, int limit,
+      const std::optional<SampleCursor>& after) override;
   absl::StatusOr<std::vector<MetricPoint>> MetricPointsSince(
       const std::string& metric, absl::Time since) override;
   absl::StatusOr<MetricPointTable> MetricPointTableSince(

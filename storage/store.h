@@ -23,15 +23,17 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "fleetbench/v1/agent_service.pb.h"
+#include "fleetbench/v1/agent.pb.h"
 #include "fleetbench/v1/facts.pb.h"
-#include "fleetbench/v1/fleet_service.pb.h"
+#include "fleetbench/v1/node.pb.h"
+#include "fleetbench/v1/run.pb.h"
 #include "fleetbench/v1/result.pb.h"
 
 namespace fleetbench::storage {
@@ -43,6 +45,12 @@ struct NodeRecord {
   std::string agent_version;
   absl::Time first_seen;
   absl::Time last_seen;
+};
+
+// Where a page of History ended: its last sample's time and id.
+struct SampleCursor {
+  int64_t time_ms = 0;
+  std::string id;
 };
 
 struct RunRecord {
@@ -110,8 +118,11 @@ class Store {
   virtual absl::Status CreateRun(const RunRecord& run,
                                  const std::vector<TaskRecord>& tasks) = 0;
   virtual absl::StatusOr<RunRecord> GetRun(const std::string& run_id) = 0;
-  // Newest first; limit <= 0 lists all.
-  virtual absl::StatusOr<std::vector<RunRecord>> ListRuns(int limit) = 0;
+  // Newest first; limit <= 0 lists all. With `after_run_id`, only the runs
+  // that come after that one in this order (the next page); NOT_FOUND when
+  // it names no run.
+  virtual absl::StatusOr<std::vector<RunRecord>> ListRuns(
+      int limit, const std::string& after_run_id = "") = 0;
   virtual absl::Status SetRunState(const std::string& run_id,
                                    const std::string& state,
                                    absl::Time finished) = 0;
@@ -143,9 +154,12 @@ class Store {
   virtual absl::StatusOr<std::vector<v1::Sample>> ListSamplesForRun(
       const std::string& run_id) = 0;
   // The node's newest `limit` samples of the metric (all when limit <= 0),
-  // newest first. NOT_FOUND for an unknown node; empty for an unknown metric.
+  // newest first (time, then id, descending). With `after`, only those
+  // that come after it in this order (the next page). NOT_FOUND for an
+  // unknown node; empty for an unknown metric.
   virtual absl::StatusOr<std::vector<v1::Sample>> History(
-      const std::string& node, const std::string& metric, int limit) = 0;
+      const std::string& node, const std::string& metric, int limit,
+      const std::optional<SampleCursor>& after = std::nullopt) = 0;
   // Every sample of `metric` with time >= since, for ranking, in no
   // particular order (InfinitePast: all of them).
   virtual absl::StatusOr<std::vector<MetricPoint>> MetricPointsSince(

@@ -9,7 +9,10 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "fleetbench/v1/fleet_service.pb.h"
+#include "fleetbench/v1/history.pb.h"
+#include "fleetbench/v1/node.pb.h"
+#include "fleetbench/v1/rank.pb.h"
+#include "fleetbench/v1/run.pb.h"
 #include "gtest/gtest.h"
 #include "storage/store.h"
 #include "tests/fleet_fixture.h"
@@ -40,6 +43,37 @@ v1::Run GetRun(FleetTest* t, const std::string& run_id) {
 
 using EndToEndTest = FleetTest;
 
+// A real benchmark that runs past its timeout is cancelled by the agent's
+// runner and ends DEADLINE_EXCEEDED, with the reason stored.
+TEST_F(EndToEndTest, BenchmarkPastItsTimeoutEndsDeadlineExceeded) {
+  StartController();
+  StartAgent("slow", {"price_per_hour=1"});
+  ASSERT_TRUE(WaitForOnlineNodes(1, absl::Seconds(30)));
+  // 200 passes over 3 x 256 MiB: seconds of work, 200 ms allowed.
+  v1::Run run;
+  int code = -1;
+  ASSERT_TRUE(CliJson({"run", "--bench", "mem", "--param", "mem.array_mib=256", "--param",
+                       "mem.repetitions=200", "--bench-timeout", "200ms", "--wait"},
+                      &run, &code));
+  EXPECT_EQ(code, 1);
+  EXPECT_EQ(run.state(), v1::RUN_STATE_FAILED);
+  ASSERT_EQ(run.tasks_size(), 1);
+  ASSERT_EQ(run.tasks(0).outcomes_size(), 1);
+  const v1::BenchmarkOutcome& outcome = run.tasks(0).outcomes(0);
+  EXPECT_EQ(outcome.state(), v1::TASK_STATE_FAILED);
+  EXPECT_EQ(outcome.code(), v1::STATUS_CODE_DEADLINE_EXCEEDED);
+  EXPECT_NE(outcome.reason().find("timeout of 200ms"), std::string::npos) << outcome.reason();
+  // Stored, not only streamed: the controller reads it back after a restart.
+  KillController(SIGKILL);
+  StartController();
+  v1::Run stored = GetRun(this, run.run_id());
+  ASSERT_EQ(stored.tasks_size(), 1);
+  ASSERT_EQ(stored.tasks(0).outcomes_size(), 1);
+  EXPECT_EQ(stored.tasks(0).outcomes(0).code(), v1::STATUS_CODE_DEADLINE_EXCEEDED);
+  CommandResult text = Cli({"results", run.run_id()});
+  EXPECT_NE(text.out.find("DEADLINE_EXCEEDED"), std::string::npos) << text.out;
+}
+
 TEST_F(EndToEndTest, ThreeAgentsRegisterRunAndRankByPrice) {
   StartController();
   for (auto [name, price] : std::vector<std::pair<std::string, std::string>>{
@@ -53,7 +87,7 @@ TEST_F(EndToEndTest, ThreeAgentsRegisterRunAndRankByPrice) {
   ASSERT_TRUE(CliJson({"nodes"}, &nodes));
   ASSERT_EQ(nodes.nodes_size(), 3);
   for (const v1::Node& n : nodes.nodes()) {
-    EXPECT_EQ(n.status(), "online");
+    EXPECT_EQ(n.status(), v1::NODE_STATUS_ONLINE);
     EXPECT_EQ(n.labels().at("instance_type"), "same-box");
     EXPECT_FALSE(n.facts().hostname().empty());
     EXPECT_GT(n.facts().cpu().logical_cores(), 0u);
@@ -67,7 +101,7 @@ TEST_F(EndToEndTest, ThreeAgentsRegisterRunAndRankByPrice) {
                              kQuickGemm),
                       &run, &code));
   EXPECT_EQ(code, 0);
-  EXPECT_EQ(run.state(), "succeeded");
+  EXPECT_EQ(run.state(), v1::RUN_STATE_SUCCEEDED);
   ASSERT_EQ(run.tasks_size(), 3);
   for (const v1::NodeTask& t : run.tasks()) EXPECT_EQ(t.state(), v1::TASK_STATE_SUCCEEDED);
   ASSERT_EQ(run.samples_size(), 6);  // fp32 and fp64 on each node
@@ -127,7 +161,7 @@ TEST_F(EndToEndTest, ControllerKilledMidRunLosesNothingAndStoresNoDuplicate) {
                                "gemm.min_seconds=2", "--param", "gemm.max_runs=100000"});
   ASSERT_EQ(started.exit_code, 0) << started.err;
   const std::string run_id(absl::StripAsciiWhitespace(started.out));
-  ASSERT_TRUE(WaitFor([&] { return GetRun(this, run_id).state() == "running"; },
+  ASSERT_TRUE(WaitFor([&] { return GetRun(this, run_id).state() == v1::RUN_STATE_RUNNING; },
                       absl::Seconds(20)));
   KillController(SIGKILL);
   StartController();
@@ -136,10 +170,10 @@ TEST_F(EndToEndTest, ControllerKilledMidRunLosesNothingAndStoresNoDuplicate) {
   ASSERT_TRUE(WaitFor(
       [&] {
         run = GetRun(this, run_id);
-        return run.state() == "succeeded" || run.state() == "failed";
+        return run.state() == v1::RUN_STATE_SUCCEEDED || run.state() == v1::RUN_STATE_FAILED;
       },
       absl::Seconds(90)));
-  EXPECT_EQ(run.state(), "succeeded");
+  EXPECT_EQ(run.state(), v1::RUN_STATE_SUCCEEDED);
   // Every node's two samples, each exactly once.
   std::map<std::string, int> per_node_metric;
   for (const v1::Sample& s : run.samples()) ++per_node_metric[s.node() + "/" + s.metric()];
@@ -189,13 +223,13 @@ TEST_F(EndToEndTest, AgentKilledMidRunEndsLostWithinHeartbeatTimeout) {
   EXPECT_LT(absl::Now() - killed, absl::Seconds(6));
   EXPECT_NE(task_state(run, "doomed").reason().find("heartbeat"), std::string::npos);
 
-  ASSERT_TRUE(WaitFor([&] { return (run = GetRun(this, run_id)).state() == "failed"; },
+  ASSERT_TRUE(WaitFor([&] { return (run = GetRun(this, run_id)).state() == v1::RUN_STATE_FAILED; },
                       absl::Seconds(30)));
   EXPECT_EQ(task_state(run, "steady").state(), v1::TASK_STATE_SUCCEEDED);
   v1::ListNodesResponse nodes;
   ASSERT_TRUE(CliJson({"nodes"}, &nodes));
   for (const v1::Node& n : nodes.nodes()) {
-    EXPECT_EQ(n.status(), n.name() == "doomed" ? "offline" : "online");
+    EXPECT_EQ(n.status(), n.name() == "doomed" ? v1::NODE_STATUS_OFFLINE : v1::NODE_STATUS_ONLINE);
   }
 }
 
@@ -206,7 +240,7 @@ TEST_F(EndToEndTest, AgentRestartResendsWhatItMeasuredWhileTheControllerWasDown)
   CommandResult started = Cli(Concat({"run", "--bench", "gemm"}, kQuickGemm));
   ASSERT_EQ(started.exit_code, 0) << started.err;
   const std::string run_id(absl::StripAsciiWhitespace(started.out));
-  ASSERT_TRUE(WaitFor([&] { return GetRun(this, run_id).state() == "running"; },
+  ASSERT_TRUE(WaitFor([&] { return GetRun(this, run_id).state() == v1::RUN_STATE_RUNNING; },
                       absl::Seconds(20)));
   // The controller goes away; the agent finishes measuring and spools.
   KillController(SIGKILL);
@@ -230,10 +264,10 @@ TEST_F(EndToEndTest, AgentRestartResendsWhatItMeasuredWhileTheControllerWasDown)
   ASSERT_TRUE(WaitFor(
       [&] {
         run = GetRun(this, run_id);
-        return run.state() == "succeeded" || run.state() == "failed";
+        return run.state() == v1::RUN_STATE_SUCCEEDED || run.state() == v1::RUN_STATE_FAILED;
       },
       absl::Seconds(30)));
-  EXPECT_EQ(run.state(), "succeeded");
+  EXPECT_EQ(run.state(), v1::RUN_STATE_SUCCEEDED);
   EXPECT_EQ(run.samples_size(), 2);
   // Acknowledged reports leave the spool.
   EXPECT_TRUE(WaitFor([&] { return std::filesystem::is_empty(spool); }, absl::Seconds(10)));
@@ -290,7 +324,8 @@ TEST_F(EndToEndTest, BadRequestsGetClearErrors) {
   CommandResult missing = Cli({"results", "01ARZ3NDEKTSV4RRFFQ69G5FAV"});
   EXPECT_EQ(missing.exit_code, 1);
   CommandResult bad_by = Cli({"rank", "--metric", "gemm.cpu.fp32.tflops", "--by", "color"});
-  EXPECT_EQ(bad_by.exit_code, 1);
+  // A grouping is an enum on the wire now: the CLI refuses the word itself.
+  EXPECT_EQ(bad_by.exit_code, 2);
   EXPECT_NE(bad_by.err.find("provider"), std::string::npos) << bad_by.err;
 }
 

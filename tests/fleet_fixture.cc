@@ -3,7 +3,8 @@
 #include <signal.h>
 
 #include "absl/strings/str_cat.h"
-#include "fleetbench/v1/fleet_service.pb.h"
+#include "fleetbench/v1/node.pb.h"
+#include "fleetbench/v1/run.pb.h"
 #include "google/protobuf/util/json_util.h"
 
 namespace fleetbench::testing {
@@ -98,7 +99,7 @@ bool FleetTest::WaitForOnlineNodes(int count, absl::Duration timeout) {
           return false;
         }
         int online = 0;
-        for (const auto& n : nodes.nodes()) online += n.status() == "online";
+        for (const auto& n : nodes.nodes()) online += n.status() == v1::NODE_STATUS_ONLINE;
         last = absl::StrCat(online, " of ", nodes.nodes_size(), " nodes online");
         return online >= count;
       },

@@ -11,7 +11,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "fleetbench/v1/fleet_service.pb.h"
+#include "fleetbench/v1/node.pb.h"
+#include "fleetbench/v1/rank.pb.h"
+#include "fleetbench/v1/run.pb.h"
 #include "gtest/gtest.h"
 #include "tests/fleet_fixture.h"
 
@@ -104,7 +106,7 @@ TEST_F(NamespaceFleetTest, MatrixShowsTheSlowLink) {
                        "--timeout", "3m"},
                       &run, &code));
   EXPECT_EQ(code, 0);
-  ASSERT_EQ(run.state(), "succeeded");
+  ASSERT_EQ(run.state(), v1::RUN_STATE_SUCCEEDED);
   // Every pair, measured once from its connecting side.
   std::map<std::string, double> gbps;  // "server>client"
   for (const v1::Sample& s : run.samples()) {

@@ -38,7 +38,7 @@ start_agent ohio-1  --label provider=acme --label region=us-ohio  --label instan
 start_agent paris-1 --label provider=zeta --label region=eu-paris --label instance_type=z2.std   --label price_per_hour=0.25 --label spot=true
 
 for _ in $(seq 1 100); do
-  online=$("$FB" nodes --json | grep -c '"status": "online"' || true)
+  online=$("$FB" nodes --json | grep -c '"status": "NODE_STATUS_ONLINE"' || true)
   [ "$online" -ge 3 ] && break
   sleep 0.2
 done

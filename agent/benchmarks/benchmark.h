@@ -8,7 +8,13 @@
 // Errors: Probe() returns FAILED_PRECONDITION with the reason when the node
 // lacks what the benchmark needs (no GPU, no RDMA device); the runner reports
 // that as "skipped". Run() returns INVALID_ARGUMENT for bad parameters,
-// CANCELLED when the context was cancelled, anything else as "failed".
+// CANCELLED when the context was cancelled, anything else as "failed". The
+// outcome carries the code beside the reason.
+//
+// Time: every run has a deadline (the spec's timeout, else the plugin's
+// DefaultTimeout()). Past it, context.cancelled() turns true, as for a
+// cancel by the user; the runner then reports DEADLINE_EXCEEDED. A plugin
+// therefore needs no timer of its own, only to poll cancelled().
 //
 // Thread safety: one Run() at a time per node (the runner guarantees it);
 // Run() may use as many threads as it likes internally.
@@ -24,6 +30,8 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "fleetbench/v1/result.pb.h"
 
 namespace fleetbench::agent {
@@ -50,7 +58,17 @@ class RunContext {
 
   // The only folder a benchmark may write to.
   const std::string& scratch_dir() const { return scratch_dir_; }
-  bool cancelled() const { return cancelled_ != nullptr && cancelled_->load(); }
+  // True once the user cancelled or the deadline passed: stop and return
+  // CANCELLED.
+  bool cancelled() const {
+    return (cancelled_ != nullptr && cancelled_->load()) || deadline_passed();
+  }
+  // The runner sets it before Run(); InfiniteFuture() means none.
+  void set_deadline(absl::Time deadline) { deadline_ = deadline; }
+  absl::Time deadline() const { return deadline_; }
+  bool deadline_passed() const {
+    return deadline_ != absl::InfiniteFuture() && absl::Now() >= deadline_;
+  }
   // fraction in [0,1] of this benchmark's work.
   void ReportProgress(double fraction, const std::string& message) const {
     if (progress_) progress_(fraction, message);
@@ -77,6 +95,7 @@ class RunContext {
   ProgressFn progress_;
   PublishPortFn publish_port_;
   KeepSamplesFn keep_samples_;
+  absl::Time deadline_ = absl::InfiniteFuture();
 };
 
 // Parameters as given by the user or a suite; all strings on the wire.
@@ -97,6 +116,14 @@ class Benchmark {
   // True for benchmarks between two nodes: the controller runs them as a
   // pair of tasks with params role=server and role=client, peer=HOST:PORT.
   virtual bool pairwise() const { return false; }
+  // How long a run with these (valid) parameters may take before the runner
+  // cancels it, unless the run sets its own timeout. Generous: it catches a
+  // benchmark that hangs, not one that is slow. Plugins whose length
+  // depends on a parameter (a stress duration) override it.
+  virtual absl::Duration DefaultTimeout(const Params& params) const {
+    (void)params;
+    return absl::Minutes(30);
+  }
   // Measures. Returned samples carry metric, value, unit and params; the
   // runner fills id, run, node, benchmark and time.
   virtual absl::StatusOr<std::vector<v1::Sample>> Run(

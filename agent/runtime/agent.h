@@ -68,7 +68,7 @@ class Agent {
   const AgentOptions options_;
   std::unique_ptr<Spool> spool_;
   TaskRunner* const runner_;
-  std::vector<v1::BenchmarkOutcome> capabilities_;
+  std::vector<v1::Capability> capabilities_;
 
   absl::Mutex write_mu_;
   Stream* stream_ ABSL_GUARDED_BY(write_mu_) = nullptr;

@@ -18,7 +18,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
-#include "fleetbench/v1/agent_service.pb.h"
+#include "fleetbench/v1/agent.pb.h"
 
 namespace fleetbench::agent {
 

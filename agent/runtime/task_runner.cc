@@ -1,10 +1,22 @@
 #include "agent/runtime/task_runner.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "common/ulid.h"
 
 namespace fleetbench::agent {
+namespace {
+
+// absl and the wire enum share google.rpc.Code's numbers.
+v1::StatusCode OutcomeCode(absl::StatusCode code) {
+  const int value = static_cast<int>(code);
+  return v1::StatusCode_IsValid(value) ? static_cast<v1::StatusCode>(value)
+                                       : v1::STATUS_CODE_UNKNOWN;
+}
+
+}  // namespace
 
 v1::Report FinalReport(const std::string& task_id, v1::TaskState state,
                        const std::string& reason,
@@ -36,16 +48,18 @@ TaskRunner::TaskRunner(std::vector<std::unique_ptr<Benchmark>> benchmarks,
                        std::string scratch_dir)
     : benchmarks_(std::move(benchmarks)), scratch_dir_(std::move(scratch_dir)) {}
 
-std::vector<v1::BenchmarkOutcome> TaskRunner::Capabilities() const {
-  std::vector<v1::BenchmarkOutcome> out;
+std::vector<v1::Capability> TaskRunner::Capabilities() const {
+  std::vector<v1::Capability> out;
   for (const auto& b : benchmarks_) {
-    v1::BenchmarkOutcome o;
-    o.set_benchmark(b->name());
+    v1::Capability c;
+    c.set_benchmark(b->name());
     absl::Status probe = b->Probe();
-    o.set_state(probe.ok() ? v1::TASK_STATE_SUCCEEDED : v1::TASK_STATE_SKIPPED);
-    o.set_reason(std::string(probe.message()));
-    o.set_pairwise(b->pairwise());
-    out.push_back(std::move(o));
+    c.set_status(probe.ok() ? v1::CAPABILITY_STATUS_AVAILABLE
+                            : v1::CAPABILITY_STATUS_UNAVAILABLE);
+    c.set_reason(std::string(probe.message()));
+    c.set_pairwise(b->pairwise());
+    c.set_default_timeout_ms(absl::ToInt64Milliseconds(b->DefaultTimeout({})));
+    out.push_back(std::move(c));
   }
   return out;
 }
@@ -65,34 +79,45 @@ void TaskRunner::Execute(const v1::RunTask& task, const std::atomic<bool>& cance
     const v1::BenchmarkSpec& spec = task.benchmarks(i);
     v1::BenchmarkOutcome outcome;
     outcome.set_benchmark(spec.name());
-    auto finish = [&](v1::TaskState state, const std::string& reason) {
+    auto finish = [&](v1::TaskState state, absl::StatusCode code, const std::string& reason) {
       outcome.set_state(state);
+      outcome.set_code(OutcomeCode(code));
       outcome.set_reason(reason);
       outcomes.push_back(outcome);
     };
     if (cancelled.load()) {
-      finish(v1::TASK_STATE_CANCELLED, "cancelled before it started");
+      finish(v1::TASK_STATE_CANCELLED, absl::StatusCode::kCancelled,
+             "cancelled before it started");
       continue;
     }
     Benchmark* bench = Find(spec.name());
     if (bench == nullptr) {
-      finish(v1::TASK_STATE_FAILED, absl::StrCat("unknown benchmark '", spec.name(), "'"));
+      finish(v1::TASK_STATE_FAILED, absl::StatusCode::kNotFound,
+             absl::StrCat("unknown benchmark '", spec.name(), "'"));
       continue;
     }
     if (absl::Status probe = bench->Probe(); !probe.ok()) {
-      finish(v1::TASK_STATE_SKIPPED, std::string(probe.message()));
+      finish(v1::TASK_STATE_SKIPPED, probe.code(), std::string(probe.message()));
       continue;
     }
     if (bench->pairwise() && !hooks.publish_port) {
-      finish(v1::TASK_STATE_SKIPPED,
+      finish(v1::TASK_STATE_SKIPPED, absl::StatusCode::kFailedPrecondition,
              "runs between two nodes: start it through a controller with two agents");
       continue;
     }
     Params params(spec.params().begin(), spec.params().end());
     if (absl::Status valid = bench->ValidateParams(params); !valid.ok()) {
-      finish(v1::TASK_STATE_FAILED, std::string(valid.message()));
+      finish(v1::TASK_STATE_FAILED, valid.code(), std::string(valid.message()));
       continue;
     }
+    if (spec.timeout_ms() < 0) {
+      finish(v1::TASK_STATE_FAILED, absl::StatusCode::kInvalidArgument,
+             absl::StrCat("timeout_ms ", spec.timeout_ms(), " is negative"));
+      continue;
+    }
+    const absl::Duration timeout = spec.timeout_ms() > 0
+                                       ? absl::Milliseconds(spec.timeout_ms())
+                                       : bench->DefaultTimeout(params);
     auto progress = [&, i](double fraction, const std::string& message) {
       if (!hooks.progress) return;
       v1::Progress p;
@@ -112,6 +137,7 @@ void TaskRunner::Execute(const v1::RunTask& task, const std::atomic<bool>& cance
       for (v1::Sample& s : samples) kept.push_back(std::move(s));
     };
     RunContext context(scratch_dir_, &cancelled, progress, publish, keep);
+    context.set_deadline(absl::Now() + timeout);
     absl::StatusOr<std::vector<v1::Sample>> samples = bench->Run(params, context);
     if (samples.ok()) {
       for (v1::Sample& s : *samples) kept.push_back(std::move(s));
@@ -131,12 +157,23 @@ void TaskRunner::Execute(const v1::RunTask& task, const std::atomic<bool>& cance
       hooks.report(report);
     }
     if (!samples.ok()) {
-      finish(absl::IsCancelled(samples.status()) ? v1::TASK_STATE_CANCELLED
-                                                 : v1::TASK_STATE_FAILED,
-             std::string(samples.status().message()));
+      // The deadline, not the user, ended it: a cancel the plugin saw
+      // through cancelled(), or an error on the way out (a peer that gave
+      // up at its own deadline).
+      if (!cancelled.load() && context.deadline_passed()) {
+        finish(v1::TASK_STATE_FAILED, absl::StatusCode::kDeadlineExceeded,
+               absl::StrCat("ran past its timeout of ", absl::FormatDuration(timeout),
+                            " and was cancelled (", samples.status().message(), ")"));
+      } else if (absl::IsCancelled(samples.status())) {
+        finish(v1::TASK_STATE_CANCELLED, absl::StatusCode::kCancelled,
+               std::string(samples.status().message()));
+      } else {
+        finish(v1::TASK_STATE_FAILED, samples.status().code(),
+               std::string(samples.status().message()));
+      }
       continue;
     }
-    finish(v1::TASK_STATE_SUCCEEDED, "");
+    finish(v1::TASK_STATE_SUCCEEDED, absl::StatusCode::kOk, "");
   }
   const v1::TaskState state = TaskStateFromOutcomes(outcomes);
   std::string reason;

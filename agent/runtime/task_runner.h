@@ -1,5 +1,8 @@
 // agent/runtime/task_runner.h — executes one RunTask: each benchmark in
 // order, probing first, turning every outcome into a durable Report.
+// Each benchmark runs under a deadline (the spec's timeout_ms, else the
+// plugin's DefaultTimeout); one that runs past it is cancelled and ends
+// FAILED with code DEADLINE_EXCEEDED and the timeout in its reason.
 //
 // The runner never special-cases a benchmark name. Thread-compatible: one
 // Execute() at a time (one benchmark at a time per node).
@@ -13,7 +16,7 @@
 #include <vector>
 
 #include "agent/benchmarks/benchmark.h"
-#include "fleetbench/v1/agent_service.pb.h"
+#include "fleetbench/v1/agent.pb.h"
 
 namespace fleetbench::agent {
 
@@ -30,8 +33,9 @@ class TaskRunner {
 
   TaskRunner(std::vector<std::unique_ptr<Benchmark>> benchmarks, std::string scratch_dir);
 
-  // Every benchmark with SUCCEEDED when Probe() passed, else SKIPPED and why.
-  std::vector<v1::BenchmarkOutcome> Capabilities() const;
+  // Every benchmark: AVAILABLE when Probe() passed, else UNAVAILABLE and
+  // why; pairwise or not; its default timeout.
+  std::vector<v1::Capability> Capabilities() const;
   // Runs the task to the end (or until `cancelled`), reporting through hooks.
   void Execute(const v1::RunTask& task, const std::atomic<bool>& cancelled,
                const Hooks& hooks);

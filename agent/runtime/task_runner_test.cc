@@ -1,5 +1,7 @@
 #include "agent/runtime/task_runner.h"
 
+#include <thread>
+
 #include "absl/status/status.h"
 #include "gtest/gtest.h"
 
@@ -154,8 +156,76 @@ TEST(TaskRunnerTest, CapabilitiesCarryProbeReasons) {
   TaskRunner runner = MakeRunner();
   auto caps = runner.Capabilities();
   ASSERT_EQ(caps.size(), 5u);
-  EXPECT_EQ(caps[1].state(), v1::TASK_STATE_SKIPPED);
+  EXPECT_EQ(caps[0].status(), v1::CAPABILITY_STATUS_AVAILABLE);
+  EXPECT_EQ(caps[1].status(), v1::CAPABILITY_STATUS_UNAVAILABLE);
   EXPECT_EQ(caps[1].reason(), "no NVIDIA driver");
+  EXPECT_EQ(caps[0].default_timeout_ms(), 30 * 60 * 1000);
+}
+
+TEST(TaskRunnerTest, OutcomesCarryTheirStatusCode) {
+  TaskRunner runner = MakeRunner();
+  v1::RunTask task = Task({"ok", "nogpu", "broken", "ok", "missing"});
+  (*task.mutable_benchmarks(3)->mutable_params())["bad"] = "1";
+  auto reports = Execute(runner, task);
+  const v1::Report& last = reports.back();
+  ASSERT_EQ(last.outcomes_size(), 5);
+  EXPECT_EQ(last.outcomes(0).code(), v1::STATUS_CODE_OK);
+  EXPECT_EQ(last.outcomes(1).code(), v1::STATUS_CODE_FAILED_PRECONDITION);
+  EXPECT_EQ(last.outcomes(2).code(), v1::STATUS_CODE_INTERNAL);
+  EXPECT_EQ(last.outcomes(3).code(), v1::STATUS_CODE_INVALID_ARGUMENT);
+  EXPECT_EQ(last.outcomes(4).code(), v1::STATUS_CODE_NOT_FOUND);
+}
+
+// Runs until its context says stop, as a plugin that hangs on a dead peer
+// would if it polled cancelled().
+class UntilCancelledBenchmark : public Benchmark {
+ public:
+  std::string name() const override { return "hang"; }
+  absl::Status Probe() const override { return absl::OkStatus(); }
+  absl::Status ValidateParams(const Params&) const override { return absl::OkStatus(); }
+  absl::Duration DefaultTimeout(const Params&) const override { return absl::Milliseconds(30); }
+  absl::StatusOr<std::vector<v1::Sample>> Run(const Params&, const RunContext& context) override {
+    while (!context.cancelled()) std::this_thread::yield();
+    return absl::CancelledError("hang: cancelled");
+  }
+};
+
+TaskRunner HangRunner() {
+  std::vector<std::unique_ptr<Benchmark>> b;
+  b.push_back(std::make_unique<UntilCancelledBenchmark>());
+  return TaskRunner(std::move(b), "/tmp");
+}
+
+TEST(TaskRunnerTest, BenchmarkPastItsTimeoutEndsDeadlineExceeded) {
+  TaskRunner runner = HangRunner();
+  v1::RunTask task = Task({"hang"});
+  task.mutable_benchmarks(0)->set_timeout_ms(20);
+  auto reports = Execute(runner, task);
+  ASSERT_EQ(reports.size(), 1u);
+  EXPECT_EQ(reports[0].task_state(), v1::TASK_STATE_FAILED);
+  ASSERT_EQ(reports[0].outcomes_size(), 1);
+  EXPECT_EQ(reports[0].outcomes(0).state(), v1::TASK_STATE_FAILED);
+  EXPECT_EQ(reports[0].outcomes(0).code(), v1::STATUS_CODE_DEADLINE_EXCEEDED);
+  EXPECT_NE(reports[0].outcomes(0).reason().find("timeout of 20ms"), std::string::npos)
+      << reports[0].outcomes(0).reason();
+}
+
+TEST(TaskRunnerTest, PluginDefaultTimeoutAppliesWhenTheSpecSetsNone) {
+  TaskRunner runner = HangRunner();
+  auto reports = Execute(runner, Task({"hang"}));
+  ASSERT_EQ(reports.size(), 1u);
+  ASSERT_EQ(reports[0].outcomes_size(), 1);
+  EXPECT_EQ(reports[0].outcomes(0).code(), v1::STATUS_CODE_DEADLINE_EXCEEDED);
+  EXPECT_NE(reports[0].outcomes(0).reason().find("timeout of 30ms"), std::string::npos);
+}
+
+TEST(TaskRunnerTest, NegativeTimeoutIsRefused) {
+  TaskRunner runner = MakeRunner();
+  v1::RunTask task = Task({"ok"});
+  task.mutable_benchmarks(0)->set_timeout_ms(-1);
+  auto reports = Execute(runner, task);
+  ASSERT_EQ(reports.size(), 1u);
+  EXPECT_EQ(reports[0].outcomes(0).code(), v1::STATUS_CODE_INVALID_ARGUMENT);
 }
 
 }  // namespace

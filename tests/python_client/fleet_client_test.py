@@ -40,22 +40,24 @@ ARGS, UNITTEST_ARGV = _parse_args()
 sys.path.insert(0, ARGS.stubs)
 try:
     import grpc
-    from fleetbench.v1 import fleet_service_pb2 as fleet_pb2
     from fleetbench.v1 import fleet_service_pb2_grpc as fleet_grpc
+    from fleetbench.v1 import agent_pb2
+    from fleetbench.v1 import node_pb2
+    from fleetbench.v1 import rank_pb2
     from fleetbench.v1 import result_pb2
+    from fleetbench.v1 import run_pb2
 except ImportError as error:
     # A failure, not a skip: a missing runtime must not pass as green.
     sys.exit(f"fleet_client_test: cannot import the gRPC runtime or the generated stubs "
              f"({error}) with {sys.executable}; install python3-grpcio and python3-protobuf "
              f"(deploy/install-deps.sh) and build the fleetbench_python_stubs target")
 
-# The API's states and groupings that are strings today. A later change turns
-# them into enums (NodeStatus, RunState, the RankRequest grouping); these
-# lines are the only ones that compare them.
-NODE_ONLINE = "online"
-RUN_SUCCEEDED = "succeeded"
-RUN_ENDED = ("succeeded", "failed", "cancelled")
-RANK_BY_NODE = "node"
+# The API's states and groupings, as the enums of fleetbench.v1; these lines
+# are the only ones that name them.
+NODE_ONLINE = node_pb2.NODE_STATUS_ONLINE
+RUN_SUCCEEDED = run_pb2.RUN_STATE_SUCCEEDED
+RUN_ENDED = (run_pb2.RUN_STATE_SUCCEEDED, run_pb2.RUN_STATE_FAILED, run_pb2.RUN_STATE_CANCELLED)
+RANK_BY_NODE = rank_pb2.RANK_GROUPING_NODE
 
 NODE_NAME = "py-node"
 PRICE_PER_HOUR = 3.5
@@ -190,7 +192,7 @@ class FleetClientTest(unittest.TestCase):
         return method(request, metadata=self.auth, timeout=CALL_TIMEOUT_S, **kwargs)
 
     def online_node(self):
-        nodes = self.call(self.stub.ListNodes, fleet_pb2.ListNodesRequest()).nodes
+        nodes = self.call(self.stub.ListNodes, node_pb2.ListNodesRequest()).nodes
         return next((n for n in nodes if n.name == NODE_NAME and n.status == NODE_ONLINE), None)
 
     def wait_online(self):
@@ -204,15 +206,15 @@ class FleetClientTest(unittest.TestCase):
 
     def test_calls_without_the_right_token_are_unauthenticated(self):
         self.wait_online()  # the controller is serving: a refusal is a verdict
-        runs_before = len(self.call(self.stub.ListRuns, fleet_pb2.ListRunsRequest()).runs)
-        self.assertRefused(self.stub.ListNodes, fleet_pb2.ListNodesRequest())
-        self.assertRefused(self.stub.ListNodes, fleet_pb2.ListNodesRequest(),
+        runs_before = len(self.call(self.stub.ListRuns, run_pb2.ListRunsRequest()).runs)
+        self.assertRefused(self.stub.ListNodes, node_pb2.ListNodesRequest())
+        self.assertRefused(self.stub.ListNodes, node_pb2.ListNodesRequest(),
                            metadata=[("authorization", "Bearer not-" + self.fleet.token)])
-        start = fleet_pb2.StartRunRequest(
+        start = run_pb2.StartRunRequest(
             benchmarks=[result_pb2.BenchmarkSpec(name="mem", params=MEM_PARAMS)])
         self.assertRefused(self.stub.StartRun, start)
         # Refused means nothing was done.
-        runs_after = len(self.call(self.stub.ListRuns, fleet_pb2.ListRunsRequest()).runs)
+        runs_after = len(self.call(self.stub.ListRuns, run_pb2.ListRunsRequest()).runs)
         self.assertEqual(runs_after, runs_before)
 
     def test_agent_registers_with_its_labels_and_facts(self):
@@ -222,18 +224,19 @@ class FleetClientTest(unittest.TestCase):
         self.assertTrue(node.facts.hostname)
         self.assertGreater(node.facts.cpu.logical_cores, 0)
         self.assertGreater(node.facts.memory_total_bytes, 0)
-        self.assertIn("mem", {c.benchmark for c in node.capabilities})
+        self.assertIn("mem", {c.benchmark for c in node.capabilities
+                              if c.status == agent_pb2.CAPABILITY_STATUS_AVAILABLE})
 
     def test_run_measures_and_ranks_by_cost(self):
         self.wait_online()
-        started = self.call(self.stub.StartRun, fleet_pb2.StartRunRequest(
+        started = self.call(self.stub.StartRun, run_pb2.StartRunRequest(
             benchmarks=[result_pb2.BenchmarkSpec(name="mem", params=MEM_PARAMS)],
             nodes=[NODE_NAME], suite="python-client"))
         self.assertTrue(started.run_id)
         self.assertEqual(list(started.nodes), [NODE_NAME])
 
         def ended():
-            run = self.call(self.stub.GetRun, fleet_pb2.GetRunRequest(run_id=started.run_id))
+            run = self.call(self.stub.GetRun, run_pb2.GetRunRequest(run_id=started.run_id))
             return run if run.state in RUN_ENDED else None
         run = wait_for(ended, 120, f"run {started.run_id} to end")
         self.assertEqual(run.state, RUN_SUCCEEDED, run)
@@ -242,7 +245,7 @@ class FleetClientTest(unittest.TestCase):
         self.assertEqual(run.tasks[0].state, result_pb2.TASK_STATE_SUCCEEDED, run.tasks[0])
         self.assertEqual(len(run.samples), 0, "samples only when asked for")
 
-        run = self.call(self.stub.GetRun, fleet_pb2.GetRunRequest(run_id=started.run_id,
+        run = self.call(self.stub.GetRun, run_pb2.GetRunRequest(run_id=started.run_id,
                                                                    include_samples=True))
         self.assertEqual({s.metric for s in run.samples}, MEM_METRICS)
         for s in run.samples:
@@ -257,7 +260,7 @@ class FleetClientTest(unittest.TestCase):
         measured = [s.value for s in run.samples if s.metric == RANKED_METRIC]
         self.assertEqual(len(measured), 1)
 
-        rank = self.call(self.stub.Rank, fleet_pb2.RankRequest(metric=RANKED_METRIC,
+        rank = self.call(self.stub.Rank, rank_pb2.RankRequest(metric=RANKED_METRIC,
                                                                by=RANK_BY_NODE))
         self.assertEqual(rank.metric, RANKED_METRIC)
         self.assertEqual(rank.unit, "GBps")

@@ -1,0 +1,45 @@
+// common/api_enums.h — the API's enums as words: the short lower-case names
+// the CLI prints, the store keeps and users type, and what a state means.
+// Shared by the controller (which moves tasks and runs between states) and
+// the CLI; JSON output uses the enum names themselves (NODE_STATUS_ONLINE).
+#ifndef FLEETBENCH_COMMON_API_ENUMS_H_
+#define FLEETBENCH_COMMON_API_ENUMS_H_
+
+#include <optional>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "fleetbench/v1/node.pb.h"
+#include "fleetbench/v1/rank.pb.h"
+#include "fleetbench/v1/result.pb.h"
+#include "fleetbench/v1/run.pb.h"
+
+namespace fleetbench {
+
+// Terminal states end a task; the rest are still to do or in flight.
+bool IsTerminal(v1::TaskState state);
+// "queued", "running", "succeeded", ... as the CLI and docs spell them.
+std::string TaskStateName(v1::TaskState state);
+
+// "queued", "running", "succeeded", "failed", "cancelled"; "unspecified".
+std::string RunStateName(v1::RunState state);
+// The inverse, for states kept as words in the store; nullopt otherwise.
+std::optional<v1::RunState> RunStateFromName(absl::string_view name);
+bool IsTerminal(v1::RunState state);
+
+// "online", "offline"; "unspecified".
+std::string NodeStatusName(v1::NodeStatus status);
+
+// "node", "instance_type", "region", "provider": also the label a grouping
+// reads (but for "node"). UNSPECIFIED reads as NODE.
+std::string RankGroupingName(v1::RankGrouping by);
+// INVALID_ARGUMENT naming the allowed words for anything else.
+absl::StatusOr<v1::RankGrouping> ParseRankGrouping(absl::string_view name);
+
+// "DEADLINE_EXCEEDED", ... (the google.rpc.Code name).
+std::string StatusCodeName(v1::StatusCode code);
+
+}  // namespace fleetbench
+
+#endif  // FLEETBENCH_COMMON_API_ENUMS_H_
