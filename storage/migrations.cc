@@ -109,6 +109,20 @@ CREATE TABLE recent_points (
 ALTER TABLE tasks ADD COLUMN benchmarks BLOB NOT NULL DEFAULT x'';
 ALTER TABLE tasks ADD COLUMN peer_task_id TEXT NOT NULL DEFAULT '';
 )sql"},
+      {3, "metric descriptors declared by the agents' plugins",
+       R"sql(
+-- What a plugin says one of its metrics is (v1.MetricDescriptor), as the
+-- newest hello that declared it said. A row exists only for a declared
+-- metric; a metric with samples but no row was never declared. Ranking reads
+-- the unit and direction from here.
+CREATE TABLE metric_descriptors (
+  metric_id   INTEGER PRIMARY KEY REFERENCES metrics(id),
+  unit        TEXT NOT NULL,
+  direction   INTEGER NOT NULL,      -- fleetbench.v1.MetricDirection
+  description TEXT NOT NULL,
+  benchmark   TEXT NOT NULL          -- the plugin that produces it
+);
+)sql"},
   };
   return *kMigrations;
 }

@@ -113,6 +113,50 @@ TEST_F(StoreTest, UpgradesAVersionOneFileKeepingItsData) {
   EXPECT_TRUE(store_->CheckIntegrity().ok());
 }
 
+TEST_F(StoreTest, UpgradesAVersionTwoFileKeepingItsData) {
+  store_.reset();
+  std::filesystem::remove(path_);
+  SqliteOptions options;
+  options.path = path_;
+  {
+    // A file at version 2 with nodes, a run, its task and samples: all that
+    // version 2 stores (metric descriptors came in version 3).
+    auto v2 = OpenSqliteStoreWithMigrations(
+        options, {SchemaMigrations()[0], SchemaMigrations()[1]});
+    ASSERT_TRUE(v2.ok()) << v2.status();
+    ASSERT_TRUE((*v2)->UpsertNode(MakeNode("n1", "6.1", kT0)).ok());
+    ASSERT_TRUE((*v2)->CreateRun(MakeRun("r1", kT0), {MakeTask("r1-n1", "r1", "n1", kT0)}).ok());
+    Store::ReportWrite report;
+    report.samples = {MakeSample("s1", "r1", "n1", kMetric, 1.5, 1),
+                      MakeSample("s2", "r1", "n1", kMetric, 2.5, 2)};
+    ASSERT_EQ(*(*v2)->CommitReports({report}), 2);
+  }
+  ASSERT_EQ(ReadHeaderUserVersion(path_), 2);
+  Reopen();
+  store_.reset();
+  EXPECT_EQ(ReadHeaderUserVersion(path_), LatestSchemaVersion());
+  Reopen();
+  EXPECT_EQ(store_->ListNodes()->size(), 1u);
+  EXPECT_EQ(store_->GetRun("r1")->suite, "quick");
+  EXPECT_EQ(store_->ListTasks("r1")->size(), 1u);
+  auto samples = store_->ListSamplesForRun("r1");
+  ASSERT_TRUE(samples.ok()) << samples.status();
+  ASSERT_EQ(samples->size(), 2u);
+  EXPECT_EQ((*samples)[1].value(), 2.5);
+  EXPECT_EQ(store_->MetricPointTableSince(kMetric, absl::InfinitePast())->points.size(), 2u);
+  // The samples' metric was never declared; the upgraded file takes its
+  // declaration, and the old samples rank under it.
+  EXPECT_EQ(store_->GetMetricDescriptor(kMetric).status().code(), absl::StatusCode::kNotFound);
+  v1::MetricDescriptor d;
+  d.set_name(kMetric);
+  d.set_unit("tflops");
+  d.set_direction(v1::METRIC_DIRECTION_HIGHER_IS_BETTER);
+  d.set_benchmark("gemm");
+  ASSERT_TRUE(store_->UpsertMetricDescriptors({d}).ok());
+  EXPECT_EQ(store_->GetMetricDescriptor(kMetric)->unit(), "tflops");
+  EXPECT_TRUE(store_->CheckIntegrity().ok());
+}
+
 TEST_F(StoreTest, RefusesASchemaNewerThanThisBuild) {
   AddNodeAndRun("n1", "r1");
   store_.reset();

@@ -14,7 +14,8 @@
 // pragmas, migrations), sqlite_store.cc (connection, transactions, key
 // caches, integrity), sqlite_nodes.cc, sqlite_runs.cc (runs and tasks),
 // sqlite_ingest.cc (CommitReports and the ranking points it stages),
-// sqlite_samples.cc (sample reads, History) and sqlite_rank_scan.cc.
+// sqlite_samples.cc (sample reads, History), sqlite_rank_scan.cc and
+// sqlite_metrics.cc (metric descriptors).
 #ifndef FLEETBENCH_STORAGE_SQLITE_STORE_IMPL_H_
 #define FLEETBENCH_STORAGE_SQLITE_STORE_IMPL_H_
 
@@ -87,6 +88,13 @@ class SqliteStore final : public Store {
       const std::string& metric, absl::Time since) override;
   absl::StatusOr<int64_t> CountSamples() override;
   absl::Status CheckIntegrity() override;
+
+  absl::Status UpsertMetricDescriptors(
+      const std::vector<v1::MetricDescriptor>& descriptors) override;
+  absl::StatusOr<std::vector<v1::MetricDescriptor>> ListMetricDescriptors()
+      override;
+  absl::StatusOr<v1::MetricDescriptor> GetMetricDescriptor(
+      const std::string& name) override;
 
  private:
   // ---- sqlite_store.cc and the statement helpers ----

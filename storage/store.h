@@ -1,7 +1,8 @@
 // storage/store.h — the history store.
 //
 // Owns: nodes (identity, labels, facts history), runs, node tasks with their
-// benchmark outcomes, and result samples. Everything the controller must not
+// benchmark outcomes, result samples, and the descriptors (unit, direction)
+// the agents declare for the metrics. Everything the controller must not
 // forget lives here; everything else (who is connected, live progress) is in
 // memory in the controller.
 //
@@ -32,6 +33,7 @@
 #include "absl/time/time.h"
 #include "fleetbench/v1/agent.pb.h"
 #include "fleetbench/v1/facts.pb.h"
+#include "fleetbench/v1/metric.pb.h"
 #include "fleetbench/v1/node.pb.h"
 #include "fleetbench/v1/run.pb.h"
 #include "fleetbench/v1/result.pb.h"
@@ -186,6 +188,22 @@ class Store {
     return table;
   }
   virtual absl::StatusOr<int64_t> CountSamples() = 0;
+
+  // What the agents' plugins declare their metrics to be (name, unit,
+  // direction, description, benchmark), as the newest declaration said.
+  // Creates or replaces each descriptor by name, all in one transaction.
+  // INVALID_ARGUMENT, with nothing stored, for an empty name, unit or
+  // benchmark, or a direction that is neither higher- nor lower-is-better.
+  virtual absl::Status UpsertMetricDescriptors(
+      const std::vector<v1::MetricDescriptor>& descriptors) = 0;
+  // Every declared metric, by name.
+  virtual absl::StatusOr<std::vector<v1::MetricDescriptor>>
+  ListMetricDescriptors() = 0;
+  // NOT_FOUND when no plugin declared the metric (it may still have
+  // samples: names are not descriptors).
+  virtual absl::StatusOr<v1::MetricDescriptor> GetMetricDescriptor(
+      const std::string& name) = 0;
+
   // PRAGMA integrity_check; OK when SQLite answers "ok". The SQLite store
   // also runs foreign_key_check and checks its ranking points against the
   // samples; DATA_LOSS lists what failed. Reads the whole file.

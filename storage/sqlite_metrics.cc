@@ -1,0 +1,108 @@
+// The SQLite store's metric descriptors: what the agents' plugins declare
+// each metric to be, keyed by the metric's id in the `metrics` dictionary.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "fleetbench/v1/metric.pb.h"
+#include "storage/sqlite_statement.h"
+#include "storage/sqlite_store_impl.h"
+#include "storage/status_macros.h"
+#include "storage/store.h"
+
+namespace fleetbench::storage {
+namespace {
+
+absl::Status CheckDescriptor(const v1::MetricDescriptor& d) {
+  if (d.name().empty()) {
+    return absl::InvalidArgumentError("metric descriptor without a name");
+  }
+  if (d.unit().empty() || d.benchmark().empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("metric ", d.name(), ": unit and benchmark are required"));
+  }
+  if (d.direction() != v1::METRIC_DIRECTION_HIGHER_IS_BETTER &&
+      d.direction() != v1::METRIC_DIRECTION_LOWER_IS_BETTER) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "metric ", d.name(), ": direction must be higher or lower is better"));
+  }
+  return absl::OkStatus();
+}
+
+// Both select the columns DescriptorOfRow reads, in its order.
+constexpr char kListDescriptors[] =
+    "SELECT m.name, d.unit, d.direction, d.description, d.benchmark "
+    "FROM metric_descriptors d JOIN metrics m ON m.id = d.metric_id "
+    "ORDER BY m.name";
+constexpr char kGetDescriptor[] =
+    "SELECT m.name, d.unit, d.direction, d.description, d.benchmark "
+    "FROM metric_descriptors d JOIN metrics m ON m.id = d.metric_id "
+    "WHERE m.name = ?1";
+
+v1::MetricDescriptor DescriptorOfRow(const Statement& s) {
+  v1::MetricDescriptor d;
+  d.set_name(s.Text(0));
+  d.set_unit(s.Text(1));
+  const int64_t direction = s.Int(2);
+  d.set_direction(v1::MetricDirection_IsValid(static_cast<int>(direction))
+                      ? static_cast<v1::MetricDirection>(direction)
+                      : v1::METRIC_DIRECTION_UNSPECIFIED);
+  d.set_description(s.Text(3));
+  d.set_benchmark(s.Text(4));
+  return d;
+}
+
+}  // namespace
+
+absl::Status SqliteStore::UpsertMetricDescriptors(
+    const std::vector<v1::MetricDescriptor>& descriptors) {
+  for (const v1::MetricDescriptor& d : descriptors) {
+    FB_RETURN_IF_ERROR(CheckDescriptor(d));
+  }
+  absl::MutexLock lock(&mu_);
+  return InTransaction(TxnKind::kWrite, [&]() -> absl::Status {
+    for (const v1::MetricDescriptor& d : descriptors) {
+      FB_ASSIGN_OR_RETURN(int64_t id, MetricIdLocked(d.name(), /*create=*/true));
+      FB_RETURN_IF_ERROR(RunCached(
+          "INSERT INTO metric_descriptors(metric_id, unit, direction, "
+          "description, benchmark) VALUES (?1, ?2, ?3, ?4, ?5) "
+          "ON CONFLICT(metric_id) DO UPDATE SET unit = excluded.unit, "
+          "direction = excluded.direction, "
+          "description = excluded.description, "
+          "benchmark = excluded.benchmark",
+          "storing metric descriptor", id, d.unit(), d.direction(),
+          d.description(), d.benchmark()));
+    }
+    return absl::OkStatus();
+  });
+}
+
+absl::StatusOr<std::vector<v1::MetricDescriptor>>
+SqliteStore::ListMetricDescriptors() {
+  absl::MutexLock lock(&mu_);
+  std::vector<v1::MetricDescriptor> out;
+  FB_ASSIGN_OR_RETURN(Statement s, Prepare(kListDescriptors));
+  while (true) {
+    FB_ASSIGN_OR_RETURN(bool row, s.Step("listing metric descriptors"));
+    if (!row) break;
+    out.push_back(DescriptorOfRow(s));
+  }
+  return out;
+}
+
+absl::StatusOr<v1::MetricDescriptor> SqliteStore::GetMetricDescriptor(
+    const std::string& name) {
+  absl::MutexLock lock(&mu_);
+  FB_ASSIGN_OR_RETURN(Statement s, Prepare(kGetDescriptor));
+  s.Bind(1, name);
+  FB_ASSIGN_OR_RETURN(bool row, s.Step("reading metric descriptor"));
+  if (!row) {
+    return absl::NotFoundError(absl::StrCat("metric ", name, " is not declared"));
+  }
+  return DescriptorOfRow(s);
+}
+
+}  // namespace fleetbench::storage
