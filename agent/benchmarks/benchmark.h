@@ -1,9 +1,19 @@
 // agent/benchmarks/benchmark.h — the benchmark plugin interface.
 //
 // A benchmark is one small class with a permanent name (history is stored
-// under it), a Probe() that says whether it can run on this node, and a Run()
-// that measures and returns samples. The runner never special-cases a name:
-// adding a benchmark is one file plus one line in registry.cc.
+// under it), a Probe() that says whether it can run on this node, the
+// metrics it emits (metrics()), and a Run() that measures and returns
+// samples. The runner never special-cases a name: adding a benchmark is a
+// folder plus one line in registry.cc (docs/adding-a-benchmark.md).
+//
+// Metrics: each plugin declares every metric its samples may carry, with
+// unit, direction and a one-line description (MetricInfo below, a plain
+// struct of string literals so a plugin's table is a static array). The
+// agent sends them with its capabilities; the controller stores them and
+// ranks by the unit and direction declared here, never by parsing a name.
+// docs/metrics.md lists the same rows; agent/benchmarks/registry_test.cc
+// fails when the two disagree. Metric names are permanent keys like plugin
+// names.
 //
 // Errors: Probe() returns FAILED_PRECONDITION with the reason when the node
 // lacks what the benchmark needs (no GPU, no RDMA device); the runner reports
@@ -25,13 +35,16 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "fleetbench/v1/metric.pb.h"
 #include "fleetbench/v1/result.pb.h"
 
 namespace fleetbench::agent {
@@ -98,6 +111,20 @@ class RunContext {
   absl::Time deadline_ = absl::InfiniteFuture();
 };
 
+// One metric a plugin emits. The strings must live as long as the plugin
+// (string literals in every real one, so a table can be a constexpr array);
+// callers copy what they keep.
+struct MetricInfo {
+  const char* name;  // dotted, unit last: "gemm.cpu.fp32.tflops"
+  const char* unit;  // the samples' unit, the name's ending: "tflops"
+  v1::MetricDirection direction;
+  const char* description;  // one line, as in docs/metrics.md
+};
+inline constexpr v1::MetricDirection kHigherIsBetter =
+    v1::METRIC_DIRECTION_HIGHER_IS_BETTER;
+inline constexpr v1::MetricDirection kLowerIsBetter =
+    v1::METRIC_DIRECTION_LOWER_IS_BETTER;
+
 // Parameters as given by the user or a suite; all strings on the wire.
 using Params = std::map<std::string, std::string>;
 
@@ -113,6 +140,9 @@ class Benchmark {
   // user can act on). The controller-side CLI cannot know plugin params, so
   // the agent calls this before Run().
   virtual absl::Status ValidateParams(const Params& params) const = 0;
+  // Every metric Run() may emit (a sample of any other metric is a bug the
+  // plugin's tests catch). The same list on every node and every call.
+  virtual std::vector<MetricInfo> metrics() const = 0;
   // True for benchmarks between two nodes: the controller runs them as a
   // pair of tasks with params role=server and role=client, peer=HOST:PORT.
   virtual bool pairwise() const { return false; }
@@ -129,6 +159,16 @@ class Benchmark {
   virtual absl::StatusOr<std::vector<v1::Sample>> Run(
       const Params& params, const RunContext& context) = 0;
 };
+
+// The benchmark's declaration of `metric`, or nullopt when it declares no
+// such metric (plugin tests check every sample against it).
+inline std::optional<MetricInfo> DeclaredMetric(const Benchmark& benchmark,
+                                                std::string_view metric) {
+  for (const MetricInfo& m : benchmark.metrics()) {
+    if (metric == m.name) return m;
+  }
+  return std::nullopt;
+}
 
 }  // namespace fleetbench::agent
 

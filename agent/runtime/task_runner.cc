@@ -59,6 +59,14 @@ std::vector<v1::Capability> TaskRunner::Capabilities() const {
     c.set_reason(std::string(probe.message()));
     c.set_pairwise(b->pairwise());
     c.set_default_timeout_ms(absl::ToInt64Milliseconds(b->DefaultTimeout({})));
+    for (const MetricInfo& m : b->metrics()) {
+      v1::MetricDescriptor* d = c.add_metrics();
+      d->set_name(m.name);
+      d->set_unit(m.unit);
+      d->set_direction(m.direction);
+      d->set_description(m.description);
+      d->set_benchmark(c.benchmark());
+    }
     out.push_back(std::move(c));
   }
   return out;

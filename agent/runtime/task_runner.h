@@ -34,7 +34,8 @@ class TaskRunner {
   TaskRunner(std::vector<std::unique_ptr<Benchmark>> benchmarks, std::string scratch_dir);
 
   // Every benchmark: AVAILABLE when Probe() passed, else UNAVAILABLE and
-  // why; pairwise or not; its default timeout.
+  // why; pairwise or not; its default timeout; the metrics it declares
+  // (each descriptor names the benchmark), whether available or not.
   std::vector<v1::Capability> Capabilities() const;
   // Runs the task to the end (or until `cancelled`), reporting through hooks.
   void Execute(const v1::RunTask& task, const std::atomic<bool>& cancelled,

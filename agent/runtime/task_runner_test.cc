@@ -17,9 +17,15 @@ class ScriptedBenchmark : public Benchmark {
       : name_(std::move(name)),
         probe_(std::move(probe)),
         fail_run_(fail_run),
-        keep_evidence_(keep_evidence) {}
+        keep_evidence_(keep_evidence),
+        throughput_metric_(name_ + ".x.tflops"),
+        faulty_metric_(name_ + ".faulty.count") {}
   std::string name() const override { return name_; }
   absl::Status Probe() const override { return probe_; }
+  std::vector<MetricInfo> metrics() const override {
+    return {{throughput_metric_.c_str(), "tflops", kHigherIsBetter, "scripted throughput"},
+            {faulty_metric_.c_str(), "count", kLowerIsBetter, "scripted evidence"}};
+  }
   absl::Status ValidateParams(const Params& params) const override {
     if (params.contains("bad")) return absl::InvalidArgumentError("bad param");
     return absl::OkStatus();
@@ -28,7 +34,7 @@ class ScriptedBenchmark : public Benchmark {
     if (context.cancelled()) return absl::CancelledError("cancelled");
     if (keep_evidence_) {
       v1::Sample evidence;
-      evidence.set_metric(name_ + ".faulty.count");
+      evidence.set_metric(faulty_metric_);
       evidence.set_value(1);
       evidence.set_unit("count");
       context.KeepSamples({evidence});
@@ -36,7 +42,7 @@ class ScriptedBenchmark : public Benchmark {
     if (fail_run_) return absl::InternalError("boom");
     context.ReportProgress(0.5, "half");
     v1::Sample s;
-    s.set_metric(name_ + ".x.tflops");
+    s.set_metric(throughput_metric_);
     s.set_value(1);
     s.set_unit("tflops");
     return std::vector<v1::Sample>{s};
@@ -47,6 +53,9 @@ class ScriptedBenchmark : public Benchmark {
   absl::Status probe_;
   bool fail_run_;
   bool keep_evidence_;
+  // What metrics() points into.
+  std::string throughput_metric_;
+  std::string faulty_metric_;
 };
 
 TaskRunner MakeRunner() {
@@ -162,6 +171,26 @@ TEST(TaskRunnerTest, CapabilitiesCarryProbeReasons) {
   EXPECT_EQ(caps[0].default_timeout_ms(), 30 * 60 * 1000);
 }
 
+TEST(TaskRunnerTest, CapabilitiesCarryEachPluginsMetrics) {
+  TaskRunner runner = MakeRunner();
+  auto caps = runner.Capabilities();
+  ASSERT_EQ(caps.size(), 5u);
+  // Declared whether or not the plugin can run here: the controller learns
+  // what a metric is from any node that knows the plugin.
+  for (const v1::Capability& c : caps) {
+    ASSERT_EQ(c.metrics_size(), 2) << c.benchmark();
+    EXPECT_EQ(c.metrics(0).name(), c.benchmark() + ".x.tflops");
+    EXPECT_EQ(c.metrics(0).unit(), "tflops");
+    EXPECT_EQ(c.metrics(0).direction(), v1::METRIC_DIRECTION_HIGHER_IS_BETTER);
+    EXPECT_EQ(c.metrics(0).description(), "scripted throughput");
+    EXPECT_EQ(c.metrics(0).benchmark(), c.benchmark());
+    EXPECT_EQ(c.metrics(1).name(), c.benchmark() + ".faulty.count");
+    EXPECT_EQ(c.metrics(1).direction(), v1::METRIC_DIRECTION_LOWER_IS_BETTER);
+    EXPECT_EQ(c.metrics(1).benchmark(), c.benchmark());
+  }
+  EXPECT_EQ(caps[1].status(), v1::CAPABILITY_STATUS_UNAVAILABLE);
+}
+
 TEST(TaskRunnerTest, OutcomesCarryTheirStatusCode) {
   TaskRunner runner = MakeRunner();
   v1::RunTask task = Task({"ok", "nogpu", "broken", "ok", "missing"});
@@ -182,6 +211,7 @@ class UntilCancelledBenchmark : public Benchmark {
  public:
   std::string name() const override { return "hang"; }
   absl::Status Probe() const override { return absl::OkStatus(); }
+  std::vector<MetricInfo> metrics() const override { return {}; }
   absl::Status ValidateParams(const Params&) const override { return absl::OkStatus(); }
   absl::Duration DefaultTimeout(const Params&) const override { return absl::Milliseconds(30); }
   absl::StatusOr<std::vector<v1::Sample>> Run(const Params&, const RunContext& context) override {

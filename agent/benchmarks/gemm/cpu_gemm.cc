@@ -257,6 +257,15 @@ absl::StatusOr<CpuGemmConfig> ParseCpuGemmParams(const Params& params) {
   return config;
 }
 
+std::vector<MetricInfo> CpuGemmBenchmark::metrics() const {
+  return {
+      {"gemm.cpu.fp32.tflops", "tflops", kHigherIsBetter,
+       "CPU single-precision GEMM (OpenBLAS sgemm), median over repetitions"},
+      {"gemm.cpu.fp64.tflops", "tflops", kHigherIsBetter,
+       "CPU double-precision GEMM (OpenBLAS dgemm), median over repetitions"},
+  };
+}
+
 absl::Status CpuGemmBenchmark::Probe() const { return OpenBlas().status(); }
 
 absl::Status CpuGemmBenchmark::ValidateParams(const Params& params) const {

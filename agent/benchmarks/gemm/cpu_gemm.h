@@ -54,6 +54,7 @@ class CpuGemmBenchmark final : public Benchmark {
   std::string name() const override { return "gemm"; }
   // OK when OpenBLAS loads (openblas_library.h); else the reason.
   absl::Status Probe() const override;
+  std::vector<MetricInfo> metrics() const override;
   absl::Status ValidateParams(const Params& params) const override;
   // One sample per (dtype, size), dtypes outer. RESOURCE_EXHAUSTED before
   // anything runs when the matrices would not fit in physical memory.

@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <ostream>
 #include <string>
@@ -10,7 +11,6 @@
 #include "absl/status/status.h"
 #include "agent/benchmarks/gemm/openblas_library.h"
 #include "agent/benchmarks/registry.h"
-#include "common/metrics.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -161,8 +161,9 @@ TEST(CpuGemmBenchmarkTest, SmallRealRunGivesOneSamplePerDtype) {
     const v1::Sample& s = (*samples)[i];
     EXPECT_EQ(s.metric(), kMetrics[i]);
     EXPECT_EQ(s.unit(), "tflops");
-    ASSERT_NE(FindMetric(s.metric()), nullptr) << "not in common/metrics.cc";
-    EXPECT_EQ(FindMetric(s.metric())->unit, s.unit());
+    const std::optional<MetricInfo> info = DeclaredMetric(CpuGemmBenchmark(), s.metric());
+    ASSERT_TRUE(info.has_value()) << "not in CpuGemmBenchmark::metrics()";
+    EXPECT_EQ(info->unit, s.unit());
     EXPECT_GT(s.value(), 0);
     EXPECT_EQ(s.params().at("dtype"), kDtypes[i]);
     EXPECT_EQ(s.params().at("size"), "64");

@@ -133,6 +133,21 @@ absl::StatusOr<std::vector<v1::Sample>> CollectiveSamples(
   return samples;
 }
 
+std::vector<agent::MetricInfo> AllreduceBenchmark::metrics() const {
+  // nccl-tests bus bandwidth.
+  using agent::kHigherIsBetter;
+  return {
+      {"allreduce.nccl.busbw_GBps", "GBps", kHigherIsBetter,
+       "NCCL all-reduce bus bandwidth, largest size"},
+      {"allgather.nccl.busbw_GBps", "GBps", kHigherIsBetter,
+       "NCCL all-gather bus bandwidth, largest size"},
+      {"reducescatter.nccl.busbw_GBps", "GBps", kHigherIsBetter,
+       "NCCL reduce-scatter bus bandwidth, largest size"},
+      {"allreduce.nccl.curve_busbw_GBps", "GBps", kHigherIsBetter,
+       "NCCL bus bandwidth per size (params op, bytes)"},
+  };
+}
+
 absl::Status AllreduceBenchmark::Probe() const {
   if (absl::Status gpu = ProbeGpu(options_.module); !gpu.ok()) return gpu;
   absl::StatusOr<std::unique_ptr<GpuModule>> module =

@@ -74,6 +74,7 @@ class AllreduceBenchmark final : public agent::Benchmark {
       : options_(std::move(options)) {}
   std::string name() const override { return "allreduce"; }
   absl::Status Probe() const override;
+  std::vector<agent::MetricInfo> metrics() const override;
   absl::Status ValidateParams(const agent::Params& params) const override {
     return ParseAllreduceParams(params).status();
   }

@@ -109,6 +109,12 @@ TEST(AllreduceTest, GatherAndScatterUseTheirFactor) {
     EXPECT_EQ((*samples)[0].metric(), std::string(op) + ".nccl.busbw_GBps");
     EXPECT_DOUBLE_EQ((*samples)[0].value(), 30.0);
     EXPECT_EQ((*samples)[1].params().at("op"), op);
+    // Every metric is declared by the plugin, with the declared unit.
+    for (const v1::Sample& s : *samples) {
+      const auto info = agent::DeclaredMetric(AllreduceBenchmark(), s.metric());
+      ASSERT_TRUE(info.has_value()) << s.metric();
+      EXPECT_EQ(info->unit, s.unit());
+    }
   }
 }
 

@@ -11,12 +11,23 @@
 namespace fleetbench::gpu {
 namespace {
 
+using agent::kHigherIsBetter;
+
 constexpr GpuCopyDirection kPcieDirections[] = {
-    {FLEETBENCH_GPU_COPY_H2D, "pcie.h2d.GBps", "h2d", 1.0},
-    {FLEETBENCH_GPU_COPY_D2H, "pcie.d2h.GBps", "d2h", 1.0},
+    {FLEETBENCH_GPU_COPY_H2D,
+     {"pcie.h2d.GBps", "GBps", kHigherIsBetter,
+      "host to device copy from pinned memory"},
+     "h2d", 1.0},
+    {FLEETBENCH_GPU_COPY_D2H,
+     {"pcie.d2h.GBps", "GBps", kHigherIsBetter,
+      "device to host copy into pinned memory"},
+     "d2h", 1.0},
 };
 constexpr GpuCopyDirection kHbmDirections[] = {
-    {FLEETBENCH_GPU_COPY_D2D, "gpu.mem.GBps", "d2d", 2.0},
+    {FLEETBENCH_GPU_COPY_D2D,
+     {"gpu.mem.GBps", "GBps", kHigherIsBetter,
+      "device memory bandwidth (device-to-device copy)"},
+     "d2d", 2.0},
 };
 
 }  // namespace
@@ -73,7 +84,7 @@ v1::Sample MakeSample(const GpuRun& run, const GpuTarget& target,
                       const GpuCopyConfig& config, const GpuCopyDirection& copy,
                       const std::vector<double>& gbps, const char* method) {
   v1::Sample sample;
-  sample.set_metric(copy.metric);
+  sample.set_metric(copy.metric.name);
   sample.set_unit("GBps");
   sample.set_value(Median(gbps));
   AddGpuParams(run, target, &sample);
@@ -184,6 +195,12 @@ absl::StatusOr<std::vector<v1::Sample>> GpuCopyBenchmark::Run(
     }
   }
   return samples;
+}
+
+std::vector<agent::MetricInfo> GpuCopyBenchmark::metrics() const {
+  std::vector<agent::MetricInfo> out;
+  for (const GpuCopyDirection& copy : plugin_->directions) out.push_back(copy.metric);
+  return out;
 }
 
 }  // namespace fleetbench::gpu

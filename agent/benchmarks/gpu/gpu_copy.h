@@ -40,10 +40,10 @@
 namespace fleetbench::gpu {
 
 // One direction a copy plugin measures: one module copy() per GPU, one
-// sample.
+// sample of its metric. The plugin's metrics() lists its directions'.
 struct GpuCopyDirection {
   FleetbenchGpuCopyKind kind;
-  const char* metric;           // "pcie.h2d.GBps"
+  agent::MetricInfo metric;     // "pcie.h2d.GBps", GBps, higher is better
   const char* label;            // the sample's "direction" param: "h2d"
   double bytes_moved_per_byte;  // 2 for device-local copies (read + write)
 };
@@ -93,6 +93,7 @@ class GpuCopyBenchmark final : public agent::Benchmark {
       : plugin_(&plugin), options_(std::move(options)) {}
   std::string name() const override { return plugin_->name; }
   absl::Status Probe() const override { return ProbeGpu(options_.module); }
+  std::vector<agent::MetricInfo> metrics() const override;
   absl::Status ValidateParams(const agent::Params& params) const override {
     return ParseGpuCopyParams(*plugin_, params).status();
   }

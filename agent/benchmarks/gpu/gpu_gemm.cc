@@ -219,4 +219,21 @@ absl::StatusOr<std::vector<v1::Sample>> GpuGemmBenchmark::Run(
   return samples;
 }
 
+std::vector<agent::MetricInfo> GpuGemmBenchmark::metrics() const {
+  // cuBLASLt; % of the SKU's peak in each sample's params.
+  using agent::kHigherIsBetter;
+  return {
+      {"gemm.gpu.fp64.tflops", "tflops", kHigherIsBetter,
+       "GPU fp64 GEMM (cuBLASLt)"},
+      {"gemm.gpu.tf32.tflops", "tflops", kHigherIsBetter,
+       "GPU tf32 GEMM (cuBLASLt)"},
+      {"gemm.gpu.fp16.tflops", "tflops", kHigherIsBetter,
+       "GPU fp16 GEMM, fp32 accumulate (cuBLASLt)"},
+      {"gemm.gpu.bf16.tflops", "tflops", kHigherIsBetter,
+       "GPU bf16 GEMM, fp32 accumulate (cuBLASLt)"},
+      {"gemm.gpu.fp8.tflops", "tflops", kHigherIsBetter,
+       "GPU fp8 e4m3 GEMM (cuBLASLt, sm_89+)"},
+  };
+}
+
 }  // namespace fleetbench::gpu

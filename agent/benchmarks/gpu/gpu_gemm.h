@@ -62,6 +62,7 @@ class GpuGemmBenchmark final : public agent::Benchmark {
       : options_(std::move(options)) {}
   std::string name() const override { return "gpu_gemm"; }
   absl::Status Probe() const override { return ProbeGpu(options_.module); }
+  std::vector<agent::MetricInfo> metrics() const override;
   absl::Status ValidateParams(const agent::Params& params) const override {
     return ParseGpuGemmParams(params).status();
   }

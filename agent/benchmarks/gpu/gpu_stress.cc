@@ -302,4 +302,24 @@ absl::StatusOr<std::vector<v1::Sample>> StressBenchmark::Run(
   return samples;
 }
 
+std::vector<agent::MetricInfo> StressBenchmark::metrics() const {
+  // NVML telemetry alongside.
+  using agent::kHigherIsBetter;
+  using agent::kLowerIsBetter;
+  return {
+      {"stress.gpu.sustained.tflops", "tflops", kHigherIsBetter,
+       "GEMM throughput, mean of the last half of the run"},
+      {"stress.gpu.burst.tflops", "tflops", kHigherIsBetter,
+       "GEMM throughput, mean of the first 5 s"},
+      {"stress.gpu.throttle_fraction.ratio", "ratio", kLowerIsBetter,
+       "share of the run with a power or thermal clock reason"},
+      {"stress.gpu.first_throttle.s", "s", kHigherIsBetter,
+       "seconds to the first power or thermal clock reason"},
+      {"stress.gpu.max_temp.C", "C", kLowerIsBetter,
+       "hottest GPU temperature during the run"},
+      {"stress.gpu.faulty.count", "count", kLowerIsBetter,
+       "1 when the repeated product's checksum changed"},
+  };
+}
+
 }  // namespace fleetbench::gpu

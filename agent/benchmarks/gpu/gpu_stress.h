@@ -87,6 +87,7 @@ class StressBenchmark final : public agent::Benchmark {
       : options_(std::move(options)) {}
   std::string name() const override { return "stress"; }
   absl::Status Probe() const override { return ProbeGpu(options_.module); }
+  std::vector<agent::MetricInfo> metrics() const override;
   absl::Status ValidateParams(const agent::Params& params) const override {
     return ParseStressParams(params).status();
   }

@@ -180,7 +180,12 @@ TEST(StressSamplesTest, HealthyGpu) {
     if (s.metric() == "stress.gpu.max_temp.C") {
       EXPECT_EQ(s.params().at("headroom_C"), "7");
     }
+    // Every metric is declared by the plugin, with the declared unit.
+    const auto info = agent::DeclaredMetric(StressBenchmark(), s.metric());
+    ASSERT_TRUE(info.has_value()) << s.metric();
+    EXPECT_EQ(info->unit, s.unit());
   }
+  EXPECT_EQ(out.samples.size(), StressBenchmark().metrics().size());
 }
 
 TEST(StressSamplesTest, ChecksumMismatchIsFaultyWithAReason) {

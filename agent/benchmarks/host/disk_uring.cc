@@ -145,6 +145,32 @@ absl::StatusOr<DiskConfig> ParseDiskParams(const Params& params) {
   return config;
 }
 
+std::vector<MetricInfo> DiskUringBenchmark::metrics() const {
+  // io_uring, O_DIRECT, in the agent's scratch folder.
+  return {
+      {"disk.seq_read.MBps", "MBps", kHigherIsBetter,
+       "sequential read, 1 MiB blocks"},
+      {"disk.seq_write.MBps", "MBps", kHigherIsBetter,
+       "sequential write, 1 MiB blocks"},
+      {"disk.rand_read_4k.iops", "iops", kHigherIsBetter,
+       "random read, 4 KiB blocks"},
+      {"disk.rand_write_4k.iops", "iops", kHigherIsBetter,
+       "random write, 4 KiB blocks"},
+      {"disk.rand_read_4k.p50_us", "us", kLowerIsBetter,
+       "random read completion latency, median"},
+      {"disk.rand_read_4k.p99_us", "us", kLowerIsBetter,
+       "random read completion latency, p99"},
+      {"disk.rand_read_4k.p999_us", "us", kLowerIsBetter,
+       "random read completion latency, p99.9"},
+      {"disk.rand_write_4k.p50_us", "us", kLowerIsBetter,
+       "random write completion latency, median"},
+      {"disk.rand_write_4k.p99_us", "us", kLowerIsBetter,
+       "random write completion latency, p99"},
+      {"disk.rand_write_4k.p999_us", "us", kLowerIsBetter,
+       "random write completion latency, p99.9"},
+  };
+}
+
 absl::Status DiskUringBenchmark::Probe() const {
   io_uring ring;
   const int ret = io_uring_queue_init(2, &ring, 0);

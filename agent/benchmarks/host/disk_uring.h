@@ -93,6 +93,7 @@ class DiskUringBenchmark final : public Benchmark {
   // FAILED_PRECONDITION when the kernel refuses to set up an io_uring
   // (too old, kernel.io_uring_disabled, a seccomp filter).
   absl::Status Probe() const override;
+  std::vector<MetricInfo> metrics() const override;
   absl::Status ValidateParams(const Params& params) const override;
   // Samples per workload, in the order given: MBps for seq_*, iops then
   // p50/p99/p999 latency for rand_*.

@@ -6,13 +6,13 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "absl/status/status.h"
-#include "common/metrics.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -127,9 +127,9 @@ TEST_F(DiskRunTest, TinyRunGivesAllTenMetricsAndRemovesTheFile) {
   std::set<std::string> metrics;
   for (const v1::Sample& s : *samples) {
     metrics.insert(s.metric());
-    // Every metric is in the one table, with the table's unit.
-    const MetricInfo* info = FindMetric(s.metric());
-    ASSERT_NE(info, nullptr) << s.metric();
+    // Every metric is declared by the plugin, with the declared unit.
+    const std::optional<MetricInfo> info = DeclaredMetric(DiskUringBenchmark(), s.metric());
+    ASSERT_TRUE(info.has_value()) << s.metric();
     EXPECT_EQ(s.unit(), info->unit);
     EXPECT_GT(s.value(), 0) << s.metric();
     const auto& p = s.params();

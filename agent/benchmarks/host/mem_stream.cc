@@ -374,6 +374,20 @@ absl::StatusOr<MemStreamConfig> ParseMemStreamParams(const Params& params) {
   return config;
 }
 
+std::vector<MetricInfo> MemStreamBenchmark::metrics() const {
+  // STREAM kernels, best of N.
+  return {
+      {"mem.copy.GBps", "GBps", kHigherIsBetter,
+       "STREAM copy bandwidth, all cores"},
+      {"mem.scale.GBps", "GBps", kHigherIsBetter,
+       "STREAM scale bandwidth, all cores"},
+      {"mem.add.GBps", "GBps", kHigherIsBetter,
+       "STREAM add bandwidth, all cores"},
+      {"mem.triad.GBps", "GBps", kHigherIsBetter,
+       "STREAM triad bandwidth, all cores"},
+  };
+}
+
 absl::Status MemStreamBenchmark::Probe() const { return absl::OkStatus(); }
 
 absl::Status MemStreamBenchmark::ValidateParams(const Params& params) const {

@@ -70,6 +70,7 @@ class MemStreamBenchmark final : public Benchmark {
   std::string name() const override { return "mem"; }
   // Always OK: every node has memory.
   absl::Status Probe() const override;
+  std::vector<MetricInfo> metrics() const override;
   absl::Status ValidateParams(const Params& params) const override;
   // Four samples, one per kernel, in STREAM's order.
   absl::StatusOr<std::vector<v1::Sample>> Run(

@@ -5,12 +5,12 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
-#include "common/metrics.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -123,9 +123,9 @@ TEST(MemRunTest, TinyRunGivesFourPositiveRates) {
   for (size_t i = 0; i < 4; ++i) {
     const v1::Sample& s = (*samples)[i];
     EXPECT_EQ(s.metric(), want[i]);
-    // Every metric is in the one table, with the table's unit.
-    const MetricInfo* info = FindMetric(s.metric());
-    ASSERT_NE(info, nullptr) << s.metric();
+    // Every metric is declared by the plugin, with the declared unit.
+    const std::optional<MetricInfo> info = DeclaredMetric(MemStreamBenchmark(), s.metric());
+    ASSERT_TRUE(info.has_value()) << s.metric();
     EXPECT_EQ(s.unit(), info->unit);
     EXPECT_EQ(s.unit(), "GBps");
     EXPECT_GT(s.value(), 0);

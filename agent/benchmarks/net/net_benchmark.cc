@@ -152,6 +152,22 @@ std::vector<v1::Sample> NetSamples(const NetConfig& config,
   return samples;
 }
 
+std::vector<MetricInfo> TcpNetBenchmark::metrics() const {
+  // TCP, receiver-side bytes.
+  return {
+      {"net.tcp.Gbps", "Gbps", kHigherIsBetter,
+       "TCP throughput, client to listener, P streams"},
+      {"net.tcp.reverse.Gbps", "Gbps", kHigherIsBetter,
+       "TCP throughput, listener to client"},
+      {"net.tcp.retransmits.count", "count", kLowerIsBetter,
+       "TCP retransmits during the forward test"},
+      {"net.tcp.rtt_p50_us", "us", kLowerIsBetter,
+       "TCP small-message round trip, median"},
+      {"net.tcp.rtt_p99_us", "us", kLowerIsBetter,
+       "TCP small-message round trip, p99"},
+  };
+}
+
 absl::Status TcpNetBenchmark::Probe() const { return absl::OkStatus(); }
 
 absl::Status TcpNetBenchmark::ValidateParams(const Params& params) const {

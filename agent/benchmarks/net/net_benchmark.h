@@ -89,6 +89,7 @@ class TcpNetBenchmark final : public Benchmark {
   bool pairwise() const override { return true; }
   // Always OK: every node has TCP.
   absl::Status Probe() const override;
+  std::vector<MetricInfo> metrics() const override;
   absl::Status ValidateParams(const Params& params) const override;
   // role=server: listens, PublishPort(port), serves one client, returns no
   // samples. role=client: NetSamples() of the tests against `peer`.

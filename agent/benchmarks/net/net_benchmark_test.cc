@@ -4,6 +4,7 @@
 #include <chrono>
 #include <future>
 #include <map>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -136,6 +137,12 @@ TEST(NetSamplesTest, MetricsUnitsAndParams) {
   EXPECT_EQ(by_metric["net.tcp.rtt_p50_us"]->unit(), "us");
   EXPECT_DOUBLE_EQ(by_metric["net.tcp.rtt_p50_us"]->value(), 20);
   EXPECT_DOUBLE_EQ(by_metric["net.tcp.rtt_p99_us"]->value(), 29.8);
+  // Every metric is declared by the plugin, with the declared unit.
+  for (const v1::Sample& s : samples) {
+    const std::optional<MetricInfo> info = DeclaredMetric(TcpNetBenchmark(), s.metric());
+    ASSERT_TRUE(info.has_value()) << s.metric();
+    EXPECT_EQ(info->unit, s.unit());
+  }
 
   const auto& fwd = by_metric["net.tcp.Gbps"]->params();
   EXPECT_EQ(fwd.at("streams"), "4");

@@ -170,6 +170,18 @@ RdmaBenchmark::RdmaBenchmark() : factory_(rdma::OpenVerbsEndpoint) {}
 RdmaBenchmark::RdmaBenchmark(rdma::EndpointFactory factory)
     : factory_(std::move(factory)) {}
 
+std::vector<MetricInfo> RdmaBenchmark::metrics() const {
+  // RC queue pair, RDMA WRITE, like perftest.
+  return {
+      {"rdma.write.Gbps", "Gbps", kHigherIsBetter,
+       "RDMA WRITE bandwidth, client to listener"},
+      {"rdma.write_lat.p50_us", "us", kLowerIsBetter,
+       "RDMA WRITE one-way latency, median"},
+      {"rdma.write_lat.p99_us", "us", kLowerIsBetter,
+       "RDMA WRITE one-way latency, p99"},
+  };
+}
+
 absl::Status RdmaBenchmark::Probe() const {
   return rdma::ListRdmaDevices().status();
 }

@@ -103,6 +103,7 @@ class RdmaBenchmark final : public Benchmark {
   // OK when libibverbs lists at least one device; FAILED_PRECONDITION "no
   // RDMA device (...)" with the library's reason otherwise.
   absl::Status Probe() const override;
+  std::vector<MetricInfo> metrics() const override;
   absl::Status ValidateParams(const Params& params) const override;
   // role=server: opens the device, listens, PublishPort(port), serves one
   // client, returns no samples. role=client: RdmaSamples() against `peer`.

@@ -2,10 +2,10 @@
 
 #include <atomic>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "agent/benchmarks/rdma/rdma_verbs.h"
-#include "common/metrics.h"
 #include "gtest/gtest.h"
 
 namespace fleetbench::agent {
@@ -188,8 +188,12 @@ TEST(RdmaSamplesTest, NamesUnitsAndParams) {
   EXPECT_EQ(samples[2].metric(), "rdma.write_lat.p99_us");
   EXPECT_GT(samples[2].value(), samples[1].value());
   for (const v1::Sample& s : samples) {
-    // The unit is the metric name's last dotted component.
-    const std::string last = UnitOfMetricName(s.metric());
+    // Every metric is declared by the plugin, with the declared unit, and
+    // its name's last dotted component ends with that unit.
+    const std::optional<MetricInfo> info = DeclaredMetric(RdmaBenchmark(), s.metric());
+    ASSERT_TRUE(info.has_value()) << s.metric();
+    EXPECT_EQ(info->unit, s.unit());
+    const std::string last = s.metric().substr(s.metric().rfind('.') + 1);
     EXPECT_EQ(last.substr(last.size() - s.unit().size()), s.unit());
     for (const char* key :
          {"size", "iterations", "qp_depth", "device", "peer_node", "method"}) {
