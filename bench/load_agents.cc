@@ -36,6 +36,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/numbers.h"
@@ -130,6 +131,22 @@ v1::AgentMessage MakeHello(const std::string& name) {
   v1::Capability* gemm = hello->add_capabilities();
   gemm->set_benchmark("gemm");
   gemm->set_status(v1::CAPABILITY_STATUS_AVAILABLE);
+  // What the real gemm plugin declares (agent/benchmarks/gemm/cpu_gemm.cc),
+  // so a controller fed only by this program can rank it.
+  const std::pair<const char*, const char*> kGemmMetrics[] = {
+      {"gemm.cpu.fp32.tflops",
+       "CPU single-precision GEMM (OpenBLAS sgemm), median over repetitions"},
+      {"gemm.cpu.fp64.tflops",
+       "CPU double-precision GEMM (OpenBLAS dgemm), median over repetitions"},
+  };
+  for (const auto& [name, description] : kGemmMetrics) {
+    v1::MetricDescriptor* d = gemm->add_metrics();
+    d->set_name(name);
+    d->set_unit("tflops");
+    d->set_direction(v1::METRIC_DIRECTION_HIGHER_IS_BETTER);
+    d->set_description(description);
+    d->set_benchmark("gemm");
+  }
   return m;
 }
 

@@ -12,7 +12,8 @@
 //    (CommitReports, one transaction per run: every node's final report with
 //    its task update). Run times spread over the last 6 days, so the default
 //    7-day window covers them all. With --reuse 1 an existing file that
-//    already holds the samples is used as is.
+//    already holds the samples is used as is. Either way the metric's
+//    declaration (unit, direction) is stored, as an agent's hello would.
 // 2. Starts `fleetbench controller` on that file and times the CLI end to
 //    end (process start, connect, Rank RPC, JSON printing, exit):
 //    `fleetbench rank --metric M --by node --json` and `--by instance_type`,
@@ -272,7 +273,22 @@ std::string ReadAll(int fd) {
 
 // Times one CLI call end to end; -1 on failure. `rows` gets the row count,
 // `cli_cpu_ms` the CLI process's own CPU time.
-double TimeCli(const std::vector<std::string>& argv, int* rows, double* cli_cpu_ms) {
+// The declaration Rank reads the unit and direction from: a controller
+// learns it from the agents' hellos (the gemm plugin's metrics()), and none
+// connect here. Stored on every start, so a reused older file has it too.
+absl::Status DeclareMetric(storage::Store& store) {
+  v1::MetricDescriptor d;
+  d.set_name(kMetric);
+  d.set_unit("tflops");
+  d.set_direction(v1::METRIC_DIRECTION_HIGHER_IS_BETTER);
+  d.set_description("CPU single-precision GEMM (OpenBLAS sgemm), median over repetitions");
+  d.set_benchmark("gemm");
+  return store.UpsertMetricDescriptors({d});
+}
+
+// `expect_ok` false: a call that must fail (exit status 1) is timed too.
+double TimeCli(const std::vector<std::string>& argv, int* rows, double* cli_cpu_ms,
+               bool expect_ok = true) {
   const auto start = std::chrono::steady_clock::now();
   Spawned p = Spawn(argv);
   if (p.pid < 0) return -1;
@@ -284,7 +300,7 @@ double TimeCli(const std::vector<std::string>& argv, int* rows, double* cli_cpu_
                 static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e3;
   const double ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return -1;
+  if (!WIFEXITED(status) || (WEXITSTATUS(status) == 0) != expect_ok) return -1;
   *rows = 0;
   for (size_t at = out.find("\"group\""); at != std::string::npos; at = out.find("\"group\"", at + 1)) {
     ++*rows;
@@ -310,6 +326,12 @@ int Run(const RankBenchOptions& o) {
       }
       auto count = (*store)->CountSamples();
       build = !count.ok() || *count != want;
+      if (!build) {
+        if (absl::Status s = DeclareMetric(**store); !s.ok()) {
+          std::cerr << "rank_bench: declaring " << kMetric << ": " << s << "\n";
+          return 1;
+        }
+      }
     }
     if (build) {
       for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(o.db + suffix);
@@ -322,6 +344,10 @@ int Run(const RankBenchOptions& o) {
       }
       if (absl::Status s = BuildHistory(o, **store); !s.ok()) {
         std::cerr << "rank_bench: building the history: " << s << "\n";
+        return 1;
+      }
+      if (absl::Status s = DeclareMetric(**store); !s.ok()) {
+        std::cerr << "rank_bench: declaring " << kMetric << ": " << s << "\n";
         return 1;
       }
     }
@@ -390,7 +416,9 @@ int TimeCliAgainstController(const RankBenchOptions& o) {
     Print(s, absl::StrFormat(",\"rows\":%d,\"median_cli_process_cpu_ms\":%.1f", rows,
                              Median(cli_cpu_ms)));
   }
-  // A CLI call that does no work: the floor of the round trip.
+  // A CLI call that does no work: the floor of the round trip. The metric
+  // is declared by no one, so the controller answers NOT_FOUND before any
+  // scan and the CLI exits 1.
   {
     const std::vector<std::string> argv = {o.fleetbench, "rank", "--metric", "no.such.metric_tflops",
                                            "--json", "--controller", "127.0.0.1:" + port};
@@ -398,9 +426,9 @@ int TimeCliAgainstController(const RankBenchOptions& o) {
     int rows = 0;
     double cli_cpu = 0;
     std::vector<double> cli_cpu_ms;
-    s.cold_ms = TimeCli(argv, &rows, &cli_cpu);
+    s.cold_ms = TimeCli(argv, &rows, &cli_cpu, /*expect_ok=*/false);
     for (int i = 0; i < o.repeats; ++i) {
-      const double ms = TimeCli(argv, &rows, &cli_cpu);
+      const double ms = TimeCli(argv, &rows, &cli_cpu, /*expect_ok=*/false);
       if (ms >= 0) s.ms.push_back(ms);
       cli_cpu_ms.push_back(cli_cpu);
     }

@@ -7,6 +7,7 @@
 #include "absl/synchronization/mutex.h"
 #include "controller/auth.h"
 #include "controller/grpc_status.h"
+#include "controller/report_limits.h"
 
 namespace fleetbench::controller {
 namespace {
@@ -171,6 +172,9 @@ absl::Status CheckHello(const v1::Hello& hello) {
   }
   if (hello.capabilities_size() > 256 || hello.finished_task_ids_size() > 10000) {
     return absl::InvalidArgumentError("hello lists too many entries");
+  }
+  for (const v1::Capability& capability : hello.capabilities()) {
+    if (absl::Status s = CheckDeclaredMetrics(capability); !s.ok()) return s;
   }
   return absl::OkStatus();
 }

@@ -37,6 +37,12 @@ absl::Status FleetCore::Start() {
     }
     active_tasks_[task.task_id] = std::move(task);
   }
+  auto declared = store_->ListMetricDescriptors();
+  if (!declared.ok()) return declared.status();
+  for (v1::MetricDescriptor& d : *declared) {
+    const std::string name = d.name();
+    declared_metrics_[name] = std::move(d);
+  }
   next_sweep_ = now + options_.sweep_interval;
   actor_ = std::thread([this] { ActorLoop(); });
   return absl::OkStatus();

@@ -19,9 +19,14 @@
 // reports are committed in one transaction (group commit) and acknowledged
 // only after the commit returned OK.
 //
+// Metrics: agents declare their plugins' metrics in their hellos; the core
+// stores each descriptor (unit, direction, description, benchmark) and Rank
+// takes the unit and direction from the stored one.
+//
 // Errors: user calls return absl::Status with codes chosen to map 1:1 to
 // gRPC: INVALID_ARGUMENT for bad requests, NOT_FOUND for unknown runs or
-// nodes, FAILED_PRECONDITION when no node can take the run.
+// nodes and for ranking a metric no agent declared, FAILED_PRECONDITION
+// when no node can take the run.
 #ifndef FLEETBENCH_CONTROLLER_FLEET_CORE_H_
 #define FLEETBENCH_CONTROLLER_FLEET_CORE_H_
 
@@ -79,8 +84,8 @@ class FleetCore {
   FleetCore(const FleetCore&) = delete;
   FleetCore& operator=(const FleetCore&) = delete;
 
-  // Loads unfinished tasks from the store (after a restart) and starts the
-  // actor thread.
+  // Loads unfinished tasks and the stored metric descriptors from the
+  // store (after a restart) and starts the actor thread.
   absl::Status Start();
   // Stops the actor; pending events are dropped (they are not acked, so
   // agents resend them).
@@ -166,6 +171,11 @@ class FleetCore {
   // The node name behind a link, or "" when the link is not the node's
   // current stream (a replaced or unauthenticated one).
   std::string NodeOfLink(const std::shared_ptr<AgentLink>& link) const;
+  // Stores the metric descriptors a hello declares that differ from what
+  // this core stored before (declared_metrics_), so a reconnecting fleet
+  // writes nothing. The newest declaration of a name wins. A failed write
+  // is logged once (until one succeeds again); the hello goes on.
+  void StoreDeclaredMetrics(const v1::Hello& hello);
 
   // --- Dispatch and pairing (fleet_core_dispatch.cc). ---
   void TryDispatch();
@@ -201,6 +211,8 @@ class FleetCore {
   // --- Read views (fleet_core_views.cc). ---
   absl::StatusOr<v1::ListNodesResponse> HandleListNodes();
   absl::StatusOr<v1::Run> HandleGetRun(const v1::GetRunRequest& request);
+  // Any thread (reads the store only).
+  absl::Status UndeclaredMetric(const std::string& metric);
 
   storage::Store* const store_;
   Clock* const clock_;
@@ -220,6 +232,10 @@ class FleetCore {
   std::map<std::string, LiveProgress> progress_;  // by task id
   // Client halves of pairs reserved with their server, waiting for its port.
   std::set<std::string> awaiting_port_;
+  // The metric descriptors in the store, by name: loaded by Start(), kept
+  // up to date by StoreDeclaredMetrics.
+  std::map<std::string, v1::MetricDescriptor> declared_metrics_;
+  bool metric_write_failure_logged_ = false;
   absl::Time next_sweep_;
 
   absl::Mutex stats_mu_;

@@ -75,19 +75,41 @@ class FleetCoreTest : public ::testing::Test {
     std::filesystem::remove_all(dir_);
   }
 
-  std::shared_ptr<RecordingLink> Connect(const std::string& name, bool net = false) {
-    auto link = std::make_shared<RecordingLink>();
+  // A metric as a plugin declares it in a hello.
+  static void Declare(v1::Capability* capability, const std::string& metric,
+                      const std::string& unit, v1::MetricDirection direction) {
+    v1::MetricDescriptor* d = capability->add_metrics();
+    d->set_name(metric);
+    d->set_unit(unit);
+    d->set_direction(direction);
+    d->set_description("declared by the test");
+    d->set_benchmark(capability->benchmark());
+  }
+  // What an agent with the gemm plugin (and, with `net`, the net plugin)
+  // says, with the metrics those plugins declare.
+  static v1::Hello MakeHello(const std::string& name, bool net = false) {
     v1::Hello hello;
     hello.set_name(name);
     (*hello.mutable_labels())["price_per_hour"] = "1";
     v1::Capability* gemm = hello.add_capabilities();
     gemm->set_benchmark("gemm");
     gemm->set_status(v1::CAPABILITY_STATUS_AVAILABLE);
+    Declare(gemm, "gemm.cpu.fp32.tflops", "tflops", v1::METRIC_DIRECTION_HIGHER_IS_BETTER);
+    Declare(gemm, "gemm.cpu.fp64.tflops", "tflops", v1::METRIC_DIRECTION_HIGHER_IS_BETTER);
     if (net) {
       v1::Capability* n = hello.add_capabilities();
       n->set_benchmark("net");
       n->set_pairwise(true);
+      Declare(n, "net.tcp.Gbps", "Gbps", v1::METRIC_DIRECTION_HIGHER_IS_BETTER);
+      Declare(n, "net.tcp.rtt_p50_us", "us", v1::METRIC_DIRECTION_LOWER_IS_BETTER);
     }
+    return hello;
+  }
+  std::shared_ptr<RecordingLink> Connect(const std::string& name, bool net = false) {
+    return ConnectWith(MakeHello(name, net));
+  }
+  std::shared_ptr<RecordingLink> ConnectWith(const v1::Hello& hello) {
+    auto link = std::make_shared<RecordingLink>();
     core_->OnHello(link, hello, "10.9.8." + std::to_string(links_.size() + 1));
     links_.push_back(link);
     Sync();

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "common/logging.h"
@@ -17,6 +19,41 @@ std::string FleetCore::NodeOfLink(const std::shared_ptr<AgentLink>& link) const 
     if (session.link == link) return name;
   }
   return "";
+}
+
+namespace {
+
+bool SameDescriptor(const v1::MetricDescriptor& a, const v1::MetricDescriptor& b) {
+  return a.name() == b.name() && a.unit() == b.unit() && a.direction() == b.direction() &&
+         a.description() == b.description() && a.benchmark() == b.benchmark();
+}
+
+}  // namespace
+
+void FleetCore::StoreDeclaredMetrics(const v1::Hello& hello) {
+  std::vector<v1::MetricDescriptor> changed;
+  for (const v1::Capability& capability : hello.capabilities()) {
+    for (v1::MetricDescriptor d : capability.metrics()) {
+      if (d.benchmark().empty()) d.set_benchmark(capability.benchmark());
+      auto stored = declared_metrics_.find(d.name());
+      if (stored != declared_metrics_.end() && SameDescriptor(stored->second, d)) continue;
+      changed.push_back(std::move(d));
+    }
+  }
+  if (changed.empty()) return;
+  if (absl::Status s = store_->UpsertMetricDescriptors(changed); !s.ok()) {
+    if (!metric_write_failure_logged_) {
+      LOG(ERROR) << "storing the metrics declared by node " << hello.name()
+                 << " (ranking keeps the previous declarations; logged once): " << s;
+      metric_write_failure_logged_ = true;
+    }
+    return;
+  }
+  metric_write_failure_logged_ = false;
+  for (v1::MetricDescriptor& d : changed) {
+    const std::string name = d.name();
+    declared_metrics_[name] = std::move(d);
+  }
 }
 
 void FleetCore::HandleHello(std::shared_ptr<AgentLink> link, v1::Hello hello,
@@ -49,6 +86,7 @@ void FleetCore::HandleHello(std::shared_ptr<AgentLink> link, v1::Hello hello,
   if (absl::Status s = store_->UpsertNode(record); !s.ok()) {
     LOG(ERROR) << "storing node " << name << ": " << s;
   }
+  StoreDeclaredMetrics(hello);
 
   v1::ControllerMessage welcome;
   welcome.mutable_welcome()->set_node_id(name);

@@ -4,14 +4,16 @@
 #include "controller/fleet_core.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <map>
-
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "common/api_enums.h"
-#include "common/metrics.h"
 #include "controller/page_tokens.h"
 #include "controller/ranking.h"
 
@@ -114,6 +116,35 @@ absl::StatusOr<v1::ListRunsResponse> FleetCore::ListRuns(const v1::ListRunsReque
   return response;
 }
 
+// NOT_FOUND for ranking a metric no agent declared, naming some that are:
+// first those of the same plugin prefix (a typo), then the rest, capped.
+absl::Status FleetCore::UndeclaredMetric(const std::string& metric) {
+  constexpr size_t kMaxListed = 20;
+  auto declared = store_->ListMetricDescriptors();
+  if (!declared.ok()) return declared.status();
+  const std::string prefix = metric.substr(0, metric.find('.')) + ".";
+  std::vector<std::string> names;
+  for (bool same_prefix : {true, false}) {
+    for (const v1::MetricDescriptor& d : *declared) {
+      if (absl::StartsWith(d.name(), prefix) == same_prefix) names.push_back(d.name());
+    }
+  }
+  if (names.empty()) {
+    return absl::NotFoundError(absl::StrCat(
+        "metric ", metric,
+        " is not declared by any agent's plugins; no agent has declared any metric yet "
+        "(agents declare their plugins' metrics when they connect)"));
+  }
+  std::string known = absl::StrJoin(
+      names.begin(), names.begin() + static_cast<std::ptrdiff_t>(std::min(names.size(), kMaxListed)),
+      ", ");
+  if (names.size() > kMaxListed) {
+    absl::StrAppend(&known, ", ... (", names.size() - kMaxListed, " more)");
+  }
+  return absl::NotFoundError(absl::StrCat(
+      "metric ", metric, " is not declared by any agent's plugins; known: ", known));
+}
+
 absl::StatusOr<v1::RankResponse> FleetCore::Rank(const v1::RankRequest& request,
                                                  absl::Time deadline) {
   if (request.metric().empty()) {
@@ -124,6 +155,11 @@ absl::StatusOr<v1::RankResponse> FleetCore::Rank(const v1::RankRequest& request,
         "by ", static_cast<int>(request.by()),
         " is not a grouping; use node, instance_type, region or provider"));
   }
+  // Unit and direction as the plugins declared them; checked before the
+  // scan so a mistyped name costs nothing.
+  absl::StatusOr<v1::MetricDescriptor> metric = store_->GetMetricDescriptor(request.metric());
+  if (absl::IsNotFound(metric.status())) return UndeclaredMetric(request.metric());
+  if (!metric.ok()) return metric.status();
   const absl::Duration window = request.window_ms() > 0
                                     ? absl::Milliseconds(request.window_ms())
                                     : options_.rank_window;
@@ -152,15 +188,7 @@ absl::StatusOr<v1::RankResponse> FleetCore::Rank(const v1::RankRequest& request,
     if (!s.values.empty()) list.push_back(std::move(s));
   }
   if (absl::Now() >= deadline) return CallerDeadlinePassed();
-  const MetricInfo* info = FindMetric(request.metric());
-  // Unknown metrics are ranked as throughput; lower-is-better ones are known.
-  v1::MetricDescriptor metric;
-  metric.set_name(request.metric());
-  metric.set_unit(info != nullptr ? info->unit : UnitOfMetricName(request.metric()));
-  metric.set_direction(info == nullptr || info->higher_is_better
-                           ? v1::METRIC_DIRECTION_HIGHER_IS_BETTER
-                           : v1::METRIC_DIRECTION_LOWER_IS_BETTER);
-  return RankByCostPerThroughput(metric, request.by(), list);
+  return RankByCostPerThroughput(*metric, request.by(), list);
 }
 
 absl::StatusOr<v1::HistoryResponse> FleetCore::History(const v1::HistoryRequest& request,

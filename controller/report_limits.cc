@@ -20,6 +20,32 @@ bool IsValidMetricName(const std::string& name) {
   return dot;
 }
 
+absl::Status CheckDeclaredMetrics(const v1::Capability& capability) {
+  if (capability.metrics_size() > kMaxMetricsPerCapability) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("benchmark ", capability.benchmark().substr(0, kMaxNameLength), " declares ",
+                     capability.metrics_size(), " metrics; at most ", kMaxMetricsPerCapability));
+  }
+  for (const v1::MetricDescriptor& m : capability.metrics()) {
+    auto bad = [&](const std::string& why) {
+      return absl::InvalidArgumentError(absl::StrCat("declared metric '", m.name().substr(0, 64),
+                                                     "': ", why));
+    };
+    if (!IsValidMetricName(m.name())) return bad("bad metric name");
+    if (m.unit().empty() || m.unit().size() > kMaxUnitLength) return bad("unit must be 1..32 characters");
+    if (m.direction() != v1::METRIC_DIRECTION_HIGHER_IS_BETTER &&
+        m.direction() != v1::METRIC_DIRECTION_LOWER_IS_BETTER) {
+      return bad("direction must be higher or lower is better");
+    }
+    if (m.description().size() > kMaxDescriptionLength) return bad("description too long");
+    if (!m.benchmark().empty() && m.benchmark() != capability.benchmark()) {
+      return bad(absl::StrCat("declared under benchmark ", capability.benchmark().substr(0, 64),
+                              " but names ", m.benchmark().substr(0, 64)));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status CheckReportBounds(const v1::Report& report) {
   if (!IsUlid(report.report_id())) {
     return absl::InvalidArgumentError("report_id is not a ULID");

@@ -14,8 +14,17 @@ inline constexpr size_t kMaxNameLength = 128;     // metric, benchmark
 inline constexpr size_t kMaxParamLength = 1024;   // key or value
 inline constexpr size_t kMaxReasonLength = 4096;
 
+inline constexpr int kMaxMetricsPerCapability = 256;
+inline constexpr size_t kMaxUnitLength = 32;
+inline constexpr size_t kMaxDescriptionLength = 256;
+
 // INVALID_ARGUMENT naming the first offending field.
 absl::Status CheckReportBounds(const v1::Report& report);
+// The metric descriptors a hello's capability declares: a valid metric
+// name, a unit of 1..32 characters, higher or lower is better, a
+// description of at most 256 characters, and a benchmark that is empty or
+// the capability's. INVALID_ARGUMENT naming the first offending metric.
+absl::Status CheckDeclaredMetrics(const v1::Capability& capability);
 // Metric names: lower-case letters, digits, '_' and '.', 3..128 chars,
 // at least one dot (the unit is the last component).
 bool IsValidMetricName(const std::string& name);

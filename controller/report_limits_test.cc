@@ -58,5 +58,50 @@ TEST(MetricNameTest, NeedsAUnitComponent) {
   EXPECT_FALSE(IsValidMetricName("a b.c"));
 }
 
+v1::Capability GoodCapability() {
+  v1::Capability c;
+  c.set_benchmark("net");
+  v1::MetricDescriptor* m = c.add_metrics();
+  m->set_name("net.tcp.rtt_p50_us");
+  m->set_unit("us");
+  m->set_direction(v1::METRIC_DIRECTION_LOWER_IS_BETTER);
+  m->set_description("TCP small-message round trip, median");
+  m->set_benchmark("net");
+  return c;
+}
+
+TEST(DeclaredMetricsTest, AcceptsWellFormedDescriptors) {
+  EXPECT_TRUE(CheckDeclaredMetrics(GoodCapability()).ok());
+  v1::Capability c = GoodCapability();
+  c.mutable_metrics(0)->clear_benchmark();  // the capability's, then
+  EXPECT_TRUE(CheckDeclaredMetrics(c).ok());
+}
+
+TEST(DeclaredMetricsTest, RejectsWhatTheStoreOrRankingCouldNotUse) {
+  auto check = [](void (*spoil)(v1::MetricDescriptor*)) {
+    v1::Capability c = GoodCapability();
+    spoil(c.mutable_metrics(0));
+    return CheckDeclaredMetrics(c);
+  };
+  EXPECT_EQ(check([](v1::MetricDescriptor* m) { m->set_name("no unit"); }).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(check([](v1::MetricDescriptor* m) { m->clear_unit(); }).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(check([](v1::MetricDescriptor* m) { m->set_unit(std::string(33, 'u')); }).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(check([](v1::MetricDescriptor* m) { m->clear_direction(); }).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(
+      check([](v1::MetricDescriptor* m) { m->set_description(std::string(257, 'd')); }).code(),
+      absl::StatusCode::kInvalidArgument);
+  const absl::Status other = check([](v1::MetricDescriptor* m) { m->set_benchmark("gemm"); });
+  EXPECT_EQ(other.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(other.message().find("net.tcp.rtt_p50_us"), std::string::npos) << other;
+
+  v1::Capability many = GoodCapability();
+  for (int i = 0; i < kMaxMetricsPerCapability; ++i) *many.add_metrics() = many.metrics(0);
+  EXPECT_EQ(CheckDeclaredMetrics(many).code(), absl::StatusCode::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace fleetbench::controller
