@@ -18,7 +18,8 @@ class FleetCoreMetricsTest : public FleetCoreTest {
  protected:
   // Samples of `metric` for a run, one value per node, stored as a report
   // commit would store them.
-  void StoreSamples(const std::string& run_id, const std::string& metric, const std::string& unit,
+  void StoreSamples(const std::string& run_id, const std::string& metric,
+                    const std::string& unit,
                     const std::vector<std::pair<std::string, double>>& values) {
     storage::Store::ReportWrite write;
     for (const auto& [node, value] : values) {
@@ -72,7 +73,8 @@ TEST_F(FleetCoreMetricsTest, ADescriptorWithoutABenchmarkTakesItsCapabilitys) {
   v1::Hello hello = MakeHello("a");
   hello.mutable_capabilities(0)->mutable_metrics(0)->clear_benchmark();
   ConnectWith(hello);
-  EXPECT_EQ(store_->GetMetricDescriptor("gemm.cpu.fp32.tflops")->benchmark(), "gemm");
+  EXPECT_EQ(store_->GetMetricDescriptor("gemm.cpu.fp32.tflops")->benchmark(),
+            "gemm");
 }
 
 TEST_F(FleetCoreMetricsTest, ReconnectingNodesWriteNothingTheyDeclaredBefore) {
@@ -84,7 +86,8 @@ TEST_F(FleetCoreMetricsTest, ReconnectingNodesWriteNothingTheyDeclaredBefore) {
   EXPECT_EQ(StoredDescription("gemm.cpu.fp32.tflops"), "tampered");
   // A changed declaration (a newer agent) is written.
   v1::Hello newer = MakeHello("c");
-  newer.mutable_capabilities(0)->mutable_metrics(0)->set_description("newer words");
+  newer.mutable_capabilities(0)->mutable_metrics(0)->set_description(
+      "newer words");
   ConnectWith(newer);
   EXPECT_EQ(StoredDescription("gemm.cpu.fp32.tflops"), "newer words");
   EXPECT_EQ(StoredDescription("gemm.cpu.fp64.tflops"), "declared by the test");
@@ -124,7 +127,8 @@ TEST_F(FleetCoreMetricsTest, RankTakesUnitAndDirectionFromTheDeclaration) {
   EXPECT_EQ(throughput->rows(0).group(), "a");
 }
 
-TEST_F(FleetCoreMetricsTest, RankingAnUndeclaredMetricIsNotFoundNamingTheKnownOnes) {
+TEST_F(FleetCoreMetricsTest,
+       RankingAnUndeclaredMetricIsNotFoundNamingTheKnownOnes) {
   Connect("a", /*net=*/true);
   const std::string run = Start("gemm");
   // Samples alone do not make a metric rankable: its direction is unknown.
@@ -132,17 +136,20 @@ TEST_F(FleetCoreMetricsTest, RankingAnUndeclaredMetricIsNotFoundNamingTheKnownOn
   auto rank = Rank("gemm.cpu.bf16.tflops");
   ASSERT_EQ(rank.status().code(), absl::StatusCode::kNotFound) << rank.status();
   // Metrics of the same plugin prefix first: most likely what was meant.
-  EXPECT_THAT(rank.status().message(),
-              HasSubstr("metric gemm.cpu.bf16.tflops is not declared by any agent's plugins; "
-                        "known: gemm.cpu.fp32.tflops, gemm.cpu.fp64.tflops, net.tcp.Gbps, "
-                        "net.tcp.rtt_p50_us"));
+  EXPECT_THAT(
+      rank.status().message(),
+      HasSubstr(
+          "metric gemm.cpu.bf16.tflops is not declared by any agent's plugins; "
+          "known: gemm.cpu.fp32.tflops, gemm.cpu.fp64.tflops, net.tcp.Gbps, "
+          "net.tcp.rtt_p50_us"));
   EXPECT_THAT(rank.status().message(), Not(HasSubstr("more)")));
 }
 
 TEST_F(FleetCoreMetricsTest, TheListOfKnownMetricsIsCapped) {
   v1::Hello hello = MakeHello("a");
   for (int i = 0; i < 30; ++i) {
-    Declare(hello.mutable_capabilities(0), absl::StrCat("gemm.extra", 10 + i, ".count"), "count",
+    Declare(hello.mutable_capabilities(0),
+            absl::StrCat("gemm.extra", 10 + i, ".count"), "count",
             v1::METRIC_DIRECTION_LOWER_IS_BETTER);
   }
   ConnectWith(hello);
@@ -154,7 +161,8 @@ TEST_F(FleetCoreMetricsTest, TheListOfKnownMetricsIsCapped) {
 TEST_F(FleetCoreMetricsTest, RankingBeforeAnyAgentDeclaredAnythingSaysSo) {
   auto rank = Rank("gemm.cpu.fp32.tflops");
   ASSERT_EQ(rank.status().code(), absl::StatusCode::kNotFound);
-  EXPECT_THAT(rank.status().message(), HasSubstr("no agent has declared any metric yet"));
+  EXPECT_THAT(rank.status().message(),
+              HasSubstr("no agent has declared any metric yet"));
 }
 
 }  // namespace

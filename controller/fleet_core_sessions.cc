@@ -1,7 +1,7 @@
-// FleetCore: node sessions. A hello opens (or replaces) a node's session and
-// reconciles its in-flight tasks; messages keep it alive; a disconnect drops
-// only the link; the sweep declares silent nodes offline and their tasks
-// lost.
+// FleetCore: node sessions. A hello opens (or replaces) a node's session,
+// stores the metrics its plugins declare and reconciles its in-flight tasks;
+// messages keep it alive; a disconnect drops only the link; the sweep
+// declares silent nodes offline and their tasks lost.
 #include "controller/fleet_core.h"
 
 #include <algorithm>

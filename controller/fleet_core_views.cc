@@ -135,9 +135,8 @@ absl::Status FleetCore::UndeclaredMetric(const std::string& metric) {
         " is not declared by any agent's plugins; no agent has declared any metric yet "
         "(agents declare their plugins' metrics when they connect)"));
   }
-  std::string known = absl::StrJoin(
-      names.begin(), names.begin() + static_cast<std::ptrdiff_t>(std::min(names.size(), kMaxListed)),
-      ", ");
+  const auto listed = static_cast<std::ptrdiff_t>(std::min(names.size(), kMaxListed));
+  std::string known = absl::StrJoin(names.begin(), names.begin() + listed, ", ");
   if (names.size() > kMaxListed) {
     absl::StrAppend(&known, ", ... (", names.size() - kMaxListed, " more)");
   }

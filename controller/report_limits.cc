@@ -32,7 +32,9 @@ absl::Status CheckDeclaredMetrics(const v1::Capability& capability) {
                                                      "': ", why));
     };
     if (!IsValidMetricName(m.name())) return bad("bad metric name");
-    if (m.unit().empty() || m.unit().size() > kMaxUnitLength) return bad("unit must be 1..32 characters");
+    if (m.unit().empty() || m.unit().size() > kMaxUnitLength) {
+      return bad("unit must be 1..32 characters");
+    }
     if (m.direction() != v1::METRIC_DIRECTION_HIGHER_IS_BETTER &&
         m.direction() != v1::METRIC_DIRECTION_LOWER_IS_BETTER) {
       return bad("direction must be higher or lower is better");

@@ -17,7 +17,8 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-v1::MetricDescriptor Descriptor(const std::string& name, const std::string& unit,
+v1::MetricDescriptor Descriptor(const std::string& name,
+                                const std::string& unit,
                                 v1::MetricDirection direction,
                                 const std::string& description = "what it is",
                                 const std::string& benchmark = "gemm") {
@@ -30,19 +31,23 @@ v1::MetricDescriptor Descriptor(const std::string& name, const std::string& unit
   return d;
 }
 
-std::vector<std::string> Names(const std::vector<v1::MetricDescriptor>& descriptors) {
+std::vector<std::string> Names(
+    const std::vector<v1::MetricDescriptor>& descriptors) {
   std::vector<std::string> names;
   for (const auto& d : descriptors) names.push_back(d.name());
   return names;
 }
 
 TEST_F(StoreTest, MetricDescriptorsAreStoredByNameAndSurviveReopening) {
-  ASSERT_TRUE(store_
-                  ->UpsertMetricDescriptors(
-                      {Descriptor("net.tcp.rtt_p50_us", "us", v1::METRIC_DIRECTION_LOWER_IS_BETTER,
-                                  "TCP small-message round trip, median", "net"),
-                       Descriptor(kMetric, "tflops", v1::METRIC_DIRECTION_HIGHER_IS_BETTER)})
-                  .ok());
+  ASSERT_TRUE(
+      store_
+          ->UpsertMetricDescriptors(
+              {Descriptor("net.tcp.rtt_p50_us", "us",
+                          v1::METRIC_DIRECTION_LOWER_IS_BETTER,
+                          "TCP small-message round trip, median", "net"),
+               Descriptor(kMetric, "tflops",
+                          v1::METRIC_DIRECTION_HIGHER_IS_BETTER)})
+          .ok());
   Reopen();
   auto rtt = store_->GetMetricDescriptor("net.tcp.rtt_p50_us");
   ASSERT_TRUE(rtt.ok()) << rtt.status();
@@ -58,14 +63,16 @@ TEST_F(StoreTest, MetricDescriptorsAreStoredByNameAndSurviveReopening) {
 }
 
 TEST_F(StoreTest, ANewerDeclarationReplacesTheDescriptor) {
-  ASSERT_TRUE(store_
-                  ->UpsertMetricDescriptors(
-                      {Descriptor(kMetric, "tflops", v1::METRIC_DIRECTION_HIGHER_IS_BETTER, "old")})
-                  .ok());
-  ASSERT_TRUE(store_
-                  ->UpsertMetricDescriptors(
-                      {Descriptor(kMetric, "tflops", v1::METRIC_DIRECTION_HIGHER_IS_BETTER, "new")})
-                  .ok());
+  ASSERT_TRUE(
+      store_
+          ->UpsertMetricDescriptors({Descriptor(
+              kMetric, "tflops", v1::METRIC_DIRECTION_HIGHER_IS_BETTER, "old")})
+          .ok());
+  ASSERT_TRUE(
+      store_
+          ->UpsertMetricDescriptors({Descriptor(
+              kMetric, "tflops", v1::METRIC_DIRECTION_HIGHER_IS_BETTER, "new")})
+          .ok());
   auto d = store_->GetMetricDescriptor(kMetric);
   ASSERT_TRUE(d.ok()) << d.status();
   EXPECT_EQ(d->description(), "new");
@@ -80,10 +87,11 @@ TEST_F(StoreTest, SamplesBeforeAndAfterADeclarationShareTheMetric) {
   // Samples alone declare nothing.
   EXPECT_EQ(store_->GetMetricDescriptor(kMetric).status().code(),
             absl::StatusCode::kNotFound);
-  ASSERT_TRUE(store_
-                  ->UpsertMetricDescriptors(
-                      {Descriptor(kMetric, "tflops", v1::METRIC_DIRECTION_HIGHER_IS_BETTER)})
-                  .ok());
+  ASSERT_TRUE(
+      store_
+          ->UpsertMetricDescriptors({Descriptor(
+              kMetric, "tflops", v1::METRIC_DIRECTION_HIGHER_IS_BETTER)})
+          .ok());
   Store::ReportWrite after;
   after.samples = {MakeSample("s2", "r1", "n1", kMetric, 2.5, 2)};
   ASSERT_EQ(*store_->CommitReports({after}), 1);
@@ -99,13 +107,16 @@ TEST_F(StoreTest, AMalformedDescriptorStoresNothingOfTheCall) {
   for (const v1::MetricDescriptor& bad :
        {Descriptor("", "tflops", v1::METRIC_DIRECTION_HIGHER_IS_BETTER),
         Descriptor("x.y.us", "", v1::METRIC_DIRECTION_LOWER_IS_BETTER),
-        Descriptor("x.y.us", "us", v1::METRIC_DIRECTION_LOWER_IS_BETTER, "d", ""),
+        Descriptor("x.y.us", "us", v1::METRIC_DIRECTION_LOWER_IS_BETTER, "d",
+                   ""),
         Descriptor("x.y.us", "us", v1::METRIC_DIRECTION_UNSPECIFIED)}) {
     absl::Status s = store_->UpsertMetricDescriptors({good, bad});
-    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << bad.DebugString();
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument)
+        << bad.DebugString();
   }
-  EXPECT_THAT(store_->UpsertMetricDescriptors(
-                        {Descriptor("x.y.us", "us", v1::METRIC_DIRECTION_UNSPECIFIED)})
+  EXPECT_THAT(store_
+                  ->UpsertMetricDescriptors({Descriptor(
+                      "x.y.us", "us", v1::METRIC_DIRECTION_UNSPECIFIED)})
                   .message(),
               HasSubstr("x.y.us"));
   EXPECT_TRUE(store_->ListMetricDescriptors()->empty());

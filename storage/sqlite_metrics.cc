@@ -65,7 +65,8 @@ absl::Status SqliteStore::UpsertMetricDescriptors(
   absl::MutexLock lock(&mu_);
   return InTransaction(TxnKind::kWrite, [&]() -> absl::Status {
     for (const v1::MetricDescriptor& d : descriptors) {
-      FB_ASSIGN_OR_RETURN(int64_t id, MetricIdLocked(d.name(), /*create=*/true));
+      FB_ASSIGN_OR_RETURN(int64_t id,
+                          MetricIdLocked(d.name(), /*create=*/true));
       FB_RETURN_IF_ERROR(RunCached(
           "INSERT INTO metric_descriptors(metric_id, unit, direction, "
           "description, benchmark) VALUES (?1, ?2, ?3, ?4, ?5) "
@@ -100,7 +101,8 @@ absl::StatusOr<v1::MetricDescriptor> SqliteStore::GetMetricDescriptor(
   s.Bind(1, name);
   FB_ASSIGN_OR_RETURN(bool row, s.Step("reading metric descriptor"));
   if (!row) {
-    return absl::NotFoundError(absl::StrCat("metric ", name, " is not declared"));
+    return absl::NotFoundError(
+        absl::StrCat("metric ", name, " is not declared"));
   }
   return DescriptorOfRow(s);
 }

@@ -39,8 +39,10 @@ std::map<std::string, DocRow> ReadDocsTable() {
     EXPECT_EQ(cells.size(), 6u) << "malformed row: " << line;
     if (cells.size() != 6) continue;
     for (std::string& c : cells) c = std::string(absl::StripAsciiWhitespace(c));
-    const std::string name(absl::StripSuffix(absl::StripPrefix(cells[1], "`"), "`"));
-    const std::string unit(absl::StripSuffix(absl::StripPrefix(cells[2], "`"), "`"));
+    const std::string name(
+        absl::StripSuffix(absl::StripPrefix(cells[1], "`"), "`"));
+    const std::string unit(
+        absl::StripSuffix(absl::StripPrefix(cells[2], "`"), "`"));
     EXPECT_TRUE(rows.emplace(name, DocRow{unit, cells[3], cells[4]}).second)
         << name << " is listed twice in docs/metrics.md";
   }
@@ -66,7 +68,8 @@ TEST(RegistryTest, EveryPluginDeclaresWellFormedMetricsOfItsOwn) {
     for (const MetricInfo& m : metrics) {
       SCOPED_TRACE(std::string(benchmark->name()) + ": " + m.name);
       EXPECT_TRUE(seen.insert(m.name).second) << "declared twice";
-      EXPECT_TRUE(absl::EndsWith(m.name, m.unit)) << "the name ends with the unit " << m.unit;
+      EXPECT_TRUE(absl::EndsWith(m.name, m.unit))
+          << "the name ends with the unit " << m.unit;
       EXPECT_NE(std::string(m.name).find('.'), std::string::npos);
       EXPECT_NE(DirectionWords(m.direction), "unspecified");
       EXPECT_NE(std::string(m.description), "");
@@ -84,9 +87,10 @@ TEST(RegistryTest, DocsTableListsExactlyTheDeclaredMetrics) {
       auto row = docs.find(m.name);
       if (row == docs.end()) {
         ADD_FAILURE() << m.name << " (plugin " << benchmark->name()
-                      << ") is not in docs/metrics.md; add the row:\n| `" << m.name << "` | `"
-                      << m.unit << "` | " << DirectionWords(m.direction) << " | "
-                      << m.description << " |";
+                      << ") is not in docs/metrics.md; add the row:\n| `"
+                      << m.name << "` | `" << m.unit << "` | "
+                      << DirectionWords(m.direction) << " | " << m.description
+                      << " |";
         continue;
       }
       EXPECT_EQ(row->second.unit, m.unit) << m.name;
@@ -96,7 +100,8 @@ TEST(RegistryTest, DocsTableListsExactlyTheDeclaredMetrics) {
   }
   for (const auto& [name, row] : docs) {
     EXPECT_TRUE(declared.contains(name))
-        << name << " is in docs/metrics.md but no registered plugin declares it";
+        << name
+        << " is in docs/metrics.md but no registered plugin declares it";
   }
 }
 
