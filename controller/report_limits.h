@@ -14,8 +14,18 @@ inline constexpr size_t kMaxNameLength = 128;     // metric, benchmark
 inline constexpr size_t kMaxParamLength = 1024;   // key or value
 inline constexpr size_t kMaxReasonLength = 4096;
 
-// INVALID_ARGUMENT naming the first offending field.
+// INVALID_ARGUMENT naming the first offending field, samples included.
 absl::Status CheckReportBounds(const v1::Report& report);
+// The same for everything but the samples: a report that fails this is
+// refused whole; one whose envelope passes keeps its good samples.
+absl::Status CheckReportEnvelope(const v1::Report& report);
+// INVALID_ARGUMENT saying what is wrong with one sample.
+absl::Status CheckSampleBounds(const v1::Sample& sample);
+// Removes the samples CheckSampleBounds refuses, keeping the others in
+// order. Returns "" when none was refused, else what to tell the agent and
+// store as the task's reason: "2 of 40 samples refused; sample 3: value is
+// not finite" (the index is the sample's place in the report as sent).
+std::string DropRefusedSamples(v1::Report* report);
 // Metric names: lower-case letters, digits, '_' and '.', 3..128 chars,
 // at least one dot (the unit is the last component).
 bool IsValidMetricName(const std::string& name);
