@@ -15,10 +15,11 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
-#include "agent/benchmarks/gemm_math.h"
 #include "agent/benchmarks/gemm/openblas_library.h"
+#include "agent/benchmarks/gemm_math.h"
 #include "agent/benchmarks/param_reader.h"
 #include "common/stats.h"
+#include "common/units.h"
 
 namespace fleetbench::agent {
 namespace {
@@ -213,10 +214,6 @@ absl::StatusOr<std::vector<double>> TimeCase(const OpenBlasLibrary& blas, int n,
   return tflops;
 }
 
-std::string FormatNumber(double value) {
-  return absl::StrFormat("%.6g", value);
-}
-
 }  // namespace
 
 absl::StatusOr<CpuGemmConfig> ParseCpuGemmParams(const Params& params) {
@@ -278,8 +275,7 @@ absl::StatusOr<std::vector<v1::Sample>> CpuGemmBenchmark::Run(
             "gemm: %s n=%d needs %.1f GiB for A, B and C; this node has "
             "%.1f GiB of memory (at most %.0f%% is used); choose a smaller "
             "size",
-            dtype, n, needed / (1 << 30), memory / (1 << 30),
-            kMaxMemoryShare * 100));
+            dtype, n, needed / kGiB, memory / kGiB, kMaxMemoryShare * 100));
       }
     }
   }

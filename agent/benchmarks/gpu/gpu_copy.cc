@@ -7,6 +7,7 @@
 #include "agent/benchmarks/gpu/gpu_math.h"
 #include "agent/benchmarks/gpu/gpu_params.h"
 #include "common/stats.h"
+#include "common/units.h"
 
 namespace fleetbench::gpu {
 namespace {

@@ -13,6 +13,7 @@
 #include "agent/benchmarks/gpu/gpu_samplers.h"
 #include "agent/facts/gpu_values.h"
 #include "common/stats.h"
+#include "common/units.h"
 
 namespace fleetbench::gpu {
 namespace {

@@ -5,9 +5,9 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "agent/facts/gpu_values.h"
 #include "common/stats.h"
+#include "common/units.h"
 
 namespace fleetbench::gpu {
 
@@ -76,10 +76,6 @@ absl::StatusOr<GpuRun> SetUpGpuRun(const GpuPluginOptions& options,
     run.targets.push_back(std::move(target));
   }
   return run;
-}
-
-std::string FormatNumber(double value) {
-  return absl::StrFormat("%.6g", value);
 }
 
 void AddGpuParams(const GpuRun& run, const GpuTarget& target,

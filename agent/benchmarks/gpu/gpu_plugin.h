@@ -62,8 +62,6 @@ void AddGpuParams(const GpuRun& run, const GpuTarget& target,
 void AddSummaryParams(const std::vector<double>& values,
                       const std::string& unit, v1::Sample* sample);
 
-std::string FormatNumber(double value);
-
 }  // namespace fleetbench::gpu
 
 #endif  // FLEETBENCH_AGENT_BENCHMARKS_GPU_GPU_PLUGIN_H_
