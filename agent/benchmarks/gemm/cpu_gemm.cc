@@ -18,6 +18,7 @@
 #include "agent/benchmarks/gemm/openblas_library.h"
 #include "agent/benchmarks/gemm_math.h"
 #include "agent/benchmarks/param_reader.h"
+#include "agent/benchmarks/sample_summary.h"
 #include "common/stats.h"
 #include "common/units.h"
 
@@ -316,13 +317,8 @@ absl::StatusOr<std::vector<v1::Sample>> CpuGemmBenchmark::Run(
       if (threads != config->threads) {
         p["threads_requested"] = absl::StrCat(config->threads);
       }
-      p["runs"] = absl::StrCat(summary.count);
+      AddSummaryParams(summary, "tflops", &p);
       p["warmup_runs"] = absl::StrCat(config->warmup_runs);
-      p["min_tflops"] = FormatNumber(summary.min);
-      p["max_tflops"] = FormatNumber(summary.max);
-      p["p10_tflops"] = FormatNumber(summary.p10);
-      p["p90_tflops"] = FormatNumber(summary.p90);
-      p["spread"] = FormatNumber(summary.spread);
       p["method"] = kMethod;
       p["blas"] = blas_config;
       ++case_index;
