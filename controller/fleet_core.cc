@@ -151,7 +151,7 @@ void FleetCore::OnAgentMessage(const std::shared_ptr<AgentLink>& link,
                                v1::AgentMessage message) {
   if (message.has_report()) {
     // The node is resolved on the actor thread, where sessions_ lives.
-    Post(PendingReport{link, "", std::move(*message.mutable_report())});
+    Post(PendingReport{link, "", std::move(*message.mutable_report()), ""});
     return;
   }
   Post(Closure([this, link, message = std::move(message)]() mutable {

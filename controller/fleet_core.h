@@ -150,6 +150,8 @@ class FleetCore {
     std::shared_ptr<AgentLink> link;
     std::string node;
     v1::Report report;
+    // What the bounds refused of its samples ("" when nothing), for the ack.
+    std::string refused;
   };
   using Closure = std::function<void()>;
   using Event = std::variant<Closure, PendingReport>;

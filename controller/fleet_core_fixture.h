@@ -43,6 +43,23 @@ class RecordingLink : public AgentLink {
     for (const auto& m : sent_) n += m.has_ack();
     return n;
   }
+  // The error of every ack that had one, in order.
+  std::vector<std::string> AckErrors() {
+    absl::MutexLock lock(&mu_);
+    std::vector<std::string> out;
+    for (const auto& m : sent_) {
+      if (m.has_ack() && !m.ack().error().empty()) out.push_back(m.ack().error());
+    }
+    return out;
+  }
+  std::vector<std::string> Cancels() {
+    absl::MutexLock lock(&mu_);
+    std::vector<std::string> out;
+    for (const auto& m : sent_) {
+      if (m.has_cancel_task()) out.push_back(m.cancel_task().task_id());
+    }
+    return out;
+  }
   bool GotWelcome() {
     absl::MutexLock lock(&mu_);
     return !sent_.empty() && sent_[0].has_welcome();

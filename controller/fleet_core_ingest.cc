@@ -1,7 +1,9 @@
 // FleetCore: ingest. Reports are validated against the task in flight,
 // committed in batches (one transaction per batch), acknowledged only once
 // durable, and only then allowed to end their task. Reports for tasks that
-// already ended keep their samples and change no state.
+// already ended keep their samples and change no state. A sample the bounds
+// refuse does not cost the report its good samples: those are stored, the
+// task fails with what was refused, and the ack tells the agent.
 #include "controller/fleet_core.h"
 
 #include "absl/strings/str_cat.h"
@@ -24,7 +26,7 @@ absl::Status CheckTaskOwner(const storage::TaskRecord& task, const std::string& 
 
 absl::Status FleetCore::ValidateReport(const std::string& node,
                                        const v1::Report& report) const {
-  if (absl::Status s = CheckReportBounds(report); !s.ok()) return s;
+  if (absl::Status s = CheckReportEnvelope(report); !s.ok()) return s;
   auto it = active_tasks_.find(report.task_id());
   if (it == active_tasks_.end()) {
     return absl::NotFoundError(absl::StrCat("task ", report.task_id(),
@@ -46,6 +48,7 @@ bool FleetCore::StoreLateSamples(PendingReport& p) {
     if (t.task_id == p.report.task_id()) task = &t;
   }
   if (task == nullptr || !CheckTaskOwner(*task, p.node).ok()) return false;
+  p.refused = DropRefusedSamples(&p.report);
   storage::Store::ReportWrite w;
   for (v1::Sample& sample : *p.report.mutable_samples()) {
     sample.set_run_id(task->run_id);
@@ -66,6 +69,8 @@ void FleetCore::CommitReports(std::vector<PendingReport>& batch) {
     PendingReport* pending;
     storage::TaskRecord final_task;  // valid when finishing
     bool finishes = false;
+    // The task ended here, not at the agent: tell it to stop measuring.
+    bool stops_agent = false;
   };
   std::vector<Accepted> accepted;
   std::vector<PendingReport*> rejected;
@@ -89,18 +94,30 @@ void FleetCore::CommitReports(std::vector<PendingReport>& batch) {
     }
     Accepted a{&p, {}, false};
     const storage::TaskRecord& task = active_tasks_.at(p.report.task_id());
+    p.refused = DropRefusedSamples(&p.report);
     for (v1::Sample& sample : *p.report.mutable_samples()) {
       // Trust the task, not the agent, for where a sample belongs.
       sample.set_run_id(task.run_id);
       sample.set_node(p.node);
     }
-    if (p.report.task_finished()) {
+    if (p.report.task_finished() || !p.refused.empty()) {
       a.finishes = true;
       a.final_task = task;
       a.final_task.state = p.report.task_state();
       a.final_task.reason = p.report.task_reason();
       a.final_task.outcomes.assign(p.report.outcomes().begin(), p.report.outcomes().end());
       a.final_task.updated = now;
+    }
+    if (!p.refused.empty()) {
+      // The task's numbers are incomplete: it cannot count as succeeded.
+      a.final_task.state = v1::TASK_STATE_FAILED;
+      a.final_task.reason = a.final_task.reason.empty()
+                                ? p.refused
+                                : absl::StrCat(p.refused, "; ", a.final_task.reason);
+      if (a.final_task.reason.size() > kMaxReasonLength) {
+        a.final_task.reason.resize(kMaxReasonLength);
+      }
+      a.stops_agent = !p.report.task_finished();
     }
     accepted.push_back(std::move(a));
   }
@@ -132,9 +149,17 @@ void FleetCore::CommitReports(std::vector<PendingReport>& batch) {
   auto ack = [](PendingReport* p) {
     v1::ControllerMessage msg;
     msg.mutable_ack()->set_report_id(p->report.report_id());
+    msg.mutable_ack()->set_error(p->refused);
     p->link->Send(msg);
   };
-  for (Accepted& a : accepted) ack(a.pending);
+  for (Accepted& a : accepted) {
+    ack(a.pending);
+    if (a.stops_agent) {
+      v1::ControllerMessage cancel;
+      cancel.mutable_cancel_task()->set_task_id(a.final_task.task_id);
+      a.pending->link->Send(cancel);
+    }
+  }
   for (PendingReport* p : rejected) ack(p);
   bool any_finished = false;
   for (Accepted& a : accepted) {

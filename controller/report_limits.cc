@@ -49,6 +49,16 @@ absl::Status CheckDeclaredMetrics(const v1::Capability& capability) {
 }
 
 absl::Status CheckReportBounds(const v1::Report& report) {
+  if (absl::Status s = CheckReportEnvelope(report); !s.ok()) return s;
+  for (int i = 0; i < report.samples_size(); ++i) {
+    if (absl::Status s = CheckSampleBounds(report.samples(i)); !s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("sample ", i, ": ", s.message()));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckReportEnvelope(const v1::Report& report) {
   if (!IsUlid(report.report_id())) {
     return absl::InvalidArgumentError("report_id is not a ULID");
   }
@@ -68,24 +78,46 @@ absl::Status CheckReportBounds(const v1::Report& report) {
       return absl::InvalidArgumentError("outcome field too long");
     }
   }
-  for (int i = 0; i < report.samples_size(); ++i) {
-    const v1::Sample& s = report.samples(i);
-    auto bad = [&](const std::string& why) {
-      return absl::InvalidArgumentError(absl::StrCat("sample ", i, ": ", why));
-    };
-    if (!IsUlid(s.id())) return bad("id is not a ULID");
-    if (!IsValidMetricName(s.metric())) return bad(absl::StrCat("bad metric name '", s.metric().substr(0, 64), "'"));
-    if (s.benchmark().empty() || s.benchmark().size() > kMaxNameLength) return bad("bad benchmark name");
-    if (s.unit().size() > 32) return bad("unit too long");
-    if (!std::isfinite(s.value())) return bad("value is not finite");
-    if (s.params_size() > kMaxParamsPerSample) return bad("too many params");
-    for (const auto& [k, v] : s.params()) {
-      if (k.empty() || k.size() > kMaxParamLength || v.size() > kMaxParamLength) {
-        return bad("param key or value out of bounds");
-      }
+  return absl::OkStatus();
+}
+
+absl::Status CheckSampleBounds(const v1::Sample& s) {
+  auto bad = [](const std::string& why) { return absl::InvalidArgumentError(why); };
+  if (!IsUlid(s.id())) return bad("id is not a ULID");
+  if (!IsValidMetricName(s.metric())) {
+    return bad(absl::StrCat("bad metric name '", s.metric().substr(0, 64), "'"));
+  }
+  if (s.benchmark().empty() || s.benchmark().size() > kMaxNameLength) {
+    return bad("bad benchmark name");
+  }
+  if (s.unit().size() > 32) return bad("unit too long");
+  if (!std::isfinite(s.value())) return bad("value is not finite");
+  if (s.params_size() > kMaxParamsPerSample) return bad("too many params");
+  for (const auto& [k, v] : s.params()) {
+    if (k.empty() || k.size() > kMaxParamLength || v.size() > kMaxParamLength) {
+      return bad("param key or value out of bounds");
     }
   }
   return absl::OkStatus();
+}
+
+std::string DropRefusedSamples(v1::Report* report) {
+  const int sent = report->samples_size();
+  int refused = 0;
+  std::string first;
+  int kept = 0;
+  for (int i = 0; i < sent; ++i) {
+    absl::Status s = CheckSampleBounds(report->samples(i));
+    if (!s.ok()) {
+      if (refused++ == 0) first = absl::StrCat("sample ", i, ": ", s.message());
+      continue;
+    }
+    if (kept != i) report->mutable_samples()->SwapElements(kept, i);
+    ++kept;
+  }
+  if (refused == 0) return "";
+  report->mutable_samples()->DeleteSubrange(kept, sent - kept);
+  return absl::StrCat(refused, " of ", sent, " samples refused; ", first);
 }
 
 }  // namespace fleetbench::controller

@@ -18,8 +18,18 @@ inline constexpr int kMaxMetricsPerCapability = 256;
 inline constexpr size_t kMaxUnitLength = 32;
 inline constexpr size_t kMaxDescriptionLength = 256;
 
-// INVALID_ARGUMENT naming the first offending field.
+// INVALID_ARGUMENT naming the first offending field, samples included.
 absl::Status CheckReportBounds(const v1::Report& report);
+// The same for everything but the samples: a report that fails this is
+// refused whole; one whose envelope passes keeps its good samples.
+absl::Status CheckReportEnvelope(const v1::Report& report);
+// INVALID_ARGUMENT saying what is wrong with one sample.
+absl::Status CheckSampleBounds(const v1::Sample& sample);
+// Removes the samples CheckSampleBounds refuses, keeping the others in
+// order. Returns "" when none was refused, else what to tell the agent and
+// store as the task's reason: "2 of 40 samples refused; sample 3: value is
+// not finite" (the index is the sample's place in the report as sent).
+std::string DropRefusedSamples(v1::Report* report);
 // The metric descriptors a hello's capability declares: a valid metric
 // name, a unit of 1..32 characters, higher or lower is better, a
 // description of at most 256 characters, and a benchmark that is empty or

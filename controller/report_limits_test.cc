@@ -1,5 +1,7 @@
 #include "controller/report_limits.h"
 
+#include <cmath>
+
 #include "common/ulid.h"
 #include "gtest/gtest.h"
 
@@ -56,6 +58,36 @@ TEST(MetricNameTest, NeedsAUnitComponent) {
   EXPECT_FALSE(IsValidMetricName("tflops"));
   EXPECT_FALSE(IsValidMetricName(".a.b"));
   EXPECT_FALSE(IsValidMetricName("a b.c"));
+}
+
+TEST(ReportLimitsTest, DropRefusedSamplesKeepsTheGoodOnesInOrder) {
+  v1::Report r = GoodReport();
+  for (double v : {2.0, std::nan(""), 3.0}) {
+    v1::Sample* s = r.add_samples();
+    *s = r.samples(0);
+    s->set_id(NewUlid());
+    s->set_value(v);
+  }
+  r.mutable_samples(3)->set_metric("no dots");  // the 3.0 one
+  const std::string refused = DropRefusedSamples(&r);
+  EXPECT_EQ(refused, "2 of 4 samples refused; sample 2: value is not finite");
+  ASSERT_EQ(r.samples_size(), 2);
+  EXPECT_EQ(r.samples(0).value(), 1.5);
+  EXPECT_EQ(r.samples(1).value(), 2.0);
+  EXPECT_TRUE(CheckReportBounds(r).ok());
+}
+
+TEST(ReportLimitsTest, DropRefusedSamplesLeavesAGoodReportAlone) {
+  v1::Report r = GoodReport();
+  EXPECT_EQ(DropRefusedSamples(&r), "");
+  EXPECT_EQ(r.samples_size(), 1);
+}
+
+TEST(ReportLimitsTest, EnvelopeIgnoresSamples) {
+  v1::Report r = GoodReport();
+  r.mutable_samples(0)->set_value(std::nan(""));
+  EXPECT_TRUE(CheckReportEnvelope(r).ok());
+  EXPECT_FALSE(CheckReportBounds(r).ok());
 }
 
 v1::Capability GoodCapability() {

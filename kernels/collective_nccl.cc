@@ -33,10 +33,12 @@ absl::Status RunCollective(const FleetbenchGpuCollectiveArgs&,
 #include "kernels/gpu_status.h"
 
 namespace fleetbench::kernels {
-namespace {
 
-absl::Status NcclStatus(ncclResult_t result, const char* expression,
-                        const char* file, int line) {
+// The NCCL overload of GpuResultStatus (cuda_status.h), for
+// FLEETBENCH_GPU_RETURN_IF_ERROR; here because only this file includes
+// nccl.h.
+absl::Status GpuResultStatus(ncclResult_t result, const char* expression,
+                             const char* file, int line) {
   if (result == ncclSuccess) return absl::OkStatus();
   absl::StatusCode code = absl::StatusCode::kInternal;
   switch (result) {
@@ -56,14 +58,7 @@ absl::Status NcclStatus(ncclResult_t result, const char* expression,
                        ncclGetErrorString(result), expression, file, line);
 }
 
-#define FLEETBENCH_NCCL_RETURN_IF_ERROR(expr)                              \
-  do {                                                                     \
-    if (absl::Status _nccl_status = NcclStatus((expr), #expr, __FILE__,    \
-                                               __LINE__);                  \
-        !_nccl_status.ok()) {                                              \
-      return _nccl_status;                                                 \
-    }                                                                      \
-  } while (0)
+namespace {
 
 // Every rank's communicator, destroyed together.
 class Communicators {
@@ -77,7 +72,7 @@ class Communicators {
     comms_.assign(static_cast<size_t>(ranks), nullptr);
     std::vector<int> devices(static_cast<size_t>(ranks));
     for (int i = 0; i < ranks; ++i) devices[static_cast<size_t>(i)] = i;
-    FLEETBENCH_NCCL_RETURN_IF_ERROR(
+    FLEETBENCH_GPU_RETURN_IF_ERROR(
         ncclCommInitAll(comms_.data(), ranks, devices.data()));
     return absl::OkStatus();
   }
@@ -112,7 +107,7 @@ const char* OpName(int op) {
 absl::Status Launch(int op, const Communicators& comms,
                     std::vector<std::unique_ptr<Rank>>& ranks,
                     size_t send_count, size_t recv_count) {
-  FLEETBENCH_NCCL_RETURN_IF_ERROR(ncclGroupStart());
+  FLEETBENCH_GPU_RETURN_IF_ERROR(ncclGroupStart());
   for (size_t r = 0; r < ranks.size(); ++r) {
     Rank& rank = *ranks[r];
     const int i = static_cast<int>(r);
@@ -134,10 +129,10 @@ absl::Status Launch(int op, const Communicators& comms,
     }
     if (result != ncclSuccess) {
       ncclGroupEnd();
-      return NcclStatus(result, OpName(op), __FILE__, __LINE__);
+      return GpuResultStatus(result, OpName(op), __FILE__, __LINE__);
     }
   }
-  FLEETBENCH_NCCL_RETURN_IF_ERROR(ncclGroupEnd());
+  FLEETBENCH_GPU_RETURN_IF_ERROR(ncclGroupEnd());
   return absl::OkStatus();
 }
 
@@ -152,12 +147,11 @@ absl::Status Verify(int op, std::vector<std::unique_ptr<Rank>>& ranks,
   std::vector<float> sample(rows);
   for (int r = 0; r < n; ++r) {
     Rank& rank = *ranks[static_cast<size_t>(r)];
-    FLEETBENCH_CUDA_RETURN_IF_ERROR(cudaSetDevice(r));
-    FLEETBENCH_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(rank.stream.get()));
-    FLEETBENCH_CUDA_RETURN_IF_ERROR(
-        cudaMemcpy2D(sample.data(), sizeof(float), rank.recv.get(),
-                     stride * sizeof(float), sizeof(float), rows,
-                     cudaMemcpyDeviceToHost));
+    FLEETBENCH_GPU_RETURN_IF_ERROR(cudaSetDevice(r));
+    FLEETBENCH_GPU_RETURN_IF_ERROR(cudaStreamSynchronize(rank.stream.get()));
+    FLEETBENCH_GPU_RETURN_IF_ERROR(cudaMemcpy2D(
+        sample.data(), sizeof(float), rank.recv.get(), stride * sizeof(float),
+        sizeof(float), rows, cudaMemcpyDeviceToHost));
     for (size_t row = 0; row < rows; ++row) {
       const uint64_t index = row * stride;
       const double expected = ExpectedAfter(op, n, r, send_count, index);
@@ -188,10 +182,10 @@ absl::Status RunCollective(const FleetbenchGpuCollectiveArgs& args,
         args.size_count, args.iters, args.warmup_iters));
   }
   int version = 0;
-  FLEETBENCH_NCCL_RETURN_IF_ERROR(ncclGetVersion(&version));
+  FLEETBENCH_GPU_RETURN_IF_ERROR(ncclGetVersion(&version));
   result->nccl_version = version;
   int devices = 0;
-  FLEETBENCH_CUDA_RETURN_IF_ERROR(cudaGetDeviceCount(&devices));
+  FLEETBENCH_GPU_RETURN_IF_ERROR(cudaGetDeviceCount(&devices));
   if (devices < 1) {
     return absl::FailedPreconditionError("collective: no CUDA device");
   }
@@ -203,7 +197,7 @@ absl::Status RunCollective(const FleetbenchGpuCollectiveArgs& args,
   const size_t n = static_cast<size_t>(devices);
   std::vector<std::unique_ptr<Rank>> ranks;
   for (int r = 0; r < devices; ++r) {
-    FLEETBENCH_CUDA_RETURN_IF_ERROR(cudaSetDevice(r));
+    FLEETBENCH_GPU_RETURN_IF_ERROR(cudaSetDevice(r));
     auto rank = std::make_unique<Rank>();
     if (absl::Status s = rank->stream.Create(); !s.ok()) return s;
     if (absl::Status s = rank->start.Create(); !s.ok()) return s;
@@ -230,7 +224,7 @@ absl::Status RunCollective(const FleetbenchGpuCollectiveArgs& args,
 
     for (int r = 0; r < devices; ++r) {
       Rank& rank = *ranks[static_cast<size_t>(r)];
-      FLEETBENCH_CUDA_RETURN_IF_ERROR(cudaSetDevice(r));
+      FLEETBENCH_GPU_RETURN_IF_ERROR(cudaSetDevice(r));
       // Buffers of the previous size are freed before the larger ones.
       rank.send.Free();
       rank.recv.Free();
@@ -242,10 +236,10 @@ absl::Status RunCollective(const FleetbenchGpuCollectiveArgs& args,
           !s.ok()) {
         return s;
       }
-      FLEETBENCH_CUDA_RETURN_IF_ERROR(FillCollectivePattern(
-          static_cast<float*>(rank.send.get()), send_count, r,
-          rank.stream.get()));
-      FLEETBENCH_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(
+      FLEETBENCH_GPU_RETURN_IF_ERROR(
+          FillCollectivePattern(static_cast<float*>(rank.send.get()),
+                                send_count, r, rank.stream.get()));
+      FLEETBENCH_GPU_RETURN_IF_ERROR(cudaMemsetAsync(
           rank.recv.get(), 0, recv_count * sizeof(float), rank.stream.get()));
     }
     for (int w = 0; w < args.warmup_iters; ++w) {
@@ -256,9 +250,9 @@ absl::Status RunCollective(const FleetbenchGpuCollectiveArgs& args,
     }
     for (int r = 0; r < devices; ++r) {
       Rank& rank = *ranks[static_cast<size_t>(r)];
-      FLEETBENCH_CUDA_RETURN_IF_ERROR(cudaSetDevice(r));
-      FLEETBENCH_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(rank.stream.get()));
-      FLEETBENCH_CUDA_RETURN_IF_ERROR(
+      FLEETBENCH_GPU_RETURN_IF_ERROR(cudaSetDevice(r));
+      FLEETBENCH_GPU_RETURN_IF_ERROR(cudaStreamSynchronize(rank.stream.get()));
+      FLEETBENCH_GPU_RETURN_IF_ERROR(
           cudaEventRecord(rank.start.get(), rank.stream.get()));
     }
     for (int it = 0; it < args.iters; ++it) {
@@ -270,13 +264,13 @@ absl::Status RunCollective(const FleetbenchGpuCollectiveArgs& args,
     double slowest = 0;
     for (int r = 0; r < devices; ++r) {
       Rank& rank = *ranks[static_cast<size_t>(r)];
-      FLEETBENCH_CUDA_RETURN_IF_ERROR(cudaSetDevice(r));
-      FLEETBENCH_CUDA_RETURN_IF_ERROR(
+      FLEETBENCH_GPU_RETURN_IF_ERROR(cudaSetDevice(r));
+      FLEETBENCH_GPU_RETURN_IF_ERROR(
           cudaEventRecord(rank.stop.get(), rank.stream.get()));
     }
     for (int r = 0; r < devices; ++r) {
       Rank& rank = *ranks[static_cast<size_t>(r)];
-      FLEETBENCH_CUDA_RETURN_IF_ERROR(cudaSetDevice(r));
+      FLEETBENCH_GPU_RETURN_IF_ERROR(cudaSetDevice(r));
       double seconds = 0;
       if (absl::Status s = ElapsedSeconds(rank.start, rank.stop, &seconds);
           !s.ok()) {

@@ -19,7 +19,7 @@ absl::Status TimeCopy(const FleetbenchGpuCopyArgs& args,
         args.kind, args.bytes, args.trials, args.warmup_copies,
         args.copies_per_trial));
   }
-  FLEETBENCH_CUDA_RETURN_IF_ERROR(cudaSetDevice(args.device));
+  FLEETBENCH_GPU_RETURN_IF_ERROR(cudaSetDevice(args.device));
   const size_t bytes = static_cast<size_t>(args.bytes);
 
   PinnedBuffer host;
@@ -35,7 +35,7 @@ absl::Status TimeCopy(const FleetbenchGpuCopyArgs& args,
   }
   Stream stream;
   if (absl::Status s = stream.Create(); !s.ok()) return s;
-  FLEETBENCH_CUDA_RETURN_IF_ERROR(
+  FLEETBENCH_GPU_RETURN_IF_ERROR(
       cudaMemsetAsync(device_a.get(), 0x3c, bytes, stream.get()));
 
   void* destination = nullptr;
@@ -60,10 +60,10 @@ absl::Status TimeCopy(const FleetbenchGpuCopyArgs& args,
   }
 
   for (int i = 0; i < args.warmup_copies; ++i) {
-    FLEETBENCH_CUDA_RETURN_IF_ERROR(
+    FLEETBENCH_GPU_RETURN_IF_ERROR(
         cudaMemcpyAsync(destination, source, bytes, kind, stream.get()));
   }
-  FLEETBENCH_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream.get()));
+  FLEETBENCH_GPU_RETURN_IF_ERROR(cudaStreamSynchronize(stream.get()));
 
   Event start, stop;
   if (absl::Status s = start.Create(); !s.ok()) return s;
@@ -73,12 +73,12 @@ absl::Status TimeCopy(const FleetbenchGpuCopyArgs& args,
         args.cancelled(args.cancelled_context) != 0) {
       return absl::CancelledError("copy: cancelled");
     }
-    FLEETBENCH_CUDA_RETURN_IF_ERROR(cudaEventRecord(start.get(), stream.get()));
+    FLEETBENCH_GPU_RETURN_IF_ERROR(cudaEventRecord(start.get(), stream.get()));
     for (int i = 0; i < args.copies_per_trial; ++i) {
-      FLEETBENCH_CUDA_RETURN_IF_ERROR(
+      FLEETBENCH_GPU_RETURN_IF_ERROR(
           cudaMemcpyAsync(destination, source, bytes, kind, stream.get()));
     }
-    FLEETBENCH_CUDA_RETURN_IF_ERROR(cudaEventRecord(stop.get(), stream.get()));
+    FLEETBENCH_GPU_RETURN_IF_ERROR(cudaEventRecord(stop.get(), stream.get()));
     if (absl::Status s = ElapsedSeconds(start, stop, &seconds_per_trial[trial]);
         !s.ok()) {
       return s;

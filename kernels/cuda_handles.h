@@ -27,7 +27,7 @@ class DeviceBuffer {
   DeviceBuffer& operator=(const DeviceBuffer&) = delete;
   absl::Status Allocate(size_t bytes) {
     Free();
-    FLEETBENCH_CUDA_RETURN_IF_ERROR(cudaMalloc(&data_, bytes));
+    FLEETBENCH_GPU_RETURN_IF_ERROR(cudaMalloc(&data_, bytes));
     bytes_ = bytes;
     return absl::OkStatus();
   }
@@ -55,7 +55,7 @@ class PinnedBuffer {
   PinnedBuffer(const PinnedBuffer&) = delete;
   PinnedBuffer& operator=(const PinnedBuffer&) = delete;
   absl::Status Allocate(size_t bytes) {
-    FLEETBENCH_CUDA_RETURN_IF_ERROR(cudaMallocHost(&data_, bytes));
+    FLEETBENCH_GPU_RETURN_IF_ERROR(cudaMallocHost(&data_, bytes));
     return absl::OkStatus();
   }
   void* get() const { return data_; }
@@ -73,7 +73,7 @@ class Stream {
   Stream(const Stream&) = delete;
   Stream& operator=(const Stream&) = delete;
   absl::Status Create() {
-    FLEETBENCH_CUDA_RETURN_IF_ERROR(
+    FLEETBENCH_GPU_RETURN_IF_ERROR(
         cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     return absl::OkStatus();
   }
@@ -92,7 +92,7 @@ class Event {
   Event(const Event&) = delete;
   Event& operator=(const Event&) = delete;
   absl::Status Create() {
-    FLEETBENCH_CUDA_RETURN_IF_ERROR(cudaEventCreate(&event_));
+    FLEETBENCH_GPU_RETURN_IF_ERROR(cudaEventCreate(&event_));
     return absl::OkStatus();
   }
   cudaEvent_t get() const { return event_; }
@@ -104,9 +104,9 @@ class Event {
 // Seconds between two recorded events, after waiting for the second.
 inline absl::Status ElapsedSeconds(const Event& start, const Event& stop,
                                    double* seconds) {
-  FLEETBENCH_CUDA_RETURN_IF_ERROR(cudaEventSynchronize(stop.get()));
+  FLEETBENCH_GPU_RETURN_IF_ERROR(cudaEventSynchronize(stop.get()));
   float ms = 0;
-  FLEETBENCH_CUDA_RETURN_IF_ERROR(
+  FLEETBENCH_GPU_RETURN_IF_ERROR(
       cudaEventElapsedTime(&ms, start.get(), stop.get()));
   *seconds = static_cast<double>(ms) / 1e3;
   return absl::OkStatus();

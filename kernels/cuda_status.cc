@@ -45,8 +45,8 @@ absl::StatusCode CodeOfCublasStatus(cublasStatus_t status) {
 
 }  // namespace
 
-absl::Status CudaStatus(cudaError_t error, const char* expression,
-                        const char* file, int line) {
+absl::Status GpuResultStatus(cudaError_t error, const char* expression,
+                             const char* file, int line) {
   if (error == cudaSuccess) return absl::OkStatus();
   return GpuCallStatus(
       CodeOfCudaError(error), "cuda", static_cast<int>(error),
@@ -55,8 +55,8 @@ absl::Status CudaStatus(cudaError_t error, const char* expression,
       expression, file, line);
 }
 
-absl::Status CublasStatus(cublasStatus_t status, const char* expression,
-                          const char* file, int line) {
+absl::Status GpuResultStatus(cublasStatus_t status, const char* expression,
+                             const char* file, int line) {
   if (status == CUBLAS_STATUS_SUCCESS) return absl::OkStatus();
   return GpuCallStatus(
       CodeOfCublasStatus(status), "cublas", static_cast<int>(status),

@@ -137,8 +137,8 @@ absl::Status PrepareGemm(const GemmShape& args, GemmPlan* plan) {
   const GemmSetup& setup = plan->setup;
   cudaDeviceProp& props = plan->props;
 
-  FLEETBENCH_CUDA_RETURN_IF_ERROR(cudaSetDevice(args.device));
-  FLEETBENCH_CUDA_RETURN_IF_ERROR(cudaGetDeviceProperties(&props, args.device));
+  FLEETBENCH_GPU_RETURN_IF_ERROR(cudaSetDevice(args.device));
+  FLEETBENCH_GPU_RETURN_IF_ERROR(cudaGetDeviceProperties(&props, args.device));
   const int capability = props.major * 10 + props.minor;
   if (capability < setup.min_compute_capability) {
     return absl::FailedPreconditionError(absl::StrFormat(
@@ -157,7 +157,7 @@ absl::Status PrepareGemm(const GemmShape& args, GemmPlan* plan) {
   const size_t d_bytes = m * n * BytesOf(setup.cd_type);
   const size_t needed = a_bytes + b_bytes + d_bytes + args.workspace_bytes;
   size_t free_bytes = 0, total_bytes = 0;
-  FLEETBENCH_CUDA_RETURN_IF_ERROR(cudaMemGetInfo(&free_bytes, &total_bytes));
+  FLEETBENCH_GPU_RETURN_IF_ERROR(cudaMemGetInfo(&free_bytes, &total_bytes));
   if (needed > free_bytes) {
     return absl::ResourceExhaustedError(absl::StrFormat(
         "gemm: %s %dx%dx%d needs %.2f GiB of device memory; device %d has "
@@ -180,23 +180,23 @@ absl::Status PrepareGemm(const GemmShape& args, GemmPlan* plan) {
   }
   Stream& stream = plan->stream;
   if (absl::Status s = stream.Create(); !s.ok()) return s;
-  FLEETBENCH_CUDA_RETURN_IF_ERROR(
+  FLEETBENCH_GPU_RETURN_IF_ERROR(
       FillUniform(a.get(), m * k, setup.fill, 1, stream.get()));
-  FLEETBENCH_CUDA_RETURN_IF_ERROR(
+  FLEETBENCH_GPU_RETURN_IF_ERROR(
       FillUniform(b.get(), k * n, setup.fill, 2, stream.get()));
-  FLEETBENCH_CUDA_RETURN_IF_ERROR(
+  FLEETBENCH_GPU_RETURN_IF_ERROR(
       cudaMemsetAsync(d.get(), 0, d_bytes, stream.get()));
 
   LtHandle& handle = plan->handle;
-  FLEETBENCH_CUBLAS_RETURN_IF_ERROR(cublasLtCreate(handle.out()));
+  FLEETBENCH_GPU_RETURN_IF_ERROR(cublasLtCreate(handle.out()));
   LtMatmulDesc& desc = plan->desc;
-  FLEETBENCH_CUBLAS_RETURN_IF_ERROR(
+  FLEETBENCH_GPU_RETURN_IF_ERROR(
       cublasLtMatmulDescCreate(desc.out(), setup.compute, setup.scale_type));
   const cublasOperation_t op_a = setup.transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N;
   const cublasOperation_t op_b = CUBLAS_OP_N;
-  FLEETBENCH_CUBLAS_RETURN_IF_ERROR(cublasLtMatmulDescSetAttribute(
+  FLEETBENCH_GPU_RETURN_IF_ERROR(cublasLtMatmulDescSetAttribute(
       desc.get(), CUBLASLT_MATMUL_DESC_TRANSA, &op_a, sizeof(op_a)));
-  FLEETBENCH_CUBLAS_RETURN_IF_ERROR(cublasLtMatmulDescSetAttribute(
+  FLEETBENCH_GPU_RETURN_IF_ERROR(cublasLtMatmulDescSetAttribute(
       desc.get(), CUBLASLT_MATMUL_DESC_TRANSB, &op_b, sizeof(op_b)));
   if (setup.ab_type == CUDA_R_8F_E4M3) {
     // By default cuBLASLt periodically promotes FP8 partial sums to higher
@@ -204,7 +204,7 @@ absl::Status PrepareGemm(const GemmShape& args, GemmPlan* plan) {
     // the mode FP8 forward passes commonly use and the one closer to the
     // datasheet peak. The sample says so (param fast_accumulate).
     const int8_t fast_accumulate = 1;
-    FLEETBENCH_CUBLAS_RETURN_IF_ERROR(cublasLtMatmulDescSetAttribute(
+    FLEETBENCH_GPU_RETURN_IF_ERROR(cublasLtMatmulDescSetAttribute(
         desc.get(), CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast_accumulate,
         sizeof(fast_accumulate)));
   }
@@ -214,24 +214,24 @@ absl::Status PrepareGemm(const GemmShape& args, GemmPlan* plan) {
   LtLayout& layout_a = plan->layout_a;
   LtLayout& layout_b = plan->layout_b;
   LtLayout& layout_d = plan->layout_d;
-  FLEETBENCH_CUBLAS_RETURN_IF_ERROR(cublasLtMatrixLayoutCreate(
+  FLEETBENCH_GPU_RETURN_IF_ERROR(cublasLtMatrixLayoutCreate(
       layout_a.out(), setup.ab_type, setup.transpose_a ? k : m,
       setup.transpose_a ? m : k, setup.transpose_a ? k : m));
-  FLEETBENCH_CUBLAS_RETURN_IF_ERROR(
+  FLEETBENCH_GPU_RETURN_IF_ERROR(
       cublasLtMatrixLayoutCreate(layout_b.out(), setup.ab_type, k, n, k));
-  FLEETBENCH_CUBLAS_RETURN_IF_ERROR(
+  FLEETBENCH_GPU_RETURN_IF_ERROR(
       cublasLtMatrixLayoutCreate(layout_d.out(), setup.cd_type, m, n, m));
 
   LtPreference& preference = plan->preference;
-  FLEETBENCH_CUBLAS_RETURN_IF_ERROR(
+  FLEETBENCH_GPU_RETURN_IF_ERROR(
       cublasLtMatmulPreferenceCreate(preference.out()));
   const uint64_t workspace_bytes = args.workspace_bytes;
-  FLEETBENCH_CUBLAS_RETURN_IF_ERROR(cublasLtMatmulPreferenceSetAttribute(
+  FLEETBENCH_GPU_RETURN_IF_ERROR(cublasLtMatmulPreferenceSetAttribute(
       preference.get(), CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
       &workspace_bytes, sizeof(workspace_bytes)));
   cublasLtMatmulHeuristicResult_t& pick = plan->pick;
   int found = 0;
-  FLEETBENCH_CUBLAS_RETURN_IF_ERROR(cublasLtMatmulAlgoGetHeuristic(
+  FLEETBENCH_GPU_RETURN_IF_ERROR(cublasLtMatmulAlgoGetHeuristic(
       handle.get(), desc.get(), layout_a.get(), layout_b.get(), layout_d.get(),
       layout_d.get(), preference.get(), 1, &pick, &found));
   if (found == 0) {
@@ -275,9 +275,9 @@ absl::Status TimeGemm(const FleetbenchGpuGemmArgs& args,
   auto product = [&plan]() { return plan.Product(); };
 
   for (int i = 0; i < args.warmup_products; ++i) {
-    FLEETBENCH_CUBLAS_RETURN_IF_ERROR(product());
+    FLEETBENCH_GPU_RETURN_IF_ERROR(product());
   }
-  FLEETBENCH_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream.get()));
+  FLEETBENCH_GPU_RETURN_IF_ERROR(cudaStreamSynchronize(stream.get()));
 
   Event start, stop;
   if (absl::Status s = start.Create(); !s.ok()) return s;
@@ -285,9 +285,9 @@ absl::Status TimeGemm(const FleetbenchGpuGemmArgs& args,
 
   int products_per_trial = args.products_per_trial;
   if (products_per_trial == 0) {
-    FLEETBENCH_CUDA_RETURN_IF_ERROR(cudaEventRecord(start.get(), stream.get()));
-    FLEETBENCH_CUBLAS_RETURN_IF_ERROR(product());
-    FLEETBENCH_CUDA_RETURN_IF_ERROR(cudaEventRecord(stop.get(), stream.get()));
+    FLEETBENCH_GPU_RETURN_IF_ERROR(cudaEventRecord(start.get(), stream.get()));
+    FLEETBENCH_GPU_RETURN_IF_ERROR(product());
+    FLEETBENCH_GPU_RETURN_IF_ERROR(cudaEventRecord(stop.get(), stream.get()));
     double one = 0;
     if (absl::Status s = ElapsedSeconds(start, stop, &one); !s.ok()) return s;
     const double wanted = one > 0 ? args.target_trial_seconds / one : 10000;
@@ -297,11 +297,11 @@ absl::Status TimeGemm(const FleetbenchGpuGemmArgs& args,
 
   for (int trial = 0; trial < args.trials; ++trial) {
     if (Cancelled(args)) return absl::CancelledError("gemm: cancelled");
-    FLEETBENCH_CUDA_RETURN_IF_ERROR(cudaEventRecord(start.get(), stream.get()));
+    FLEETBENCH_GPU_RETURN_IF_ERROR(cudaEventRecord(start.get(), stream.get()));
     for (int i = 0; i < products_per_trial; ++i) {
-      FLEETBENCH_CUBLAS_RETURN_IF_ERROR(product());
+      FLEETBENCH_GPU_RETURN_IF_ERROR(product());
     }
-    FLEETBENCH_CUDA_RETURN_IF_ERROR(cudaEventRecord(stop.get(), stream.get()));
+    FLEETBENCH_GPU_RETURN_IF_ERROR(cudaEventRecord(stop.get(), stream.get()));
     if (absl::Status s = ElapsedSeconds(start, stop, &seconds_per_trial[trial]);
         !s.ok()) {
       return s;
@@ -347,18 +347,18 @@ absl::Status StressGemm(const FleetbenchGpuStressArgs& args,
   }
   auto checksum = [&](uint64_t* out) -> absl::Status {
     unsigned long long value = 0;
-    FLEETBENCH_CUDA_RETURN_IF_ERROR(HashDeviceBuffer(
-        plan.d.get(), plan.d_bytes,
-        static_cast<unsigned long long*>(hash.get()), stream));
-    FLEETBENCH_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(
+    FLEETBENCH_GPU_RETURN_IF_ERROR(
+        HashDeviceBuffer(plan.d.get(), plan.d_bytes,
+                         static_cast<unsigned long long*>(hash.get()), stream));
+    FLEETBENCH_GPU_RETURN_IF_ERROR(cudaMemcpyAsync(
         &value, hash.get(), sizeof(value), cudaMemcpyDeviceToHost, stream));
-    FLEETBENCH_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream));
+    FLEETBENCH_GPU_RETURN_IF_ERROR(cudaStreamSynchronize(stream));
     *out = value;
     return absl::OkStatus();
   };
 
   // The reference: D after the first product.
-  FLEETBENCH_CUBLAS_RETURN_IF_ERROR(plan.Product());
+  FLEETBENCH_GPU_RETURN_IF_ERROR(plan.Product());
   if (absl::Status s = checksum(&result->reference_checksum); !s.ok()) return s;
 
   Event start, one_start, mark;
@@ -366,9 +366,9 @@ absl::Status StressGemm(const FleetbenchGpuStressArgs& args,
   if (absl::Status s = one_start.Create(); !s.ok()) return s;
   if (absl::Status s = mark.Create(); !s.ok()) return s;
   // Products per batch from the time of one product.
-  FLEETBENCH_CUDA_RETURN_IF_ERROR(cudaEventRecord(one_start.get(), stream));
-  FLEETBENCH_CUBLAS_RETURN_IF_ERROR(plan.Product());
-  FLEETBENCH_CUDA_RETURN_IF_ERROR(cudaEventRecord(mark.get(), stream));
+  FLEETBENCH_GPU_RETURN_IF_ERROR(cudaEventRecord(one_start.get(), stream));
+  FLEETBENCH_GPU_RETURN_IF_ERROR(plan.Product());
+  FLEETBENCH_GPU_RETURN_IF_ERROR(cudaEventRecord(mark.get(), stream));
   double one = 0;
   if (absl::Status s = ElapsedSeconds(one_start, mark, &one); !s.ok()) return s;
   const int per_batch = static_cast<int>(std::clamp(
@@ -378,16 +378,16 @@ absl::Status StressGemm(const FleetbenchGpuStressArgs& args,
   const auto wall_end =
       wall_start + std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                        std::chrono::duration<double>(args.seconds));
-  FLEETBENCH_CUDA_RETURN_IF_ERROR(cudaEventRecord(start.get(), stream));
+  FLEETBENCH_GPU_RETURN_IF_ERROR(cudaEventRecord(start.get(), stream));
   int64_t since_check = 0;
   int written = 0;
   while (written < args.max_batches &&
          std::chrono::steady_clock::now() < wall_end) {
     if (cancelled()) return absl::CancelledError("stress: cancelled");
     for (int i = 0; i < per_batch; ++i) {
-      FLEETBENCH_CUBLAS_RETURN_IF_ERROR(plan.Product());
+      FLEETBENCH_GPU_RETURN_IF_ERROR(plan.Product());
     }
-    FLEETBENCH_CUDA_RETURN_IF_ERROR(cudaEventRecord(mark.get(), stream));
+    FLEETBENCH_GPU_RETURN_IF_ERROR(cudaEventRecord(mark.get(), stream));
     FleetbenchGpuStressBatch& batch = batches[written];
     batch = FleetbenchGpuStressBatch{};
     if (absl::Status s = ElapsedSeconds(start, mark, &batch.end_seconds);

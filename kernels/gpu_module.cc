@@ -48,7 +48,7 @@ absl::Status CountDevices(int* count) {
   if (error != cudaSuccess) {
     *count = 0;
     return ExplainNoDriver(
-        CudaStatus(error, "cudaGetDeviceCount", __FILE__, __LINE__));
+        GpuResultStatus(error, "cudaGetDeviceCount", __FILE__, __LINE__));
   }
   if (*count == 0) {
     return absl::FailedPreconditionError("cudaGetDeviceCount: no CUDA device");
@@ -63,16 +63,16 @@ int DeviceCount(int* count, FleetbenchGpuError* error) {
 absl::Status ReadDeviceInfo(int device, FleetbenchGpuDeviceInfo* info) {
   *info = FleetbenchGpuDeviceInfo{};
   cudaDeviceProp props{};
-  FLEETBENCH_CUDA_RETURN_IF_ERROR(cudaGetDeviceProperties(&props, device));
+  FLEETBENCH_GPU_RETURN_IF_ERROR(cudaGetDeviceProperties(&props, device));
   std::snprintf(info->name, sizeof(info->name), "%s", props.name);
-  FLEETBENCH_CUDA_RETURN_IF_ERROR(cudaDeviceGetPCIBusId(
+  FLEETBENCH_GPU_RETURN_IF_ERROR(cudaDeviceGetPCIBusId(
       info->pci_bus_id, static_cast<int>(sizeof(info->pci_bus_id)), device));
   info->compute_major = props.major;
   info->compute_minor = props.minor;
   info->multiprocessors = props.multiProcessorCount;
   info->memory_bytes = props.totalGlobalMem;
-  FLEETBENCH_CUDA_RETURN_IF_ERROR(cudaRuntimeGetVersion(&info->runtime_version));
-  FLEETBENCH_CUDA_RETURN_IF_ERROR(cudaDriverGetVersion(&info->driver_version));
+  FLEETBENCH_GPU_RETURN_IF_ERROR(cudaRuntimeGetVersion(&info->runtime_version));
+  FLEETBENCH_GPU_RETURN_IF_ERROR(cudaDriverGetVersion(&info->driver_version));
   return absl::OkStatus();
 }
 

@@ -14,13 +14,13 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "common/status_macros.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "google/protobuf/map.h"
 #include "storage/ranking_points.h"
 #include "storage/sqlite_statement.h"
 #include "storage/sqlite_store_impl.h"
-#include "storage/status_macros.h"
 #include "storage/store.h"
 
 namespace fleetbench::storage {
@@ -112,7 +112,8 @@ absl::Status SqliteStore::InsertSampleLocked(Statement& insert,
         "sample ", sample.id(), " names node \"", sample.node(),
         "\", which does not exist: ", node_id.status().message()));
   }
-  FB_ASSIGN_OR_RETURN(int64_t metric_id, MetricIdLocked(sample.metric(), true));
+  FLEETBENCH_ASSIGN_OR_RETURN(int64_t metric_id,
+                              MetricIdLocked(sample.metric(), true));
   SerializeParams(sample.params(), params_buffer);
 
   // No params are stored as NULL, not as an empty blob.
@@ -120,7 +121,7 @@ absl::Status SqliteStore::InsertSampleLocked(Statement& insert,
   if (!params_buffer.empty()) params = SqlBlob{params_buffer};
   insert.BindAll(sample.id(), *run_key, *node_id, metric_id, sample.benchmark(),
                  sample.value(), sample.unit(), params, sample.time_unix_ms());
-  FB_RETURN_IF_ERROR(insert.Run("storing sample"));
+  FLEETBENCH_RETURN_IF_ERROR(insert.Run("storing sample"));
   const int changed = insert.Changes();
   insert.Reset();
   if (changed == 0) return absl::OkStatus();  // stored before
@@ -136,16 +137,16 @@ absl::Status SqliteStore::InsertSampleLocked(Statement& insert,
 absl::Status SqliteStore::StagePointsLocked(const PendingPoints& points) {
   if (points.count == 0) return absl::OkStatus();
   if (recent_points_ < 0) {
-    FB_ASSIGN_OR_RETURN(Statement s,
-                        Prepare("SELECT count(*), coalesce(sum(n_points), 0) "
-                                "FROM recent_points"));
-    FB_ASSIGN_OR_RETURN(bool row, s.Step("sizing recent points"));
+    FLEETBENCH_ASSIGN_OR_RETURN(
+        Statement s, Prepare("SELECT count(*), coalesce(sum(n_points), 0) "
+                             "FROM recent_points"));
+    FLEETBENCH_ASSIGN_OR_RETURN(bool row, s.Step("sizing recent points"));
     recent_rows_ = row ? s.Int(0) : 0;
     recent_points_ = row ? s.Int(1) : 0;
   }
-  FB_RETURN_IF_ERROR(
-      RunCached("INSERT INTO recent_points(n_points, points) VALUES (?1, ?2)",
-                "storing ranking points", points.count, SqlBlob{points.packed}));
+  FLEETBENCH_RETURN_IF_ERROR(RunCached(
+      "INSERT INTO recent_points(n_points, points) VALUES (?1, ?2)",
+      "storing ranking points", points.count, SqlBlob{points.packed}));
   recent_points_ += points.count;
   ++recent_rows_;
   if (recent_points_ < kFoldPoints && recent_rows_ < kFoldRows) {
@@ -157,13 +158,13 @@ absl::Status SqliteStore::StagePointsLocked(const PendingPoints& points) {
 absl::Status SqliteStore::FoldRecentPointsLocked() {
   absl::flat_hash_map<int64_t, PendingPoints> by_metric;
   {
-    FB_ASSIGN_OR_RETURN(Statement s,
-                        Prepare("SELECT points FROM recent_points ORDER BY id"));
+    FLEETBENCH_ASSIGN_OR_RETURN(
+        Statement s, Prepare("SELECT points FROM recent_points ORDER BY id"));
     while (true) {
-      FB_ASSIGN_OR_RETURN(bool row, s.Step("reading recent points"));
+      FLEETBENCH_ASSIGN_OR_RETURN(bool row, s.Step("reading recent points"));
       if (!row) break;
       const absl::string_view packed = s.Blob(0);
-      FB_RETURN_IF_ERROR(CheckPacked(packed));
+      FLEETBENCH_RETURN_IF_ERROR(CheckPacked(packed));
       for (size_t i = 0; i < packed.size() / kPointBytes; ++i) {
         const RankingPoint p = PointAt(packed, i);
         by_metric[p.metric_id].Add(packed.substr(i * kPointBytes, kPointBytes),
@@ -171,12 +172,12 @@ absl::Status SqliteStore::FoldRecentPointsLocked() {
       }
     }
   }
-  FB_RETURN_IF_ERROR(
+  FLEETBENCH_RETURN_IF_ERROR(
       RunCached("DELETE FROM recent_points", "DELETE FROM recent_points"));
   recent_points_ = 0;
   recent_rows_ = 0;
   for (auto& [metric_id, points] : by_metric) {
-    FB_RETURN_IF_ERROR(WriteChunkLocked(metric_id, std::move(points)));
+    FLEETBENCH_RETURN_IF_ERROR(WriteChunkLocked(metric_id, std::move(points)));
   }
   return absl::OkStatus();
 }
@@ -190,13 +191,14 @@ absl::Status SqliteStore::WriteChunkLocked(int64_t metric_id,
     int64_t newest_id = 0;
     int64_t newest_count = 0;
     {
-      FB_ASSIGN_OR_RETURN(
+      FLEETBENCH_ASSIGN_OR_RETURN(
           Statement s,
           Prepare("SELECT id, n_points FROM metric_points "
                   "INDEXED BY metric_points_by_metric WHERE metric_id = ?1 "
                   "ORDER BY id DESC LIMIT 1"));
       s.Bind(1, metric_id);
-      FB_ASSIGN_OR_RETURN(bool row, s.Step("reading newest ranking chunk"));
+      FLEETBENCH_ASSIGN_OR_RETURN(bool row,
+                                  s.Step("reading newest ranking chunk"));
       if (!row) break;
       newest_id = s.Int(0);
       newest_count = s.Int(1);
@@ -205,20 +207,20 @@ absl::Status SqliteStore::WriteChunkLocked(int64_t metric_id,
         newest_count + points.count > kMaxChunkPoints) {
       break;
     }
-    FB_ASSIGN_OR_RETURN(
+    FLEETBENCH_ASSIGN_OR_RETURN(
         Statement s, Prepare("DELETE FROM metric_points WHERE id = ?1 "
                              "RETURNING min_time_ms, max_time_ms, points"));
     s.Bind(1, newest_id);
-    FB_ASSIGN_OR_RETURN(bool row, s.Step("merging ranking chunks"));
+    FLEETBENCH_ASSIGN_OR_RETURN(bool row, s.Step("merging ranking chunks"));
     if (!row) return absl::InternalError("ranking chunk vanished while merging");
     const absl::string_view older = s.Blob(2);
-    FB_RETURN_IF_ERROR(CheckPacked(older));
+    FLEETBENCH_RETURN_IF_ERROR(CheckPacked(older));
     points.packed.insert(0, older.data(), older.size());
     points.count += static_cast<int64_t>(older.size() / kPointBytes);
     points.min_time_ms = std::min(points.min_time_ms, s.Int(0));
     points.max_time_ms = std::max(points.max_time_ms, s.Int(1));
     // RETURNING rows must be stepped to the end for the delete to finish.
-    FB_ASSIGN_OR_RETURN(bool more, s.Step("merging ranking chunks"));
+    FLEETBENCH_ASSIGN_OR_RETURN(bool more, s.Step("merging ranking chunks"));
     if (more) return absl::InternalError("ranking chunk id not unique");
   }
   return RunCached(
@@ -235,14 +237,14 @@ absl::StatusOr<int> SqliteStore::CommitReports(
   std::string params_buffer;
   PendingPoints points;
   absl::Status status = InTransaction(TxnKind::kWrite, [&]() -> absl::Status {
-    FB_ASSIGN_OR_RETURN(Statement insert, Prepare(kInsertSample));
+    FLEETBENCH_ASSIGN_OR_RETURN(Statement insert, Prepare(kInsertSample));
     for (const ReportWrite& report : reports) {
       for (const v1::Sample& sample : report.samples) {
-        FB_RETURN_IF_ERROR(
-            InsertSampleLocked(insert, sample, params_buffer, points, inserted));
+        FLEETBENCH_RETURN_IF_ERROR(InsertSampleLocked(
+            insert, sample, params_buffer, points, inserted));
       }
       if (report.task != nullptr) {
-        FB_RETURN_IF_ERROR(UpdateTaskLocked(*report.task));
+        FLEETBENCH_RETURN_IF_ERROR(UpdateTaskLocked(*report.task));
       }
     }
     return StagePointsLocked(points);

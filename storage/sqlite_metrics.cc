@@ -7,10 +7,10 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 #include "fleetbench/v1/metric.pb.h"
 #include "storage/sqlite_statement.h"
 #include "storage/sqlite_store_impl.h"
-#include "storage/status_macros.h"
 #include "storage/store.h"
 
 namespace fleetbench::storage {
@@ -60,14 +60,14 @@ v1::MetricDescriptor DescriptorOfRow(const Statement& s) {
 absl::Status SqliteStore::UpsertMetricDescriptors(
     const std::vector<v1::MetricDescriptor>& descriptors) {
   for (const v1::MetricDescriptor& d : descriptors) {
-    FB_RETURN_IF_ERROR(CheckDescriptor(d));
+    FLEETBENCH_RETURN_IF_ERROR(CheckDescriptor(d));
   }
   absl::MutexLock lock(&mu_);
   return InTransaction(TxnKind::kWrite, [&]() -> absl::Status {
     for (const v1::MetricDescriptor& d : descriptors) {
-      FB_ASSIGN_OR_RETURN(int64_t id,
-                          MetricIdLocked(d.name(), /*create=*/true));
-      FB_RETURN_IF_ERROR(RunCached(
+      FLEETBENCH_ASSIGN_OR_RETURN(int64_t id,
+                                  MetricIdLocked(d.name(), /*create=*/true));
+      FLEETBENCH_RETURN_IF_ERROR(RunCached(
           "INSERT INTO metric_descriptors(metric_id, unit, direction, "
           "description, benchmark) VALUES (?1, ?2, ?3, ?4, ?5) "
           "ON CONFLICT(metric_id) DO UPDATE SET unit = excluded.unit, "
@@ -85,9 +85,9 @@ absl::StatusOr<std::vector<v1::MetricDescriptor>>
 SqliteStore::ListMetricDescriptors() {
   absl::MutexLock lock(&mu_);
   std::vector<v1::MetricDescriptor> out;
-  FB_ASSIGN_OR_RETURN(Statement s, Prepare(kListDescriptors));
+  FLEETBENCH_ASSIGN_OR_RETURN(Statement s, Prepare(kListDescriptors));
   while (true) {
-    FB_ASSIGN_OR_RETURN(bool row, s.Step("listing metric descriptors"));
+    FLEETBENCH_ASSIGN_OR_RETURN(bool row, s.Step("listing metric descriptors"));
     if (!row) break;
     out.push_back(DescriptorOfRow(s));
   }
@@ -97,9 +97,9 @@ SqliteStore::ListMetricDescriptors() {
 absl::StatusOr<v1::MetricDescriptor> SqliteStore::GetMetricDescriptor(
     const std::string& name) {
   absl::MutexLock lock(&mu_);
-  FB_ASSIGN_OR_RETURN(Statement s, Prepare(kGetDescriptor));
+  FLEETBENCH_ASSIGN_OR_RETURN(Statement s, Prepare(kGetDescriptor));
   s.Bind(1, name);
-  FB_ASSIGN_OR_RETURN(bool row, s.Step("reading metric descriptor"));
+  FLEETBENCH_ASSIGN_OR_RETURN(bool row, s.Step("reading metric descriptor"));
   if (!row) {
     return absl::NotFoundError(
         absl::StrCat("metric ", name, " is not declared"));

@@ -10,12 +10,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "common/status_macros.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "google/protobuf/message_lite.h"
 #include "storage/sqlite_statement.h"
 #include "storage/sqlite_store_impl.h"
-#include "storage/status_macros.h"
 #include "storage/store.h"
 
 namespace fleetbench::storage {
@@ -42,7 +42,7 @@ absl::Status SqliteStore::UpsertNode(const NodeRecord& node) {
     int64_t id = 0;
     {
       // first_seen is kept from the first upsert; the rest is replaced.
-      FB_ASSIGN_OR_RETURN(
+      FLEETBENCH_ASSIGN_OR_RETURN(
           Statement s,
           Prepare("INSERT INTO nodes(name, agent_version, first_seen_ms, "
                   "last_seen_ms) VALUES (?1, ?2, ?3, ?4) "
@@ -52,33 +52,35 @@ absl::Status SqliteStore::UpsertNode(const NodeRecord& node) {
                   "RETURNING id"));
       s.BindAll(node.name, node.agent_version, ToMillis(node.first_seen),
                 ToMillis(node.last_seen));
-      FB_ASSIGN_OR_RETURN(bool row, s.Step("upserting node"));
+      FLEETBENCH_ASSIGN_OR_RETURN(bool row, s.Step("upserting node"));
       if (!row) return absl::InternalError("upserting node returned no id");
       id = s.Int(0);
     }
-    FB_RETURN_IF_ERROR(RunCached("DELETE FROM node_labels WHERE node_id = ?1",
-                                 "replacing node labels", id));
+    FLEETBENCH_RETURN_IF_ERROR(
+        RunCached("DELETE FROM node_labels WHERE node_id = ?1",
+                  "replacing node labels", id));
     {
-      FB_ASSIGN_OR_RETURN(Statement s,
-                          Prepare("INSERT INTO node_labels(node_id, key, value) "
-                                  "VALUES (?1, ?2, ?3)"));
+      FLEETBENCH_ASSIGN_OR_RETURN(
+          Statement s, Prepare("INSERT INTO node_labels(node_id, key, value) "
+                               "VALUES (?1, ?2, ?3)"));
       for (const auto& [key, value] : node.labels) {
         s.BindAll(id, key, value);
-        FB_RETURN_IF_ERROR(s.Run("storing node label"));
+        FLEETBENCH_RETURN_IF_ERROR(s.Run("storing node label"));
         s.Reset();
       }
     }
     bool facts_changed = true;
     {
-      FB_ASSIGN_OR_RETURN(
-          Statement s, Prepare("SELECT facts FROM node_facts WHERE node_id = ?1 "
-                               "ORDER BY id DESC LIMIT 1"));
+      FLEETBENCH_ASSIGN_OR_RETURN(
+          Statement s,
+          Prepare("SELECT facts FROM node_facts WHERE node_id = ?1 "
+                  "ORDER BY id DESC LIMIT 1"));
       s.Bind(1, id);
-      FB_ASSIGN_OR_RETURN(bool row, s.Step("reading node facts"));
+      FLEETBENCH_ASSIGN_OR_RETURN(bool row, s.Step("reading node facts"));
       if (row) facts_changed = s.Blob(0) != facts;
     }
     if (facts_changed) {
-      FB_RETURN_IF_ERROR(RunCached(
+      FLEETBENCH_RETURN_IF_ERROR(RunCached(
           "INSERT INTO node_facts(node_id, seen_ms, facts) VALUES (?1, ?2, ?3)",
           "storing node facts", id, ToMillis(node.last_seen), SqlBlob{facts}));
     }
@@ -89,7 +91,7 @@ absl::Status SqliteStore::UpsertNode(const NodeRecord& node) {
 
 absl::Status SqliteStore::TouchNode(const std::string& name, absl::Time seen) {
   absl::MutexLock lock(&mu_);
-  FB_ASSIGN_OR_RETURN(
+  FLEETBENCH_ASSIGN_OR_RETURN(
       int changed,
       RowsChangedBy("UPDATE nodes SET last_seen_ms = ?1 WHERE name = ?2",
                     "touching node", ToMillis(seen), name));
@@ -105,14 +107,14 @@ absl::StatusOr<std::vector<NodeRecord>> SqliteStore::ListNodes() {
   absl::Status status = InTransaction(TxnKind::kRead, [&]() -> absl::Status {
     absl::flat_hash_map<int64_t, size_t> index_of;
     {
-      FB_ASSIGN_OR_RETURN(
+      FLEETBENCH_ASSIGN_OR_RETURN(
           Statement s,
           Prepare("SELECT n.id, n.name, n.agent_version, n.first_seen_ms, "
                   "n.last_seen_ms, (SELECT f.facts FROM node_facts f "
                   "WHERE f.node_id = n.id ORDER BY f.id DESC LIMIT 1) "
                   "FROM nodes n ORDER BY n.name"));
       while (true) {
-        FB_ASSIGN_OR_RETURN(bool row, s.Step("listing nodes"));
+        FLEETBENCH_ASSIGN_OR_RETURN(bool row, s.Step("listing nodes"));
         if (!row) break;
         NodeRecord& node = nodes.emplace_back();
         index_of[s.Int(0)] = nodes.size() - 1;
@@ -128,10 +130,10 @@ absl::StatusOr<std::vector<NodeRecord>> SqliteStore::ListNodes() {
         }
       }
     }
-    FB_ASSIGN_OR_RETURN(Statement s,
-                        Prepare("SELECT node_id, key, value FROM node_labels"));
+    FLEETBENCH_ASSIGN_OR_RETURN(
+        Statement s, Prepare("SELECT node_id, key, value FROM node_labels"));
     while (true) {
-      FB_ASSIGN_OR_RETURN(bool row, s.Step("listing node labels"));
+      FLEETBENCH_ASSIGN_OR_RETURN(bool row, s.Step("listing node labels"));
       if (!row) break;
       auto it = index_of.find(s.Int(0));
       if (it == index_of.end()) continue;
@@ -145,12 +147,13 @@ absl::StatusOr<std::vector<NodeRecord>> SqliteStore::ListNodes() {
 
 absl::StatusOr<int> SqliteStore::CountFactsVersions(const std::string& name) {
   absl::MutexLock lock(&mu_);
-  FB_ASSIGN_OR_RETURN(
+  FLEETBENCH_ASSIGN_OR_RETURN(
       Statement s,
-      Prepare("SELECT (SELECT count(*) FROM node_facts f WHERE f.node_id = n.id) "
-              "FROM nodes n WHERE n.name = ?1"));
+      Prepare(
+          "SELECT (SELECT count(*) FROM node_facts f WHERE f.node_id = n.id) "
+          "FROM nodes n WHERE n.name = ?1"));
   s.Bind(1, name);
-  FB_ASSIGN_OR_RETURN(bool row, s.Step("counting facts versions"));
+  FLEETBENCH_ASSIGN_OR_RETURN(bool row, s.Step("counting facts versions"));
   if (!row) return absl::NotFoundError(absl::StrCat("node ", name, " not found"));
   return static_cast<int>(s.Int(0));
 }

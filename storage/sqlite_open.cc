@@ -12,10 +12,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "common/status_macros.h"
 #include "storage/migrations.h"
 #include "storage/sqlite_statement.h"
 #include "storage/sqlite_store_impl.h"
-#include "storage/status_macros.h"
 #include "storage/store.h"
 
 namespace fleetbench::storage {
@@ -44,15 +44,17 @@ absl::Status NewerSchemaError(const std::string& path, int64_t version,
 // The single integer a pragma such as user_version answers.
 absl::StatusOr<int64_t> QueryInt(sqlite3* db, const char* sql,
                                  absl::string_view what) {
-  FB_ASSIGN_OR_RETURN(Statement s, Statement::PrepareOnce(db, sql, what));
-  FB_ASSIGN_OR_RETURN(bool row, s.Step(what));
+  FLEETBENCH_ASSIGN_OR_RETURN(Statement s,
+                              Statement::PrepareOnce(db, sql, what));
+  FLEETBENCH_ASSIGN_OR_RETURN(bool row, s.Step(what));
   return row ? s.Int(0) : 0;
 }
 
 absl::StatusOr<std::string> QueryText(sqlite3* db, const char* sql,
                                       absl::string_view what) {
-  FB_ASSIGN_OR_RETURN(Statement s, Statement::PrepareOnce(db, sql, what));
-  FB_ASSIGN_OR_RETURN(bool row, s.Step(what));
+  FLEETBENCH_ASSIGN_OR_RETURN(Statement s,
+                              Statement::PrepareOnce(db, sql, what));
+  FLEETBENCH_ASSIGN_OR_RETURN(bool row, s.Step(what));
   return row ? s.Text(0) : std::string();
 }
 
@@ -77,28 +79,28 @@ absl::Status CheckMigrationList(const std::vector<SchemaMigration>& migrations) 
 absl::Status Migrate(sqlite3* db, const std::string& path,
                      const std::vector<SchemaMigration>& migrations) {
   const int latest = migrations.back().version;
-  FB_ASSIGN_OR_RETURN(int64_t initial,
-                      QueryInt(db, "PRAGMA user_version",
-                               absl::StrCat("reading ", path)));
+  FLEETBENCH_ASSIGN_OR_RETURN(
+      int64_t initial,
+      QueryInt(db, "PRAGMA user_version", absl::StrCat("reading ", path)));
   for (const SchemaMigration& m : migrations) {
     if (m.version <= initial) continue;
     const std::string what =
         absl::StrCat("migrating ", path, " to schema version ", m.version, " (",
                      m.description, ")");
-    FB_RETURN_IF_ERROR(Exec(db, "BEGIN IMMEDIATE", what));
+    FLEETBENCH_RETURN_IF_ERROR(Exec(db, "BEGIN IMMEDIATE", what));
     absl::Status status = [&]() -> absl::Status {
       // Read under the write lock: another process may have migrated.
-      FB_ASSIGN_OR_RETURN(int64_t current,
-                          QueryInt(db, "PRAGMA user_version", what));
+      FLEETBENCH_ASSIGN_OR_RETURN(int64_t current,
+                                  QueryInt(db, "PRAGMA user_version", what));
       if (current > latest) return NewerSchemaError(path, current, latest);
       if (current >= m.version) return absl::OkStatus();
-      FB_RETURN_IF_ERROR(Exec(db, m.sql, what));
-      FB_RETURN_IF_ERROR(
+      FLEETBENCH_RETURN_IF_ERROR(Exec(db, m.sql, what));
+      FLEETBENCH_RETURN_IF_ERROR(
           Exec(db, absl::StrCat("PRAGMA user_version = ", m.version), what));
       return Exec(db, "COMMIT", what);
     }();
     RollBackIfOpen(db);
-    FB_RETURN_IF_ERROR(status);
+    FLEETBENCH_RETURN_IF_ERROR(status);
   }
   return absl::OkStatus();
 }
@@ -110,39 +112,43 @@ absl::Status Configure(sqlite3* db, const SqliteOptions& options, int latest) {
       db, static_cast<int>(absl::ToInt64Milliseconds(options.busy_timeout)));
   // Reading the header first: a file that is not a database fails here with
   // DATA_LOSS, and a newer schema is refused before anything is written.
-  FB_ASSIGN_OR_RETURN(int64_t version,
-                      QueryInt(db, "PRAGMA user_version",
-                               absl::StrCat("reading ", path)));
+  FLEETBENCH_ASSIGN_OR_RETURN(
+      int64_t version,
+      QueryInt(db, "PRAGMA user_version", absl::StrCat("reading ", path)));
   if (version > latest) return NewerSchemaError(path, version, latest);
-  FB_ASSIGN_OR_RETURN(int64_t pages,
-                      QueryInt(db, "PRAGMA page_count",
-                               absl::StrCat("reading ", path)));
+  FLEETBENCH_ASSIGN_OR_RETURN(
+      int64_t pages,
+      QueryInt(db, "PRAGMA page_count", absl::StrCat("reading ", path)));
   if (pages == 0) {
     // Only a new, empty file can take a page size (not later in WAL mode).
-    FB_RETURN_IF_ERROR(Exec(db, absl::StrCat("PRAGMA page_size = ", kPageSize),
-                            "setting page size"));
+    FLEETBENCH_RETURN_IF_ERROR(
+        Exec(db, absl::StrCat("PRAGMA page_size = ", kPageSize),
+             "setting page size"));
   }
-  FB_ASSIGN_OR_RETURN(std::string mode,
-                      QueryText(db, "PRAGMA journal_mode = WAL",
-                                absl::StrCat("enabling WAL on ", path)));
+  FLEETBENCH_ASSIGN_OR_RETURN(
+      std::string mode, QueryText(db, "PRAGMA journal_mode = WAL",
+                                  absl::StrCat("enabling WAL on ", path)));
   if (mode != "wal") {
     return absl::FailedPreconditionError(absl::StrCat(
         "database ", path, " cannot use WAL journaling (got \"", mode,
         "\"); use a file on a local filesystem"));
   }
-  FB_RETURN_IF_ERROR(Exec(db,
-                          options.synchronous_full ? "PRAGMA synchronous = FULL"
-                                                   : "PRAGMA synchronous = NORMAL",
-                          "setting synchronous"));
-  FB_RETURN_IF_ERROR(
+  FLEETBENCH_RETURN_IF_ERROR(Exec(db,
+                                  options.synchronous_full
+                                      ? "PRAGMA synchronous = FULL"
+                                      : "PRAGMA synchronous = NORMAL",
+                                  "setting synchronous"));
+  FLEETBENCH_RETURN_IF_ERROR(
       Exec(db, "PRAGMA foreign_keys = ON", "enabling foreign keys"));
-  FB_RETURN_IF_ERROR(Exec(db, absl::StrCat("PRAGMA cache_size = -", kCacheKib),
-                          "setting cache size"));
-  FB_RETURN_IF_ERROR(Exec(db, absl::StrCat("PRAGMA mmap_size = ", kMmapBytes),
-                          "setting mmap size"));
-  FB_RETURN_IF_ERROR(
+  FLEETBENCH_RETURN_IF_ERROR(
+      Exec(db, absl::StrCat("PRAGMA cache_size = -", kCacheKib),
+           "setting cache size"));
+  FLEETBENCH_RETURN_IF_ERROR(
+      Exec(db, absl::StrCat("PRAGMA mmap_size = ", kMmapBytes),
+           "setting mmap size"));
+  FLEETBENCH_RETURN_IF_ERROR(
       Exec(db, "PRAGMA temp_store = MEMORY", "setting temp store"));
-  FB_RETURN_IF_ERROR(Exec(
+  FLEETBENCH_RETURN_IF_ERROR(Exec(
       db, absl::StrCat("PRAGMA wal_autocheckpoint = ", kWalCheckpointPages),
       "setting the WAL checkpoint interval"));
   return absl::OkStatus();
@@ -155,7 +161,7 @@ absl::StatusOr<std::unique_ptr<Store>> Open(
   if (options.path.empty()) {
     return absl::InvalidArgumentError("SQLite store needs a file path");
   }
-  FB_RETURN_IF_ERROR(CheckMigrationList(migrations));
+  FLEETBENCH_RETURN_IF_ERROR(CheckMigrationList(migrations));
   sqlite3* db = nullptr;
   // NOMUTEX: the store's own mutex serialises every use of the connection.
   const int rc = sqlite3_open_v2(

@@ -13,10 +13,10 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "common/status_macros.h"
 #include "storage/ranking_points.h"
 #include "storage/sqlite_statement.h"
 #include "storage/sqlite_store_impl.h"
-#include "storage/status_macros.h"
 #include "storage/store.h"
 
 namespace fleetbench::storage {
@@ -26,13 +26,14 @@ absl::Status SqliteStore::ScanPointsLocked(
     absl::FunctionRef<absl::Status(absl::string_view packed)> visit,
     absl::FunctionRef<bool(int64_t chunk_max_time_ms)> keep_going) {
   {
-    FB_ASSIGN_OR_RETURN(Statement s, Prepare("SELECT points FROM recent_points"));
+    FLEETBENCH_ASSIGN_OR_RETURN(Statement s,
+                                Prepare("SELECT points FROM recent_points"));
     while (true) {
-      FB_ASSIGN_OR_RETURN(bool row, s.Step("reading recent points"));
+      FLEETBENCH_ASSIGN_OR_RETURN(bool row, s.Step("reading recent points"));
       if (!row) break;
       const absl::string_view packed = s.Blob(0);
-      FB_RETURN_IF_ERROR(CheckPacked(packed));
-      FB_RETURN_IF_ERROR(visit(packed));
+      FLEETBENCH_RETURN_IF_ERROR(CheckPacked(packed));
+      FLEETBENCH_RETURN_IF_ERROR(visit(packed));
     }
   }
   struct Chunk {
@@ -41,13 +42,13 @@ absl::Status SqliteStore::ScanPointsLocked(
   };
   std::vector<Chunk> chunks;
   {
-    FB_ASSIGN_OR_RETURN(
+    FLEETBENCH_ASSIGN_OR_RETURN(
         Statement s, Prepare("SELECT id, max_time_ms FROM metric_points "
                              "INDEXED BY metric_points_by_metric "
                              "WHERE metric_id = ?1 AND max_time_ms >= ?2"));
     s.BindAll(metric_id, since_ms);
     while (true) {
-      FB_ASSIGN_OR_RETURN(bool row, s.Step("listing ranking chunks"));
+      FLEETBENCH_ASSIGN_OR_RETURN(bool row, s.Step("listing ranking chunks"));
       if (!row) break;
       chunks.push_back({s.Int(0), s.Int(1)});
     }
@@ -55,16 +56,16 @@ absl::Status SqliteStore::ScanPointsLocked(
   std::sort(chunks.begin(), chunks.end(), [](const Chunk& a, const Chunk& b) {
     return a.max_time_ms > b.max_time_ms;
   });
-  FB_ASSIGN_OR_RETURN(Statement s,
-                      Prepare("SELECT points FROM metric_points WHERE id = ?1"));
+  FLEETBENCH_ASSIGN_OR_RETURN(
+      Statement s, Prepare("SELECT points FROM metric_points WHERE id = ?1"));
   for (const Chunk& chunk : chunks) {
     if (!keep_going(chunk.max_time_ms)) break;
     s.Bind(1, chunk.id);
-    FB_ASSIGN_OR_RETURN(bool row, s.Step("reading ranking chunk"));
+    FLEETBENCH_ASSIGN_OR_RETURN(bool row, s.Step("reading ranking chunk"));
     if (row) {
       const absl::string_view packed = s.Blob(0);
-      FB_RETURN_IF_ERROR(CheckPacked(packed));
-      FB_RETURN_IF_ERROR(visit(packed));
+      FLEETBENCH_RETURN_IF_ERROR(CheckPacked(packed));
+      FLEETBENCH_RETURN_IF_ERROR(visit(packed));
     }
     s.Reset();
   }
@@ -79,18 +80,20 @@ absl::StatusOr<MetricPointTable> SqliteStore::MetricPointTableSince(
   absl::MutexLock lock(&mu_);
   MetricPointTable table;
   absl::Status status = InTransaction(TxnKind::kRead, [&]() -> absl::Status {
-    FB_ASSIGN_OR_RETURN(int64_t metric_id, MetricIdLocked(metric, false));
+    FLEETBENCH_ASSIGN_OR_RETURN(int64_t metric_id,
+                                MetricIdLocked(metric, false));
     if (metric_id == 0) return absl::OkStatus();
     {
       // Sized first (an upper bound) so the points never move.
-      FB_ASSIGN_OR_RETURN(
+      FLEETBENCH_ASSIGN_OR_RETURN(
           Statement s,
-          Prepare("SELECT (SELECT coalesce(sum(n_points), 0) FROM metric_points "
-                  "INDEXED BY metric_points_by_metric "
-                  "WHERE metric_id = ?1 AND max_time_ms >= ?2), "
-                  "(SELECT coalesce(sum(n_points), 0) FROM recent_points)"));
+          Prepare(
+              "SELECT (SELECT coalesce(sum(n_points), 0) FROM metric_points "
+              "INDEXED BY metric_points_by_metric "
+              "WHERE metric_id = ?1 AND max_time_ms >= ?2), "
+              "(SELECT coalesce(sum(n_points), 0) FROM recent_points)"));
       s.BindAll(metric_id, since_ms);
-      FB_ASSIGN_OR_RETURN(bool row, s.Step("sizing metric points"));
+      FLEETBENCH_ASSIGN_OR_RETURN(bool row, s.Step("sizing metric points"));
       if (row) table.points.reserve(static_cast<size_t>(s.Int(0) + s.Int(1)));
     }
     // Node ids are small and dense (rowids of a table with a row per
@@ -114,7 +117,8 @@ absl::StatusOr<MetricPointTable> SqliteStore::MetricPointTableSince(
         slot = &sparse_node_index.try_emplace(node_id, kUnset).first->second;
       }
       if (*slot == kUnset) {
-        FB_ASSIGN_OR_RETURN(const std::string* name, NodeNameLocked(node_id));
+        FLEETBENCH_ASSIGN_OR_RETURN(const std::string* name,
+                                    NodeNameLocked(node_id));
         *slot = static_cast<uint32_t>(table.nodes.size());
         table.nodes.push_back(*name);
       }
@@ -126,13 +130,14 @@ absl::StatusOr<MetricPointTable> SqliteStore::MetricPointTableSince(
           for (size_t i = 0; i < packed.size() / kPointBytes; ++i) {
             const RankingPoint p = PointAt(packed, i);
             if (p.metric_id != metric_id || p.time_ms < since_ms) continue;
-            FB_ASSIGN_OR_RETURN(uint32_t node, index_of_node(p.node_id));
+            FLEETBENCH_ASSIGN_OR_RETURN(uint32_t node,
+                                        index_of_node(p.node_id));
             if (p.run_key != last_run) {
               auto [it, added] = run_index.try_emplace(
                   p.run_key, static_cast<uint32_t>(table.run_ids.size()));
               if (added) {
-                FB_ASSIGN_OR_RETURN(const std::string* run_id,
-                                    RunIdLocked(p.run_key));
+                FLEETBENCH_ASSIGN_OR_RETURN(const std::string* run_id,
+                                            RunIdLocked(p.run_key));
                 table.run_ids.push_back(*run_id);
               }
               last_run = p.run_key;
@@ -151,8 +156,8 @@ absl::StatusOr<MetricPointTable> SqliteStore::MetricPointTableSince(
 
 absl::StatusOr<std::vector<MetricPoint>> SqliteStore::MetricPointsSince(
     const std::string& metric, absl::Time since) {
-  FB_ASSIGN_OR_RETURN(MetricPointTable table,
-                      MetricPointTableSince(metric, since));
+  FLEETBENCH_ASSIGN_OR_RETURN(MetricPointTable table,
+                              MetricPointTableSince(metric, since));
   // Nearly all of this call's time for a large window: two string copies
   // per point (MetricPointTableSince skips them).
   std::vector<MetricPoint> points;

@@ -12,12 +12,12 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "common/status_macros.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "google/protobuf/util/delimited_message_util.h"
 #include "storage/sqlite_statement.h"
 #include "storage/sqlite_store_impl.h"
-#include "storage/status_macros.h"
 #include "storage/store.h"
 
 namespace fleetbench::storage {
@@ -75,8 +75,9 @@ absl::StatusOr<RunRecord> ReadRun(const Statement& s) {
   run.state = s.Text(1);
   run.created = FromMillis(s.Int(2));
   run.finished = s.IsNull(3) ? absl::InfinitePast() : FromMillis(s.Int(3));
-  FB_ASSIGN_OR_RETURN(run.benchmarks, ParseDelimited<v1::BenchmarkSpec>(
-                                          s.Blob(4), "benchmarks of a run"));
+  FLEETBENCH_ASSIGN_OR_RETURN(
+      run.benchmarks,
+      ParseDelimited<v1::BenchmarkSpec>(s.Blob(4), "benchmarks of a run"));
   run.max_parallel = static_cast<uint32_t>(s.Int(5));
   run.suite = s.Text(6);
   return run;
@@ -109,7 +110,7 @@ absl::Status SqliteStore::CreateRun(const RunRecord& run,
   return InTransaction(TxnKind::kWrite, [&]() -> absl::Status {
     int64_t key = 0;
     {
-      FB_ASSIGN_OR_RETURN(
+      FLEETBENCH_ASSIGN_OR_RETURN(
           Statement s,
           Prepare("INSERT INTO runs(run_id, state, created_ms, finished_ms, "
                   "benchmarks, max_parallel, suite) "
@@ -126,7 +127,7 @@ absl::Status SqliteStore::CreateRun(const RunRecord& run,
       if (!*row) return absl::InternalError("creating run returned no key");
       key = s.Int(0);
     }
-    FB_ASSIGN_OR_RETURN(
+    FLEETBENCH_ASSIGN_OR_RETURN(
         Statement s,
         Prepare("INSERT INTO tasks(task_id, run_key, node, state, reason, "
                 "outcomes, updated_ms, benchmarks, peer_task_id) "
@@ -142,7 +143,7 @@ absl::Status SqliteStore::CreateRun(const RunRecord& run,
         return absl::AlreadyExistsError(
             absl::StrCat("task ", task.task_id, " already exists"));
       }
-      FB_RETURN_IF_ERROR(status);
+      FLEETBENCH_RETURN_IF_ERROR(status);
       s.Reset();
     }
     run_keys_[run.run_id] = key;
@@ -152,10 +153,10 @@ absl::Status SqliteStore::CreateRun(const RunRecord& run,
 
 absl::StatusOr<RunRecord> SqliteStore::GetRun(const std::string& run_id) {
   absl::MutexLock lock(&mu_);
-  FB_ASSIGN_OR_RETURN(Statement s,
-                      Prepare(absl::StrCat(kSelectRun, "WHERE run_id = ?1")));
+  FLEETBENCH_ASSIGN_OR_RETURN(
+      Statement s, Prepare(absl::StrCat(kSelectRun, "WHERE run_id = ?1")));
   s.Bind(1, run_id);
-  FB_ASSIGN_OR_RETURN(bool row, s.Step("reading run"));
+  FLEETBENCH_ASSIGN_OR_RETURN(bool row, s.Step("reading run"));
   if (!row) return absl::NotFoundError(absl::StrCat("run ", run_id, " not found"));
   return ReadRun(s);
 }
@@ -164,17 +165,17 @@ absl::StatusOr<std::vector<RunRecord>> SqliteStore::ListRuns(
     int limit, const std::string& after_run_id) {
   absl::MutexLock lock(&mu_);
   if (!after_run_id.empty()) {
-    FB_ASSIGN_OR_RETURN(Statement known,
+    FLEETBENCH_ASSIGN_OR_RETURN(Statement known,
                         Prepare("SELECT 1 FROM runs WHERE run_id = ?1"));
     known.Bind(1, after_run_id);
-    FB_ASSIGN_OR_RETURN(bool found, known.Step("finding the page's run"));
+    FLEETBENCH_ASSIGN_OR_RETURN(bool found, known.Step("finding the page's run"));
     if (!found) {
       return absl::NotFoundError(absl::StrCat("run ", after_run_id, " not found"));
     }
   }
   // The page starts strictly after the given run in (created, key) order,
   // so runs created in the same millisecond are neither lost nor repeated.
-  FB_ASSIGN_OR_RETURN(
+  FLEETBENCH_ASSIGN_OR_RETURN(
       Statement s,
       Prepare(absl::StrCat(
           kSelectRun,
@@ -187,9 +188,9 @@ absl::StatusOr<std::vector<RunRecord>> SqliteStore::ListRuns(
   if (!after_run_id.empty()) s.Bind(2, after_run_id);
   std::vector<RunRecord> runs;
   while (true) {
-    FB_ASSIGN_OR_RETURN(bool row, s.Step("listing runs"));
+    FLEETBENCH_ASSIGN_OR_RETURN(bool row, s.Step("listing runs"));
     if (!row) break;
-    FB_ASSIGN_OR_RETURN(RunRecord run, ReadRun(s));
+    FLEETBENCH_ASSIGN_OR_RETURN(RunRecord run, ReadRun(s));
     runs.push_back(std::move(run));
   }
   return runs;
@@ -199,7 +200,7 @@ absl::Status SqliteStore::SetRunState(const std::string& run_id,
                                       const std::string& state,
                                       absl::Time finished) {
   absl::MutexLock lock(&mu_);
-  FB_ASSIGN_OR_RETURN(
+  FLEETBENCH_ASSIGN_OR_RETURN(
       int changed,
       RowsChangedBy(
           "UPDATE runs SET state = ?1, finished_ms = ?2 WHERE run_id = ?3",
@@ -213,7 +214,7 @@ absl::Status SqliteStore::SetRunState(const std::string& run_id,
 absl::StatusOr<std::vector<TaskRecord>> SqliteStore::ReadTasks(Statement& s) {
   std::vector<TaskRecord> tasks;
   while (true) {
-    FB_ASSIGN_OR_RETURN(bool row, s.Step("listing tasks"));
+    FLEETBENCH_ASSIGN_OR_RETURN(bool row, s.Step("listing tasks"));
     if (!row) break;
     TaskRecord& task = tasks.emplace_back();
     task.task_id = s.Text(0);
@@ -221,11 +222,13 @@ absl::StatusOr<std::vector<TaskRecord>> SqliteStore::ReadTasks(Statement& s) {
     task.node = s.Text(2);
     task.state = static_cast<v1::TaskState>(s.Int(3));
     task.reason = s.Text(4);
-    FB_ASSIGN_OR_RETURN(task.outcomes, ParseDelimited<v1::BenchmarkOutcome>(
-                                           s.Blob(5), "outcomes of a task"));
+    FLEETBENCH_ASSIGN_OR_RETURN(
+        task.outcomes,
+        ParseDelimited<v1::BenchmarkOutcome>(s.Blob(5), "outcomes of a task"));
     task.updated = FromMillis(s.Int(6));
-    FB_ASSIGN_OR_RETURN(task.benchmarks, ParseDelimited<v1::BenchmarkSpec>(
-                                             s.Blob(7), "benchmarks of a task"));
+    FLEETBENCH_ASSIGN_OR_RETURN(
+        task.benchmarks,
+        ParseDelimited<v1::BenchmarkSpec>(s.Blob(7), "benchmarks of a task"));
     task.peer_task_id = s.Text(8);
   }
   return tasks;
@@ -234,10 +237,10 @@ absl::StatusOr<std::vector<TaskRecord>> SqliteStore::ReadTasks(Statement& s) {
 absl::StatusOr<std::vector<TaskRecord>> SqliteStore::ListTasks(
     const std::string& run_id) {
   absl::MutexLock lock(&mu_);
-  FB_ASSIGN_OR_RETURN(int64_t key, RunKeyLocked(run_id));
-  FB_ASSIGN_OR_RETURN(
-      Statement s,
-      Prepare(absl::StrCat(kSelectTask, "WHERE t.run_key = ?1 ORDER BY t.seq")));
+  FLEETBENCH_ASSIGN_OR_RETURN(int64_t key, RunKeyLocked(run_id));
+  FLEETBENCH_ASSIGN_OR_RETURN(
+      Statement s, Prepare(absl::StrCat(
+                       kSelectTask, "WHERE t.run_key = ?1 ORDER BY t.seq")));
   s.Bind(1, key);
   return ReadTasks(s);
 }
@@ -251,11 +254,10 @@ absl::StatusOr<std::vector<TaskRecord>> SqliteStore::ListTasksInStates(
   }
   absl::MutexLock lock(&mu_);
   // Creation order (seq) is the order the controller queued them.
-  FB_ASSIGN_OR_RETURN(
-      Statement s,
-      Prepare(absl::StrCat(kSelectTask, "WHERE t.state IN (",
-                           absl::StrJoin(placeholders, ", "),
-                           ") ORDER BY t.seq")));
+  FLEETBENCH_ASSIGN_OR_RETURN(
+      Statement s, Prepare(absl::StrCat(kSelectTask, "WHERE t.state IN (",
+                                        absl::StrJoin(placeholders, ", "),
+                                        ") ORDER BY t.seq")));
   for (size_t i = 0; i < states.size(); ++i) {
     s.Bind(static_cast<int>(i + 1), states[i]);
   }
@@ -267,7 +269,7 @@ absl::Status SqliteStore::UpdateTaskLocked(const TaskRecord& task) {
   // A pair's client learns its peer's address only once the server
   // listens, so a task's benchmarks can change after it was created.
   const std::string task_benchmarks = SerializeDelimited(task.benchmarks);
-  FB_ASSIGN_OR_RETURN(
+  FLEETBENCH_ASSIGN_OR_RETURN(
       int changed,
       RowsChangedBy("UPDATE tasks SET state = ?1, reason = ?2, outcomes = ?3, "
                     "updated_ms = ?4, benchmarks = ?6 WHERE task_id = ?5",

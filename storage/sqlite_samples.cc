@@ -14,10 +14,10 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "common/status_macros.h"
 #include "storage/ranking_points.h"
 #include "storage/sqlite_statement.h"
 #include "storage/sqlite_store_impl.h"
-#include "storage/status_macros.h"
 #include "storage/store.h"
 
 namespace fleetbench::storage {
@@ -26,7 +26,7 @@ namespace fleetbench::storage {
 absl::StatusOr<std::vector<v1::Sample>> SqliteStore::ReadSamples(Statement& s) {
   std::vector<v1::Sample> samples;
   while (true) {
-    FB_ASSIGN_OR_RETURN(bool row, s.Step("reading samples"));
+    FLEETBENCH_ASSIGN_OR_RETURN(bool row, s.Step("reading samples"));
     if (!row) break;
     v1::Sample& sample = samples.emplace_back();
     const absl::string_view params = s.Blob(7);
@@ -50,10 +50,10 @@ absl::StatusOr<std::vector<v1::Sample>> SqliteStore::ReadSamples(Statement& s) {
 absl::StatusOr<std::vector<v1::Sample>> SqliteStore::ListSamplesForRun(
     const std::string& run_id) {
   absl::MutexLock lock(&mu_);
-  FB_ASSIGN_OR_RETURN(int64_t key, RunKeyLocked(run_id));
+  FLEETBENCH_ASSIGN_OR_RETURN(int64_t key, RunKeyLocked(run_id));
   // CROSS JOIN fixes the loop order: walk the run's index entries, then look
   // up each name by key. Rows come in index order: by node, metric, time.
-  FB_ASSIGN_OR_RETURN(
+  FLEETBENCH_ASSIGN_OR_RETURN(
       Statement s,
       Prepare("SELECT s.id, ?2, n.name, s.benchmark, m.name, s.value, s.unit, "
               "s.params, s.time_ms FROM samples s INDEXED BY samples_by_run "
@@ -78,8 +78,9 @@ absl::StatusOr<std::vector<v1::Sample>> SqliteStore::History(
   absl::MutexLock lock(&mu_);
   std::vector<v1::Sample> samples;
   absl::Status status = InTransaction(TxnKind::kRead, [&]() -> absl::Status {
-    FB_ASSIGN_OR_RETURN(int64_t node_id, NodeIdLocked(node));
-    FB_ASSIGN_OR_RETURN(int64_t metric_id, MetricIdLocked(metric, false));
+    FLEETBENCH_ASSIGN_OR_RETURN(int64_t node_id, NodeIdLocked(node));
+    FLEETBENCH_ASSIGN_OR_RETURN(int64_t metric_id,
+                                MetricIdLocked(metric, false));
     if (metric_id == 0) return absl::OkStatus();
 
     // 1. The times and runs of the node's newest `limit` points, from the
@@ -96,7 +97,7 @@ absl::StatusOr<std::vector<v1::Sample>> SqliteStore::History(
     auto wanted_now = [&] {
       return limit_rows == SIZE_MAX ? SIZE_MAX : limit_rows + at_cursor;
     };
-    FB_RETURN_IF_ERROR(ScanPointsLocked(
+    FLEETBENCH_RETURN_IF_ERROR(ScanPointsLocked(
         metric_id, std::numeric_limits<int64_t>::min(),
         [&](absl::string_view packed) {
           for (size_t i = 0; i < packed.size() / kPointBytes; ++i) {
@@ -126,7 +127,7 @@ absl::StatusOr<std::vector<v1::Sample>> SqliteStore::History(
     for (const auto& [time_ms, run_key] : found) {
       if (time_ms >= oldest) runs[run_key] = true;
     }
-    FB_ASSIGN_OR_RETURN(
+    FLEETBENCH_ASSIGN_OR_RETURN(
         Statement s,
         Prepare("SELECT s.id, r.run_id, ?5, s.benchmark, ?6, s.value, s.unit, "
                 "s.params, s.time_ms FROM samples s "
@@ -136,7 +137,7 @@ absl::StatusOr<std::vector<v1::Sample>> SqliteStore::History(
                 "AND s.time_ms >= ?4"));
     for (const auto& [run_key, unused] : runs) {
       s.BindAll(run_key, node_id, metric_id, oldest, node, metric);
-      FB_ASSIGN_OR_RETURN(std::vector<v1::Sample> rows, ReadSamples(s));
+      FLEETBENCH_ASSIGN_OR_RETURN(std::vector<v1::Sample> rows, ReadSamples(s));
       for (v1::Sample& row : rows) samples.push_back(std::move(row));
       s.Reset();
     }
@@ -159,8 +160,9 @@ absl::StatusOr<std::vector<v1::Sample>> SqliteStore::History(
 
 absl::StatusOr<int64_t> SqliteStore::CountSamples() {
   absl::MutexLock lock(&mu_);
-  FB_ASSIGN_OR_RETURN(Statement s, Prepare("SELECT count(*) FROM samples"));
-  FB_ASSIGN_OR_RETURN(bool row, s.Step("counting samples"));
+  FLEETBENCH_ASSIGN_OR_RETURN(Statement s,
+                              Prepare("SELECT count(*) FROM samples"));
+  FLEETBENCH_ASSIGN_OR_RETURN(bool row, s.Step("counting samples"));
   return row ? s.Int(0) : 0;
 }
 

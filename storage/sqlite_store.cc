@@ -17,10 +17,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
+#include "common/status_macros.h"
 #include "storage/ranking_points.h"
 #include "storage/sqlite_statement.h"
 #include "storage/sqlite_store_impl.h"
-#include "storage/status_macros.h"
 
 namespace fleetbench::storage {
 
@@ -47,7 +47,7 @@ absl::Status SqliteStore::InTransaction(TxnKind kind,
                                         absl::FunctionRef<absl::Status()> body) {
   const absl::string_view begin =
       kind == TxnKind::kWrite ? "BEGIN IMMEDIATE" : "BEGIN";
-  FB_RETURN_IF_ERROR(RunCached(begin, begin));
+  FLEETBENCH_RETURN_IF_ERROR(RunCached(begin, begin));
   absl::Status status = body();
   if (status.ok()) {
     status = RunCached("COMMIT", "COMMIT");
@@ -62,9 +62,10 @@ absl::StatusOr<std::optional<int64_t>> SqliteStore::CachedKeyLocked(
     absl::flat_hash_map<std::string, int64_t>& cache, absl::string_view sql,
     absl::string_view what, const std::string& name) {
   if (auto it = cache.find(name); it != cache.end()) return it->second;
-  FB_ASSIGN_OR_RETURN(Statement s, Prepare(sql));
+  FLEETBENCH_ASSIGN_OR_RETURN(Statement s, Prepare(sql));
   s.Bind(1, name);
-  FB_ASSIGN_OR_RETURN(bool row, s.Step(absl::StrCat("looking up ", what)));
+  FLEETBENCH_ASSIGN_OR_RETURN(bool row,
+                              s.Step(absl::StrCat("looking up ", what)));
   if (!row) return std::nullopt;
   const int64_t key = s.Int(0);
   cache.emplace(name, key);
@@ -75,9 +76,10 @@ absl::StatusOr<const std::string*> SqliteStore::CachedNameLocked(
     absl::node_hash_map<int64_t, std::string>& cache, absl::string_view sql,
     absl::string_view what, absl::string_view kind, int64_t key) {
   if (auto it = cache.find(key); it != cache.end()) return &it->second;
-  FB_ASSIGN_OR_RETURN(Statement s, Prepare(sql));
+  FLEETBENCH_ASSIGN_OR_RETURN(Statement s, Prepare(sql));
   s.Bind(1, key);
-  FB_ASSIGN_OR_RETURN(bool row, s.Step(absl::StrCat("looking up ", what)));
+  FLEETBENCH_ASSIGN_OR_RETURN(bool row,
+                              s.Step(absl::StrCat("looking up ", what)));
   if (!row) {
     return absl::DataLossError(
         absl::StrCat("sample names missing ", kind, " key ", key));
@@ -86,16 +88,16 @@ absl::StatusOr<const std::string*> SqliteStore::CachedNameLocked(
 }
 
 absl::StatusOr<int64_t> SqliteStore::NodeIdLocked(const std::string& name) {
-  FB_ASSIGN_OR_RETURN(
+  FLEETBENCH_ASSIGN_OR_RETURN(
       std::optional<int64_t> id,
-      CachedKeyLocked(node_ids_, "SELECT id FROM nodes WHERE name = ?1",
-                      "node", name));
+      CachedKeyLocked(node_ids_, "SELECT id FROM nodes WHERE name = ?1", "node",
+                      name));
   if (!id) return absl::NotFoundError(absl::StrCat("node ", name, " not found"));
   return *id;
 }
 
 absl::StatusOr<int64_t> SqliteStore::RunKeyLocked(const std::string& run_id) {
-  FB_ASSIGN_OR_RETURN(
+  FLEETBENCH_ASSIGN_OR_RETURN(
       std::optional<int64_t> key,
       CachedKeyLocked(run_keys_, "SELECT key FROM runs WHERE run_id = ?1",
                       "run", run_id));
@@ -105,16 +107,17 @@ absl::StatusOr<int64_t> SqliteStore::RunKeyLocked(const std::string& run_id) {
 
 absl::StatusOr<int64_t> SqliteStore::MetricIdLocked(const std::string& name,
                                                     bool create) {
-  FB_ASSIGN_OR_RETURN(
+  FLEETBENCH_ASSIGN_OR_RETURN(
       std::optional<int64_t> known,
       CachedKeyLocked(metric_ids_, "SELECT id FROM metrics WHERE name = ?1",
                       "metric", name));
   if (known) return *known;
   if (!create) return 0;
-  FB_ASSIGN_OR_RETURN(
-      Statement s, Prepare("INSERT INTO metrics(name) VALUES (?1) RETURNING id"));
+  FLEETBENCH_ASSIGN_OR_RETURN(
+      Statement s,
+      Prepare("INSERT INTO metrics(name) VALUES (?1) RETURNING id"));
   s.Bind(1, name);
-  FB_ASSIGN_OR_RETURN(bool row, s.Step("adding metric"));
+  FLEETBENCH_ASSIGN_OR_RETURN(bool row, s.Step("adding metric"));
   if (!row) return absl::InternalError("adding metric returned no id");
   const int64_t id = s.Int(0);
   metric_ids_.emplace(name, id);
@@ -136,9 +139,10 @@ absl::Status SqliteStore::CheckIntegrity() {
   std::vector<std::string> problems;
   absl::Status status = InTransaction(TxnKind::kRead, [&]() -> absl::Status {
     {
-      FB_ASSIGN_OR_RETURN(Statement s, Prepare("PRAGMA integrity_check"));
+      FLEETBENCH_ASSIGN_OR_RETURN(Statement s,
+                                  Prepare("PRAGMA integrity_check"));
       while (true) {
-        FB_ASSIGN_OR_RETURN(bool row, s.Step("checking integrity"));
+        FLEETBENCH_ASSIGN_OR_RETURN(bool row, s.Step("checking integrity"));
         if (!row) break;
         if (s.Text(0) != "ok" && problems.size() < 10) {
           problems.push_back(s.Text(0));
@@ -146,9 +150,10 @@ absl::Status SqliteStore::CheckIntegrity() {
       }
     }
     {
-      FB_ASSIGN_OR_RETURN(Statement s, Prepare("PRAGMA foreign_key_check"));
+      FLEETBENCH_ASSIGN_OR_RETURN(Statement s,
+                                  Prepare("PRAGMA foreign_key_check"));
       while (true) {
-        FB_ASSIGN_OR_RETURN(bool row, s.Step("checking foreign keys"));
+        FLEETBENCH_ASSIGN_OR_RETURN(bool row, s.Step("checking foreign keys"));
         if (!row) break;
         if (problems.size() < 10) {
           problems.push_back(absl::StrCat("row ", s.Int(1), " of ", s.Text(0),
@@ -158,17 +163,20 @@ absl::Status SqliteStore::CheckIntegrity() {
     }
     // The ranking points are derived from samples in the same transactions:
     // there must be exactly one per sample.
-    FB_ASSIGN_OR_RETURN(
+    FLEETBENCH_ASSIGN_OR_RETURN(
         Statement s,
         Prepare(absl::StrCat(
             "SELECT (SELECT count(*) FROM samples), "
             "(SELECT coalesce(sum(n_points), 0) FROM metric_points) + "
             "(SELECT coalesce(sum(n_points), 0) FROM recent_points), "
             "(SELECT count(*) FROM metric_points WHERE length(points) != "
-            "n_points * ", kPointBytes, ") + "
+            "n_points * ",
+            kPointBytes,
+            ") + "
             "(SELECT count(*) FROM recent_points WHERE length(points) != "
-            "n_points * ", kPointBytes, ")")));
-    FB_ASSIGN_OR_RETURN(bool row, s.Step("checking ranking points"));
+            "n_points * ",
+            kPointBytes, ")")));
+    FLEETBENCH_ASSIGN_OR_RETURN(bool row, s.Step("checking ranking points"));
     if (row && (s.Int(0) != s.Int(1) || s.Int(2) != 0)) {
       problems.push_back(absl::StrCat(
           s.Int(0), " samples but ", s.Int(1), " ranking points (", s.Int(2),
@@ -176,7 +184,7 @@ absl::Status SqliteStore::CheckIntegrity() {
     }
     return absl::OkStatus();
   });
-  FB_RETURN_IF_ERROR(status);
+  FLEETBENCH_RETURN_IF_ERROR(status);
   if (problems.empty()) return absl::OkStatus();
   return absl::DataLossError(absl::StrCat(path_, " failed its integrity check: ",
                                           absl::StrJoin(problems, "; ")));

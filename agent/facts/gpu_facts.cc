@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "agent/facts/gpu_values.h"
 #include "agent/facts/nvml_api.h"
+#include "common/status_macros.h"
 #include "kernels/gpu_status.h"
 
 namespace fleetbench::gpu {
@@ -86,14 +87,6 @@ absl::Status NvmlStatus(const Nvml::EntryPoints& api, nvmlReturn_t rc,
       CodeOfNvmlError(rc), "nvml", static_cast<int>(rc),
       text != nullptr ? text : "unknown NVML error", call, "", 0);
 }
-
-#define FLEETBENCH_NVML_RETURN_IF_ERROR(api, call, expr)                \
-  do {                                                                  \
-    if (absl::Status _nvml_status = NvmlStatus((api), (expr), (call)); \
-        !_nvml_status.ok()) {                                           \
-      return _nvml_status;                                              \
-    }                                                                   \
-  } while (0)
 
 template <typename Fn>
 void Resolve(void* handle, const char* name, Fn* out) {
@@ -232,23 +225,22 @@ Nvml::~Nvml() {
 
 absl::StatusOr<unsigned> Nvml::DeviceCount() const {
   unsigned count = 0;
-  FLEETBENCH_NVML_RETURN_IF_ERROR(*api_, "nvmlDeviceGetCount_v2",
-                                  api_->count(&count));
+  FLEETBENCH_RETURN_IF_ERROR(
+      NvmlStatus(*api_, api_->count(&count), "nvmlDeviceGetCount_v2"));
   return count;
 }
 
 absl::StatusOr<nvmlDevice_st*> Nvml::Handle(unsigned index) const {
   nvmlDevice_t device = nullptr;
-  FLEETBENCH_NVML_RETURN_IF_ERROR(*api_, "nvmlDeviceGetHandleByIndex_v2",
-                                  api_->handle_by_index(index, &device));
+  FLEETBENCH_RETURN_IF_ERROR(NvmlStatus(*api_,
+                                        api_->handle_by_index(index, &device),
+                                        "nvmlDeviceGetHandleByIndex_v2"));
   return device;
 }
 
 absl::StatusOr<v1::GpuFacts> Nvml::ReadDeviceFacts(unsigned index) const {
-  absl::StatusOr<nvmlDevice_t> device = Handle(index);
-  if (!device.ok()) return device.status();
+  FLEETBENCH_ASSIGN_OR_RETURN(const nvmlDevice_t d, Handle(index));
   const EntryPoints& a = *api_;
-  const nvmlDevice_t d = *device;
   v1::GpuFacts f;
   f.set_index(index);
   v1::GpuReadings& r = *f.mutable_readings();
@@ -413,13 +405,11 @@ absl::StatusOr<v1::GpuFacts> Nvml::ReadDeviceFacts(unsigned index) const {
 }
 
 absl::StatusOr<std::vector<v1::GpuFacts>> Nvml::ReadFacts() const {
-  absl::StatusOr<unsigned> count = DeviceCount();
-  if (!count.ok()) return count.status();
+  FLEETBENCH_ASSIGN_OR_RETURN(unsigned count, DeviceCount());
   std::vector<v1::GpuFacts> all;
-  for (unsigned i = 0; i < *count; ++i) {
-    absl::StatusOr<v1::GpuFacts> facts = ReadDeviceFacts(i);
-    if (!facts.ok()) return facts.status();
-    all.push_back(*std::move(facts));
+  for (unsigned i = 0; i < count; ++i) {
+    FLEETBENCH_ASSIGN_OR_RETURN(v1::GpuFacts facts, ReadDeviceFacts(i));
+    all.push_back(std::move(facts));
   }
   return all;
 }
@@ -429,14 +419,12 @@ absl::StatusOr<unsigned> Nvml::IndexOfPciBusId(absl::string_view bus_id) const {
     return absl::UnimplementedError(
         "nvmlDeviceGetPciInfo_v3: not in this libnvidia-ml (older driver)");
   }
-  absl::StatusOr<unsigned> count = DeviceCount();
-  if (!count.ok()) return count.status();
-  for (unsigned i = 0; i < *count; ++i) {
-    absl::StatusOr<nvmlDevice_t> device = Handle(i);
-    if (!device.ok()) return device.status();
+  FLEETBENCH_ASSIGN_OR_RETURN(unsigned count, DeviceCount());
+  for (unsigned i = 0; i < count; ++i) {
+    FLEETBENCH_ASSIGN_OR_RETURN(nvmlDevice_t device, Handle(i));
     nvmlPciInfo_t pci{};
-    FLEETBENCH_NVML_RETURN_IF_ERROR(*api_, "nvmlDeviceGetPciInfo_v3",
-                                    api_->pci_info(*device, &pci));
+    FLEETBENCH_RETURN_IF_ERROR(NvmlStatus(*api_, api_->pci_info(device, &pci),
+                                          "nvmlDeviceGetPciInfo_v3"));
     pci.busId[sizeof(pci.busId) - 1] = '\0';
     if (SamePciAddress(pci.busId, bus_id)) return i;
   }
@@ -445,8 +433,7 @@ absl::StatusOr<unsigned> Nvml::IndexOfPciBusId(absl::string_view bus_id) const {
 }
 
 absl::StatusOr<PcieLinkState> Nvml::ReadPcieLink(unsigned index) const {
-  absl::StatusOr<nvmlDevice_t> device = Handle(index);
-  if (!device.ok()) return device.status();
+  FLEETBENCH_ASSIGN_OR_RETURN(nvmlDevice_t device, Handle(index));
   PcieLinkState link;
   const EntryPoints& a = *api_;
   const struct {
@@ -465,7 +452,8 @@ absl::StatusOr<PcieLinkState> Nvml::ReadPcieLink(unsigned index) const {
           absl::StrCat(read.call, ": not in this libnvidia-ml (older driver)"));
     }
     unsigned value = 0;
-    FLEETBENCH_NVML_RETURN_IF_ERROR(a, read.call, read.fn(*device, &value));
+    FLEETBENCH_RETURN_IF_ERROR(
+        NvmlStatus(a, read.fn(device, &value), read.call));
     *read.out = static_cast<int>(value);
   }
   return link;
@@ -476,12 +464,11 @@ absl::StatusOr<uint64_t> Nvml::ReadClockEventReasons(unsigned index) const {
     return absl::UnimplementedError(
         "nvmlDeviceGetCurrentClocksEventReasons: not in this libnvidia-ml");
   }
-  absl::StatusOr<nvmlDevice_t> device = Handle(index);
-  if (!device.ok()) return device.status();
+  FLEETBENCH_ASSIGN_OR_RETURN(nvmlDevice_t device, Handle(index));
   unsigned long long reasons = 0;
-  FLEETBENCH_NVML_RETURN_IF_ERROR(
-      *api_, api_->clock_event_reasons_name,
-      api_->clock_event_reasons(*device, &reasons));
+  FLEETBENCH_RETURN_IF_ERROR(
+      NvmlStatus(*api_, api_->clock_event_reasons(device, &reasons),
+                 api_->clock_event_reasons_name));
   return static_cast<uint64_t>(reasons);
 }
 
@@ -490,11 +477,11 @@ absl::StatusOr<double> Nvml::ReadPowerWatts(unsigned index) const {
     return absl::UnimplementedError(
         "nvmlDeviceGetPowerUsage: not in this libnvidia-ml");
   }
-  absl::StatusOr<nvmlDevice_t> device = Handle(index);
-  if (!device.ok()) return device.status();
+  FLEETBENCH_ASSIGN_OR_RETURN(nvmlDevice_t device, Handle(index));
   unsigned milliwatts = 0;
-  FLEETBENCH_NVML_RETURN_IF_ERROR(*api_, "nvmlDeviceGetPowerUsage",
-                                  api_->power_usage(*device, &milliwatts));
+  FLEETBENCH_RETURN_IF_ERROR(NvmlStatus(*api_,
+                                        api_->power_usage(device, &milliwatts),
+                                        "nvmlDeviceGetPowerUsage"));
   return Watts(milliwatts);
 }
 
@@ -503,20 +490,18 @@ absl::StatusOr<unsigned> Nvml::ReadTemperatureC(unsigned index) const {
     return absl::UnimplementedError(
         "nvmlDeviceGetTemperature: not in this libnvidia-ml");
   }
-  absl::StatusOr<nvmlDevice_t> device = Handle(index);
-  if (!device.ok()) return device.status();
+  FLEETBENCH_ASSIGN_OR_RETURN(nvmlDevice_t device, Handle(index));
   unsigned celsius = 0;
-  FLEETBENCH_NVML_RETURN_IF_ERROR(
-      *api_, "nvmlDeviceGetTemperature",
-      api_->temperature(*device, NVML_TEMPERATURE_GPU, &celsius));
+  FLEETBENCH_RETURN_IF_ERROR(NvmlStatus(
+      *api_, api_->temperature(device, NVML_TEMPERATURE_GPU, &celsius),
+      "nvmlDeviceGetTemperature"));
   return celsius;
 }
 
 absl::StatusOr<std::vector<v1::GpuFacts>> ReadGpuFacts(
     const NvmlOptions& options) {
-  absl::StatusOr<std::unique_ptr<Nvml>> nvml = Nvml::Open(options);
-  if (!nvml.ok()) return nvml.status();
-  return (*nvml)->ReadFacts();
+  FLEETBENCH_ASSIGN_OR_RETURN(std::unique_ptr<Nvml> nvml, Nvml::Open(options));
+  return nvml->ReadFacts();
 }
 
 void FillGpuFacts(v1::NodeFacts* facts, const NvmlOptions& options) {

@@ -15,10 +15,12 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
-#include "agent/benchmarks/gemm_math.h"
 #include "agent/benchmarks/gemm/openblas_library.h"
+#include "agent/benchmarks/gemm_math.h"
 #include "agent/benchmarks/param_reader.h"
+#include "agent/benchmarks/sample_summary.h"
 #include "common/stats.h"
+#include "common/units.h"
 
 namespace fleetbench::agent {
 namespace {
@@ -213,10 +215,6 @@ absl::StatusOr<std::vector<double>> TimeCase(const OpenBlasLibrary& blas, int n,
   return tflops;
 }
 
-std::string FormatNumber(double value) {
-  return absl::StrFormat("%.6g", value);
-}
-
 }  // namespace
 
 absl::StatusOr<CpuGemmConfig> ParseCpuGemmParams(const Params& params) {
@@ -287,8 +285,7 @@ absl::StatusOr<std::vector<v1::Sample>> CpuGemmBenchmark::Run(
             "gemm: %s n=%d needs %.1f GiB for A, B and C; this node has "
             "%.1f GiB of memory (at most %.0f%% is used); choose a smaller "
             "size",
-            dtype, n, needed / (1 << 30), memory / (1 << 30),
-            kMaxMemoryShare * 100));
+            dtype, n, needed / kGiB, memory / kGiB, kMaxMemoryShare * 100));
       }
     }
   }
@@ -329,13 +326,8 @@ absl::StatusOr<std::vector<v1::Sample>> CpuGemmBenchmark::Run(
       if (threads != config->threads) {
         p["threads_requested"] = absl::StrCat(config->threads);
       }
-      p["runs"] = absl::StrCat(summary.count);
+      AddSummaryParams(summary, "tflops", &p);
       p["warmup_runs"] = absl::StrCat(config->warmup_runs);
-      p["min_tflops"] = FormatNumber(summary.min);
-      p["max_tflops"] = FormatNumber(summary.max);
-      p["p10_tflops"] = FormatNumber(summary.p10);
-      p["p90_tflops"] = FormatNumber(summary.p90);
-      p["spread"] = FormatNumber(summary.spread);
       p["method"] = kMethod;
       p["blas"] = blas_config;
       ++case_index;

@@ -8,6 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "agent/benchmarks/gpu/gpu_math.h"
 #include "agent/benchmarks/gpu/gpu_params.h"
+#include "common/units.h"
 
 namespace fleetbench::gpu {
 namespace {

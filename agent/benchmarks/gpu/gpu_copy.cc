@@ -6,7 +6,9 @@
 #include "absl/strings/str_cat.h"
 #include "agent/benchmarks/gpu/gpu_math.h"
 #include "agent/benchmarks/gpu/gpu_params.h"
+#include "agent/benchmarks/sample_summary.h"
 #include "common/stats.h"
+#include "common/units.h"
 
 namespace fleetbench::gpu {
 namespace {
@@ -88,7 +90,7 @@ v1::Sample MakeSample(const GpuRun& run, const GpuTarget& target,
   sample.set_unit("GBps");
   sample.set_value(Median(gbps));
   AddGpuParams(run, target, &sample);
-  AddSummaryParams(gbps, "GBps", &sample);
+  agent::AddSummaryParams(Summarize(gbps), "GBps", sample.mutable_params());
   auto& p = *sample.mutable_params();
   p["direction"] = copy.label;
   p["size_mib"] = absl::StrCat(config.size_mib);

@@ -11,8 +11,10 @@
 #include "agent/benchmarks/gpu/gpu_math.h"
 #include "agent/benchmarks/gpu/gpu_params.h"
 #include "agent/benchmarks/gpu/gpu_samplers.h"
+#include "agent/benchmarks/sample_summary.h"
 #include "agent/facts/gpu_values.h"
 #include "common/stats.h"
+#include "common/units.h"
 
 namespace fleetbench::gpu {
 namespace {
@@ -184,7 +186,8 @@ absl::StatusOr<std::vector<v1::Sample>> GpuGemmBenchmark::Run(
         sample.set_unit("tflops");
         sample.set_value(median);
         AddGpuParams(*run, target, &sample);
-        AddSummaryParams(tflops, "tflops", &sample);
+        agent::AddSummaryParams(Summarize(tflops), "tflops",
+                                sample.mutable_params());
         auto& p = *sample.mutable_params();
         p["dtype"] = dtype;
         p["size"] = absl::StrCat(n);

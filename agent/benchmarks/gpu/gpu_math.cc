@@ -9,11 +9,6 @@ double PercentOfPeak(double measured, double peak) {
   return 100.0 * measured / peak;
 }
 
-double GigabytesPerSecond(double bytes, double seconds) {
-  if (!(seconds > 0)) return 0;
-  return bytes / seconds / 1e9;
-}
-
 double PcieTheoreticalGBps(int generation, int width) {
   // Per lane, one direction, in GB/s: transfer rate × encoding efficiency / 8.
   double per_lane = 0;

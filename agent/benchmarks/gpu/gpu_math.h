@@ -18,9 +18,6 @@ namespace fleetbench::gpu {
 // 100·measured/peak; 0 when the peak is not positive (unknown).
 double PercentOfPeak(double measured, double peak);
 
-// GB/s (10^9 B/s) from bytes moved in seconds; 0 when seconds <= 0.
-double GigabytesPerSecond(double bytes, double seconds);
-
 // Theoretical data rate of a PCIe link in one direction, GB/s, after line
 // encoding (8b/10b for Gen1-2, 128b/130b for Gen3-5, 1b/1b FLIT with 242/256
 // payload for Gen6), before packet overhead. Gen3/4/5 x16: 15.75/31.5/63.0.

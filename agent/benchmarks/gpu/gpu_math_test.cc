@@ -24,12 +24,6 @@ TEST(GpuMathTest, PercentOfPeak) {
   EXPECT_EQ(PercentOfPeak(50, -1), 0);
 }
 
-TEST(GpuMathTest, GigabytesPerSecond) {
-  EXPECT_DOUBLE_EQ(GigabytesPerSecond(256.0 * (1 << 20), 0.01),
-                   256.0 * (1 << 20) / 0.01 / 1e9);
-  EXPECT_EQ(GigabytesPerSecond(1e9, 0), 0);
-}
-
 TEST(GpuMathTest, PcieTheoreticalRatesPerDirection) {
   EXPECT_NEAR(PcieTheoreticalGBps(3, 16), 15.75, 0.01);
   EXPECT_NEAR(PcieTheoreticalGBps(4, 16), 31.5, 0.02);

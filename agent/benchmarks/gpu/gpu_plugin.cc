@@ -5,9 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "agent/facts/gpu_values.h"
-#include "common/stats.h"
 
 namespace fleetbench::gpu {
 
@@ -78,10 +76,6 @@ absl::StatusOr<GpuRun> SetUpGpuRun(const GpuPluginOptions& options,
   return run;
 }
 
-std::string FormatNumber(double value) {
-  return absl::StrFormat("%.6g", value);
-}
-
 void AddGpuParams(const GpuRun& run, const GpuTarget& target,
                   v1::Sample* sample) {
   auto& p = *sample->mutable_params();
@@ -99,18 +93,6 @@ void AddGpuParams(const GpuRun& run, const GpuTarget& target,
   } else if (!target.nvml_index.has_value()) {
     p["nvml"] = "device not found by PCI address";
   }
-}
-
-void AddSummaryParams(const std::vector<double>& values,
-                      const std::string& unit, v1::Sample* sample) {
-  const Summary summary = Summarize(values);
-  auto& p = *sample->mutable_params();
-  p["runs"] = absl::StrCat(summary.count);
-  p[absl::StrCat("min_", unit)] = FormatNumber(summary.min);
-  p[absl::StrCat("max_", unit)] = FormatNumber(summary.max);
-  p[absl::StrCat("p10_", unit)] = FormatNumber(summary.p10);
-  p[absl::StrCat("p90_", unit)] = FormatNumber(summary.p90);
-  p["spread"] = FormatNumber(summary.spread);
 }
 
 }  // namespace fleetbench::gpu

@@ -57,13 +57,6 @@ absl::StatusOr<GpuRun> SetUpGpuRun(const GpuPluginOptions& options,
 void AddGpuParams(const GpuRun& run, const GpuTarget& target,
                   v1::Sample* sample);
 
-// Summary params shared with the CPU plugins' style: runs, min/max/p10/p90
-// of `unit`, spread.
-void AddSummaryParams(const std::vector<double>& values,
-                      const std::string& unit, v1::Sample* sample);
-
-std::string FormatNumber(double value);
-
 }  // namespace fleetbench::gpu
 
 #endif  // FLEETBENCH_AGENT_BENCHMARKS_GPU_GPU_PLUGIN_H_

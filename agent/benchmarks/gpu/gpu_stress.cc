@@ -12,6 +12,7 @@
 #include "agent/benchmarks/gpu/gpu_math.h"
 #include "agent/benchmarks/gpu/gpu_params.h"
 #include "agent/benchmarks/gpu/gpu_samplers.h"
+#include "common/units.h"
 
 namespace fleetbench::gpu {
 namespace {

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "common/units.h"
 
 namespace fleetbench::agent {
 namespace {
@@ -20,8 +21,8 @@ constexpr size_t kBuckets = kExact + (64 - kExactBits) * kPerOctave;
 
 const std::vector<DiskWorkload>& AllDiskWorkloads() {
   static const std::vector<DiskWorkload> kWorkloads = {
-      {"seq_read", "read", false, false, kDiskMiB, 8},
-      {"seq_write", "write", true, false, kDiskMiB, 8},
+      {"seq_read", "read", false, false, kMiB, 8},
+      {"seq_write", "write", true, false, kMiB, 8},
       {"rand_read_4k", "randread", false, true, 4096, 32},
       {"rand_write_4k", "randwrite", true, true, 4096, 32},
   };
@@ -137,16 +138,16 @@ std::string FioEquivalentCommand(const DiskWorkload& workload,
                                  const FioSettings& settings) {
   const FileRegion region = JobRegion(settings.file_bytes, settings.jobs, 0,
                                       AllDiskWorkloads()[0].block_bytes);
-  std::string bs = workload.block_bytes % kDiskMiB == 0
-                       ? absl::StrCat(workload.block_bytes / kDiskMiB, "M")
+  std::string bs = workload.block_bytes % kMiB == 0
+                       ? absl::StrCat(workload.block_bytes / kMiB, "M")
                        : absl::StrCat(workload.block_bytes / 1024, "k");
   std::string command = absl::StrCat(
       "fio --name=", workload.name,
       " --ioengine=io_uring --direct=", settings.direct ? 1 : 0,
       " --rw=", workload.fio_rw, " --bs=", bs, " --iodepth=", settings.iodepth,
-      " --numjobs=", settings.jobs, " --size=", region.bytes / kDiskMiB, "M");
+      " --numjobs=", settings.jobs, " --size=", region.bytes / kMiB, "M");
   if (settings.jobs > 1) {
-    absl::StrAppend(&command, " --offset_increment=", region.bytes / kDiskMiB,
+    absl::StrAppend(&command, " --offset_increment=", region.bytes / kMiB,
                     "M --group_reporting");
   }
   absl::StrAppend(&command, " --time_based --runtime=",

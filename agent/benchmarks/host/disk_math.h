@@ -17,8 +17,6 @@
 
 namespace fleetbench::agent {
 
-inline constexpr int64_t kDiskMiB = int64_t{1} << 20;
-
 // One access pattern. Names are permanent: they are part of metric names.
 struct DiskWorkload {
   const char* name;    // "seq_read"

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/stats.h"
+#include "common/units.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -23,7 +24,7 @@ TEST(DiskWorkloadsTest, TableIsTheDocumentedOne) {
   EXPECT_STREQ(all[1].name, "seq_write");
   EXPECT_STREQ(all[2].name, "rand_read_4k");
   EXPECT_STREQ(all[3].name, "rand_write_4k");
-  EXPECT_EQ(all[0].block_bytes, kDiskMiB);
+  EXPECT_EQ(all[0].block_bytes, kMiB);
   EXPECT_EQ(all[2].block_bytes, 4096);
   EXPECT_EQ(all[0].default_iodepth, 8);
   EXPECT_EQ(all[3].default_iodepth, 32);
@@ -34,29 +35,29 @@ TEST(DiskWorkloadsTest, TableIsTheDocumentedOne) {
 }
 
 TEST(JobRegionTest, EqualAlignedRegions) {
-  const int64_t file = 1024 * kDiskMiB;
-  FileRegion r0 = JobRegion(file, 3, 0, kDiskMiB);
-  FileRegion r2 = JobRegion(file, 3, 2, kDiskMiB);
+  const int64_t file = 1024 * kMiB;
+  FileRegion r0 = JobRegion(file, 3, 0, kMiB);
+  FileRegion r2 = JobRegion(file, 3, 2, kMiB);
   EXPECT_EQ(r0.offset, 0);
-  EXPECT_EQ(r0.bytes, 341 * kDiskMiB);
-  EXPECT_EQ(r2.offset, 682 * kDiskMiB);
+  EXPECT_EQ(r0.bytes, 341 * kMiB);
+  EXPECT_EQ(r2.offset, 682 * kMiB);
   EXPECT_LE(r2.offset + r2.bytes, file);
-  EXPECT_EQ(JobRegion(file, 1, 0, kDiskMiB).bytes, file);
-  EXPECT_EQ(JobRegion(file, 0, 0, kDiskMiB).bytes, 0);
+  EXPECT_EQ(JobRegion(file, 1, 0, kMiB).bytes, file);
+  EXPECT_EQ(JobRegion(file, 0, 0, kMiB).bytes, 0);
 }
 
 TEST(OffsetTest, SequentialWrapsAtRegionEnd) {
-  const FileRegion region{8 * kDiskMiB, 4 * kDiskMiB};
-  EXPECT_EQ(SequentialOffset(region, kDiskMiB, 0), 8 * kDiskMiB);
-  EXPECT_EQ(SequentialOffset(region, kDiskMiB, 3), 11 * kDiskMiB);
-  EXPECT_EQ(SequentialOffset(region, kDiskMiB, 4), 8 * kDiskMiB);
-  EXPECT_EQ(SequentialOffset(region, kDiskMiB, 9), 9 * kDiskMiB);
+  const FileRegion region{8 * kMiB, 4 * kMiB};
+  EXPECT_EQ(SequentialOffset(region, kMiB, 0), 8 * kMiB);
+  EXPECT_EQ(SequentialOffset(region, kMiB, 3), 11 * kMiB);
+  EXPECT_EQ(SequentialOffset(region, kMiB, 4), 8 * kMiB);
+  EXPECT_EQ(SequentialOffset(region, kMiB, 9), 9 * kMiB);
 }
 
 TEST(OffsetTest, RandomIsAlignedInsideAndUniform) {
-  const FileRegion region{kDiskMiB, 16 * 4096};
-  EXPECT_EQ(RandomOffset(region, 4096, 0), kDiskMiB);
-  EXPECT_EQ(RandomOffset(region, 4096, ~uint64_t{0}), kDiskMiB + 15 * 4096);
+  const FileRegion region{kMiB, 16 * 4096};
+  EXPECT_EQ(RandomOffset(region, 4096, 0), kMiB);
+  EXPECT_EQ(RandomOffset(region, 4096, ~uint64_t{0}), kMiB + 15 * 4096);
   std::map<int64_t, int> counts;
   uint64_t state = 1;
   constexpr int kDraws = 160000;
@@ -155,7 +156,7 @@ TEST(FioTest, SecondsSyntax) {
 
 TEST(FioTest, EquivalentCommandCarriesTheSettings) {
   FioSettings s;
-  s.file_bytes = 1024 * kDiskMiB;
+  s.file_bytes = 1024 * kMiB;
   s.iodepth = 32;
   s.jobs = 1;
   s.ramp_seconds = 2;

@@ -25,12 +25,12 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "agent/benchmarks/param_reader.h"
 #include "agent/benchmarks/host/disk_io_engine.h"
 #include "agent/benchmarks/host/scratch_path.h"
+#include "agent/benchmarks/param_reader.h"
 #include "agent/facts/facts.h"
+#include "common/units.h"
 
 namespace fleetbench::agent {
 namespace {
@@ -53,10 +53,6 @@ constexpr int64_t kMaxBufferBytes = int64_t{4} << 30;
 constexpr int kFillIodepth = 8;
 constexpr size_t kDefaultAlignment = 4096;
 constexpr char kEngine[] = "io_uring via liburing";
-
-std::string FormatNumber(double value) {
-  return absl::StrFormat("%.6g", value);
-}
 
 // The storage under the test file, found from the file's st_dev; "unknown"
 // where the mount cannot be found (the samples always carry both keys).
@@ -192,7 +188,7 @@ absl::StatusOr<std::vector<v1::Sample>> DiskUringBenchmark::Run(
     const Params& params, const RunContext& context) {
   absl::StatusOr<DiskConfig> config = ParseDiskParams(params);
   if (!config.ok()) return config.status();
-  const int64_t file_bytes = config->file_mib * kDiskMiB;
+  const int64_t file_bytes = config->file_mib * kMiB;
 
   const std::string file_name = RandomDiskFileName();
   absl::StatusOr<std::string> target =
@@ -271,14 +267,14 @@ absl::StatusOr<std::vector<v1::Sample>> DiskUringBenchmark::Run(
     Phase fill;
     fill.label = absl::StrCat("filling ", config->file_mib, " MiB");
     fill.depth = kFillIodepth;
-    fill.block_bytes = kDiskMiB;
+    fill.block_bytes = kMiB;
     fill.expected_seconds = static_cast<double>(config->file_mib) / 500.0;
     fill.plan = [file_bytes](int, Clock::time_point) {
       IoPlan plan;
       plan.write = true;
-      plan.block_bytes = kDiskMiB;
+      plan.block_bytes = kMiB;
       plan.region = FileRegion{0, file_bytes};
-      plan.max_ios = file_bytes / kDiskMiB;
+      plan.max_ios = file_bytes / kMiB;
       plan.fresh_random_data = true;
       return plan;
     };
@@ -308,7 +304,7 @@ absl::StatusOr<std::vector<v1::Sample>> DiskUringBenchmark::Run(
       plan.write = w->write;
       plan.random = w->random;
       plan.block_bytes = w->block_bytes;
-      plan.region = JobRegion(file_bytes, c.jobs, job, kDiskMiB);
+      plan.region = JobRegion(file_bytes, c.jobs, job, kMiB);
       plan.count_from =
           start + std::chrono::duration_cast<Clock::duration>(
                       std::chrono::duration<double>(c.ramp_seconds));

@@ -26,16 +26,16 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
-#include "agent/benchmarks/param_reader.h"
 #include "agent/benchmarks/host/stream_math.h"
+#include "agent/benchmarks/param_reader.h"
 #include "common/stats.h"
+#include "common/units.h"
 
 namespace fleetbench::agent {
 namespace {
 
 constexpr absl::string_view kAllowedKeys[] = {"array_mib", "repetitions",
                                               "threads"};
-constexpr int64_t kMiB = int64_t{1} << 20;
 // Past this share of physical memory the OOM killer, not this plugin,
 // decides how the run ends.
 constexpr double kMaxMemoryShare = 0.8;
@@ -302,10 +302,6 @@ absl::Status CheckArray(const char* name, double sum_abs_error, int64_t n,
   return absl::OkStatus();
 }
 
-std::string FormatNumber(double value) {
-  return absl::StrFormat("%.6g", value);
-}
-
 }  // namespace
 
 LastLevelCache ReadLastLevelCache(const std::string& cpu_root) {
@@ -409,7 +405,7 @@ absl::StatusOr<std::vector<v1::Sample>> MemStreamBenchmark::Run(
     return absl::ResourceExhaustedError(absl::StrFormat(
         "mem: three arrays of %d MiB need %.1f GiB; this node has %.1f GiB of "
         "memory (at most %.0f%% is used); lower array_mib",
-        array_bytes / kMiB, 3.0 * array_bytes / (1 << 30), memory / (1 << 30),
+        array_bytes / kMiB, 3.0 * array_bytes / kGiB, memory / kGiB,
         kMaxMemoryShare * 100));
   }
 

@@ -18,6 +18,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "common/units.h"
 
 namespace fleetbench::agent {
 namespace {
@@ -160,11 +161,13 @@ absl::Status CheckFreeSpace(const std::string& dir, uint64_t available_bytes,
                             uint64_t file_bytes) {
   const uint64_t needed = file_bytes + file_bytes / 10;
   if (available_bytes >= needed) return absl::OkStatus();
-  constexpr double kMiB = 1 << 20;
+  const auto mib = [](uint64_t bytes) {
+    return static_cast<double>(bytes) / kMiB;
+  };
   return absl::FailedPreconditionError(absl::StrFormat(
       "disk: scratch dir '%s' has %.1f MiB free; a %.1f MiB test file needs "
       "%.1f MiB (the file + 10%%); lower file_mib or free space",
-      dir, available_bytes / kMiB, file_bytes / kMiB, needed / kMiB));
+      dir, mib(available_bytes), mib(file_bytes), mib(needed)));
 }
 
 absl::StatusOr<uint64_t> AvailableBytes(const std::string& dir) {

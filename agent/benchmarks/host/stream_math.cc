@@ -5,6 +5,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
+#include "common/units.h"
 
 namespace fleetbench::agent {
 
@@ -26,11 +27,6 @@ double StreamBytes(StreamKernel kernel, int64_t n) {
   const int arrays =
       kernel == StreamKernel::kCopy || kernel == StreamKernel::kScale ? 2 : 3;
   return static_cast<double>(arrays) * sizeof(double) * static_cast<double>(n);
-}
-
-double GigabytesPerSecond(double bytes, double seconds) {
-  if (!(seconds > 0)) return 0;
-  return bytes / seconds / 1e9;
 }
 
 StreamValues ExpectedStreamValues(int repetitions) {
@@ -77,7 +73,6 @@ std::optional<int64_t> ParseCacheSize(absl::string_view text) {
 }
 
 int64_t DefaultStreamArrayBytes(int64_t llc_bytes) {
-  constexpr int64_t kMiB = int64_t{1} << 20;
   const int64_t bytes = std::max<int64_t>(4 * llc_bytes, 64 * kMiB);
   return (bytes + kMiB - 1) / kMiB * kMiB;
 }

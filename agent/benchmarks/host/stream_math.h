@@ -36,9 +36,6 @@ inline constexpr double kStreamEpsilon = 1e-13;
 // arrays, add and triad 3.
 double StreamBytes(StreamKernel kernel, int64_t n);
 
-// 10^9 bytes per second; 0 when seconds is not positive.
-double GigabytesPerSecond(double bytes, double seconds);
-
 // Every element of a, b and c after `repetitions` passes of copy, scale,
 // add, triad starting from a = 1, b = 2, c = 0 (STREAM's start, without its
 // a *= 2 timer-granularity pass).

@@ -24,12 +24,6 @@ TEST(StreamMathTest, KernelNames) {
   EXPECT_STREQ(StreamKernelName(StreamKernel::kTriad), "triad");
 }
 
-TEST(StreamMathTest, GigabytesAreDecimal) {
-  EXPECT_DOUBLE_EQ(GigabytesPerSecond(2e9, 2), 1);
-  EXPECT_DOUBLE_EQ(GigabytesPerSecond(1e9, 0), 0);
-  EXPECT_DOUBLE_EQ(GigabytesPerSecond(1e9, -1), 0);
-}
-
 TEST(StreamMathTest, ExpectedValuesFollowTheKernels) {
   StreamValues v = ExpectedStreamValues(0);
   EXPECT_DOUBLE_EQ(v.a, 1);

@@ -4,10 +4,10 @@
 #include <cstdint>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "absl/strings/string_view.h"
 #include "agent/benchmarks/pairwise/pair_params.h"
 #include "agent/benchmarks/param_reader.h"
+#include "common/units.h"
 
 namespace fleetbench::agent {
 namespace {
@@ -25,12 +25,6 @@ constexpr char kRetransmitMethod[] =
 constexpr char kLatencyMethod[] =
     "one TCP_NODELAY connection, message_bytes ping-pong timed by the "
     "client after 100 warm-up round trips";
-
-
-
-std::string FormatNumber(double value) {
-  return absl::StrFormat("%.6g", value);
-}
 
 v1::Sample& AddSample(std::vector<v1::Sample>& samples, const NetConfig& config,
                       const std::string& metric, const std::string& unit,
@@ -59,8 +53,8 @@ void AddThroughputParams(v1::Sample& sample, const net::ThroughputResult& r) {
   if (!r.stream_bytes.empty() && r.window_s > 0) {
     const auto [mn, mx] =
         std::minmax_element(r.stream_bytes.begin(), r.stream_bytes.end());
-    p["stream_min_Gbps"] = FormatNumber(net::GbpsFromBytes(*mn, r.window_s));
-    p["stream_max_Gbps"] = FormatNumber(net::GbpsFromBytes(*mx, r.window_s));
+    p["stream_min_Gbps"] = FormatNumber(GbpsFromBytes(*mn, r.window_s));
+    p["stream_max_Gbps"] = FormatNumber(GbpsFromBytes(*mx, r.window_s));
   }
   p["block_bytes"] = absl::StrCat(net::kStreamBufferBytes);
 }

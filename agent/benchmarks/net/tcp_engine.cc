@@ -8,11 +8,6 @@
 
 namespace fleetbench::agent::net {
 
-double GbpsFromBytes(uint64_t bytes, double seconds) {
-  if (!(seconds > 0)) return 0;
-  return static_cast<double>(bytes) * 8.0 / seconds / 1e9;
-}
-
 LatencyResult SummarizeRoundTrips(const std::vector<double>& rtt_us,
                                   int message_bytes) {
   LatencyResult r;

@@ -121,8 +121,6 @@ absl::StatusOr<TcpClientReport> RunTcpClient(
     const TcpClientOptions& options, const pairwise::CancelFn& cancelled,
     const ProgressFn& progress);
 
-// 10^9 bit/s; 0 for a non-positive window.
-double GbpsFromBytes(uint64_t bytes, double seconds);
 // Percentiles (common/stats.h, linear interpolation) of round-trip times.
 LatencyResult SummarizeRoundTrips(const std::vector<double>& rtt_us,
                                   int message_bytes);

@@ -8,6 +8,7 @@
 
 #include "agent/benchmarks/net/control_frame.h"
 #include "agent/benchmarks/pairwise/tcp_socket.h"
+#include "common/units.h"
 #include "gtest/gtest.h"
 
 namespace fleetbench::agent::net {
@@ -85,14 +86,6 @@ int ClosedPort() {
   absl::StatusOr<Socket> s = Listen("127.0.0.1", 0, &port);
   EXPECT_TRUE(s.ok()) << s.status();
   return port;
-}
-
-TEST(NetMathTest, GbpsIsDecimalBitsPerSecond) {
-  EXPECT_DOUBLE_EQ(GbpsFromBytes(1'250'000'000, 1.0), 10.0);
-  EXPECT_DOUBLE_EQ(GbpsFromBytes(125'000'000, 0.5), 2.0);
-  EXPECT_DOUBLE_EQ(GbpsFromBytes(0, 1.0), 0.0);
-  EXPECT_DOUBLE_EQ(GbpsFromBytes(1000, 0.0), 0.0);
-  EXPECT_DOUBLE_EQ(GbpsFromBytes(1000, -1.0), 0.0);
 }
 
 TEST(NetMathTest, RoundTripPercentilesInterpolate) {

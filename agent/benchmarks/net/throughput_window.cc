@@ -7,6 +7,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "agent/benchmarks/net/control_exchange.h"
+#include "common/units.h"
 
 namespace fleetbench::agent::net {
 

@@ -6,11 +6,11 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
 #include "absl/strings/string_view.h"
 #include "agent/benchmarks/pairwise/pair_params.h"
 #include "agent/benchmarks/param_reader.h"
 #include "agent/benchmarks/rdma/rdma_verbs.h"
+#include "common/units.h"
 
 namespace fleetbench::agent {
 namespace {
@@ -46,10 +46,6 @@ bool IsDeviceName(absl::string_view name) {
            return absl::ascii_isalnum(static_cast<unsigned char>(c)) ||
                   c == '_' || c == '-' || c == '.';
          });
-}
-
-std::string FormatNumber(double value) {
-  return absl::StrFormat("%.6g", value);
 }
 
 v1::Sample& AddSample(std::vector<v1::Sample>& samples,

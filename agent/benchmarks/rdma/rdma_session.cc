@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "common/stats.h"
+#include "common/units.h"
 
 namespace fleetbench::agent::rdma {
 namespace {
@@ -176,11 +177,6 @@ absl::StatusOr<std::pair<pairwise::Socket, QueuePairInfo>> AcceptClient(
 }
 
 }  // namespace
-
-double GbpsFromBytes(uint64_t bytes, double seconds) {
-  if (!(seconds > 0)) return 0;
-  return static_cast<double>(bytes) * 8 / seconds / 1e9;
-}
 
 LatencySummary SummarizeRoundTrips(const std::vector<double>& round_trip_us,
                                    uint32_t bytes) {

@@ -152,8 +152,6 @@ absl::StatusOr<ClientReport> RunRdmaClient(const ClientOptions& options,
                                            const CancelFn& cancelled,
                                            const ProgressFn& progress);
 
-// 10^9 bit/s; 0 for a non-positive time.
-double GbpsFromBytes(uint64_t bytes, double seconds);
 // One-way latencies (round trip / 2) from round-trip times in microseconds;
 // percentiles as common/stats.h (linear interpolation).
 LatencySummary SummarizeRoundTrips(const std::vector<double>& round_trip_us,

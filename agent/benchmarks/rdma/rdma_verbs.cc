@@ -22,10 +22,6 @@
 namespace fleetbench::agent::rdma {
 namespace {
 
-// For calls that return a null pointer and set errno.
-#define FLEETBENCH_RDMA_ERRNO_STATUS(call) \
-  VerbsCallStatus(errno, call, __FILE__, __LINE__)
-
 struct DeviceListDeleter {
   void operator()(ibv_device** list) const { ibv_free_device_list(list); }
 };
@@ -102,13 +98,14 @@ absl::StatusOr<std::unique_ptr<RdmaEndpoint>> VerbsEndpoint::Open(
 
   endpoint->context_.reset(ibv_open_device(device));
   if (!endpoint->context_) {
-    return FLEETBENCH_RDMA_ERRNO_STATUS(
-        absl::StrCat("ibv_open_device(", name, ")"));
+    return VerbsCallStatus(errno, absl::StrCat("ibv_open_device(", name, ")"),
+                           __FILE__, __LINE__);
   }
   ibv_context* context = endpoint->context_.get();
 
   ibv_device_attr device_attr{};
-  FLEETBENCH_RDMA_RETURN_IF_FAILED(ibv_query_device(context, &device_attr));
+  FLEETBENCH_RETURN_IF_ERROR(
+      FLEETBENCH_VERBS_CALL(ibv_query_device(context, &device_attr)));
   if (options.port < 1 || options.port > device_attr.phys_port_cnt) {
     return absl::InvalidArgumentError(absl::StrCat(
         "rdma: port=", options.port, ": device ", name, " has ports 1..",
@@ -123,8 +120,8 @@ absl::StatusOr<std::unique_ptr<RdmaEndpoint>> VerbsEndpoint::Open(
   }
 
   ibv_port_attr port_attr{};
-  FLEETBENCH_RDMA_RETURN_IF_FAILED(
-      ibv_query_port(context, static_cast<uint8_t>(options.port), &port_attr));
+  FLEETBENCH_RETURN_IF_ERROR(FLEETBENCH_VERBS_CALL(
+      ibv_query_port(context, static_cast<uint8_t>(options.port), &port_attr)));
   if (port_attr.state != IBV_PORT_ACTIVE) {
     return absl::FailedPreconditionError(
         absl::StrCat("rdma: port ", options.port, " of ", name, " is ",
@@ -143,8 +140,8 @@ absl::StatusOr<std::unique_ptr<RdmaEndpoint>> VerbsEndpoint::Open(
         name, " has GID entries 0..", port_attr.gid_tbl_len - 1));
   }
   ibv_gid gid{};
-  FLEETBENCH_RDMA_RETURN_IF_FAILED(ibv_query_gid(
-      context, static_cast<uint8_t>(options.port), options.gid_index, &gid));
+  FLEETBENCH_RETURN_IF_ERROR(FLEETBENCH_VERBS_CALL(ibv_query_gid(
+      context, static_cast<uint8_t>(options.port), options.gid_index, &gid)));
   std::memcpy(endpoint->local_.gid.data(), gid.raw, sizeof(gid.raw));
   if (port_attr.link_layer == IBV_LINK_LAYER_ETHERNET &&
       AllZero(endpoint->local_.gid)) {
@@ -155,7 +152,9 @@ absl::StatusOr<std::unique_ptr<RdmaEndpoint>> VerbsEndpoint::Open(
   }
 
   endpoint->pd_.reset(ibv_alloc_pd(context));
-  if (!endpoint->pd_) return FLEETBENCH_RDMA_ERRNO_STATUS("ibv_alloc_pd");
+  if (!endpoint->pd_) {
+    return VerbsCallStatus(errno, "ibv_alloc_pd", __FILE__, __LINE__);
+  }
 
   // Target region (the peer writes here): latency slot, then the bandwidth
   // target. Source region (we write from here): the same layout, on its own
@@ -176,13 +175,18 @@ absl::StatusOr<std::unique_ptr<RdmaEndpoint>> VerbsEndpoint::Open(
       ibv_reg_mr(endpoint->pd_.get(), endpoint->buffer_.get(), total,
                  IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE));
   if (!endpoint->mr_) {
-    return FLEETBENCH_RDMA_ERRNO_STATUS(absl::StrCat(
-        "ibv_reg_mr(", total, " bytes; locked-memory limit: ulimit -l)"));
+    return VerbsCallStatus(errno,
+                           absl::StrCat("ibv_reg_mr(", total,
+                                        " bytes; locked-memory limit: "
+                                        "ulimit -l)"),
+                           __FILE__, __LINE__);
   }
 
   endpoint->cq_.reset(
       ibv_create_cq(context, 2 * options.qp_depth, nullptr, nullptr, 0));
-  if (!endpoint->cq_) return FLEETBENCH_RDMA_ERRNO_STATUS("ibv_create_cq");
+  if (!endpoint->cq_) {
+    return VerbsCallStatus(errno, "ibv_create_cq", __FILE__, __LINE__);
+  }
 
   ibv_qp_init_attr init{};
   init.send_cq = endpoint->cq_.get();
@@ -200,7 +204,9 @@ absl::StatusOr<std::unique_ptr<RdmaEndpoint>> VerbsEndpoint::Open(
     init.cap.max_inline_data = 0;
     endpoint->qp_.reset(ibv_create_qp(endpoint->pd_.get(), &init));
   }
-  if (!endpoint->qp_) return FLEETBENCH_RDMA_ERRNO_STATUS("ibv_create_qp(RC)");
+  if (!endpoint->qp_) {
+    return VerbsCallStatus(errno, "ibv_create_qp(RC)", __FILE__, __LINE__);
+  }
   endpoint->max_inline_ = init.cap.max_inline_data;
 
   std::random_device entropy;
@@ -230,9 +236,9 @@ absl::Status VerbsEndpoint::Connect(const QueuePairInfo& remote) {
   init.pkey_index = 0;
   init.port_num = port;
   init.qp_access_flags = IBV_ACCESS_REMOTE_WRITE;
-  FLEETBENCH_RDMA_RETURN_IF_FAILED(ibv_modify_qp(
+  FLEETBENCH_RETURN_IF_ERROR(FLEETBENCH_VERBS_CALL(ibv_modify_qp(
       qp_.get(), &init,
-      IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS));
+      IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS)));
 
   ibv_qp_attr rtr{};
   rtr.qp_state = IBV_QPS_RTR;
@@ -252,10 +258,10 @@ absl::Status VerbsEndpoint::Connect(const QueuePairInfo& remote) {
     rtr.ah_attr.grh.sgid_index = static_cast<uint8_t>(options_.gid_index);
     rtr.ah_attr.grh.hop_limit = 64;
   }
-  FLEETBENCH_RDMA_RETURN_IF_FAILED(ibv_modify_qp(
+  FLEETBENCH_RETURN_IF_ERROR(FLEETBENCH_VERBS_CALL(ibv_modify_qp(
       qp_.get(), &rtr,
       IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-          IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER));
+          IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER)));
 
   ibv_qp_attr rts{};
   rts.qp_state = IBV_QPS_RTS;
@@ -264,10 +270,10 @@ absl::Status VerbsEndpoint::Connect(const QueuePairInfo& remote) {
   rts.rnr_retry = 7;
   rts.sq_psn = local_.psn;
   rts.max_rd_atomic = 1;
-  FLEETBENCH_RDMA_RETURN_IF_FAILED(ibv_modify_qp(
+  FLEETBENCH_RETURN_IF_ERROR(FLEETBENCH_VERBS_CALL(ibv_modify_qp(
       qp_.get(), &rts,
       IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-          IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC));
+          IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC)));
   remote_ = remote;
   connected_ = true;
   return absl::OkStatus();
@@ -293,6 +299,12 @@ absl::Status VerbsCallStatus(int error, absl::string_view call,
     default:
       return absl::InternalError(message);
   }
+}
+
+absl::Status VerbsReturnCodeStatus(int rc, absl::string_view call,
+                                   absl::string_view file, int line) {
+  if (rc == 0) return absl::OkStatus();
+  return VerbsCallStatus(rc < 0 ? errno : rc, call, file, line);
 }
 
 absl::StatusOr<std::vector<std::string>> ListRdmaDevices() {

@@ -26,20 +26,21 @@
 #include "absl/strings/string_view.h"
 #include "agent/benchmarks/rdma/rdma_session.h"
 #include "agent/benchmarks/rdma/rdma_verbs.h"
+#include "common/status_macros.h"
 
-// Returns from the enclosing function when an errno-style verbs call (0 on
-// success, an errno value or -1 with errno set on failure) fails.
-#define FLEETBENCH_RDMA_RETURN_IF_FAILED(call)                        \
-  do {                                                                \
-    const int fleetbench_rdma_rc = (call);                            \
-    if (fleetbench_rdma_rc != 0) {                                    \
-      return VerbsCallStatus(                                         \
-          fleetbench_rdma_rc < 0 ? errno : fleetbench_rdma_rc, #call, \
-          __FILE__, __LINE__);                                        \
-    }                                                                 \
-  } while (0)
+// The Status of an errno-style verbs call, with the call's text and place
+// for VerbsReturnCodeStatus; it returns nothing itself:
+//   FLEETBENCH_RETURN_IF_ERROR(FLEETBENCH_VERBS_CALL(ibv_query_port(...)));
+#define FLEETBENCH_VERBS_CALL(call)                                         \
+  ::fleetbench::agent::rdma::VerbsReturnCodeStatus((call), #call, __FILE__, \
+                                                   __LINE__)
 
 namespace fleetbench::agent::rdma {
+
+// OK when `rc` is 0; else VerbsCallStatus for the call that returned it: the
+// errno value itself, or -1 with errno set (verbs calls do either).
+absl::Status VerbsReturnCodeStatus(int rc, absl::string_view call,
+                                   absl::string_view file, int line);
 
 struct ContextDeleter {
   void operator()(ibv_context* context) const { ibv_close_device(context); }

@@ -63,7 +63,8 @@ absl::Status VerbsEndpoint::PostWrite(const uint8_t* source, uint32_t bytes,
   wr.wr.rdma.remote_addr = remote_addr;
   wr.wr.rdma.rkey = remote_.rkey;
   ibv_send_wr* bad = nullptr;
-  FLEETBENCH_RDMA_RETURN_IF_FAILED(ibv_post_send(qp_.get(), &wr, &bad));
+  FLEETBENCH_RETURN_IF_ERROR(
+      FLEETBENCH_VERBS_CALL(ibv_post_send(qp_.get(), &wr, &bad)));
   return absl::OkStatus();
 }
 
