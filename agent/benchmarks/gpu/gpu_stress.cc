@@ -15,6 +15,13 @@
 #include "common/units.h"
 
 namespace fleetbench::gpu {
+
+absl::Duration StressBenchmark::DefaultTimeout(const agent::Params& params) const {
+  absl::StatusOr<StressConfig> config = ParseStressParams(params);
+  const absl::Duration base = agent::Benchmark::DefaultTimeout(params);
+  if (!config.ok()) return base;
+  return std::max(base, absl::Seconds(config->seconds) + absl::Minutes(10));
+}
 namespace {
 
 constexpr char kPlugin[] = "stress";

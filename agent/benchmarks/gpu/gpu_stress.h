@@ -91,6 +91,9 @@ class StressBenchmark final : public agent::Benchmark {
   absl::Status ValidateParams(const agent::Params& params) const override {
     return ParseStressParams(params).status();
   }
+  // The run lasts `seconds` (up to an hour) by design: the default allows
+  // that plus ten minutes for module load, warm-up and checksums.
+  absl::Duration DefaultTimeout(const agent::Params& params) const override;
   absl::StatusOr<std::vector<v1::Sample>> Run(
       const agent::Params& params, const agent::RunContext& context) override;
 

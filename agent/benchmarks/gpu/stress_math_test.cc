@@ -20,6 +20,13 @@ using ::testing::Pointwise;
 // 1e12 FLOPs per product: one product per second is 1 TFLOP/s.
 constexpr double kTera = 1e12;
 
+TEST(StressParamsTest, DefaultTimeoutCoversTheAskedDuration) {
+  StressBenchmark stress;
+  EXPECT_EQ(stress.DefaultTimeout({}), absl::Minutes(30));  // 60 s profile
+  EXPECT_EQ(stress.DefaultTimeout({{"seconds", "3600"}}), absl::Minutes(70));
+  EXPECT_EQ(stress.DefaultTimeout({{"seconds", "-1"}}), absl::Minutes(30));
+}
+
 TEST(StressMathTest, SeriesSplitsBatchesAcrossIntervals) {
   // 0..0.5 s: 1 product; 0.5..1.5 s: 2 products; 1.5..2.0 s: 1 product.
   const std::vector<StressBatch> batches = {

@@ -180,6 +180,16 @@ absl::Status DiskUringBenchmark::Probe() const {
   return absl::OkStatus();
 }
 
+absl::Duration DiskUringBenchmark::DefaultTimeout(const Params& params) const {
+  const absl::Duration base = Benchmark::DefaultTimeout(params);
+  absl::StatusOr<DiskConfig> config = ParseDiskParams(params);
+  if (!config.ok()) return base;
+  const double measured_s = static_cast<double>(config->workloads.size()) *
+                            (config->ramp_seconds + config->runtime_seconds);
+  const double fill_s = static_cast<double>(config->file_mib) / 20.0;
+  return std::max(base, absl::Seconds(measured_s + fill_s) + absl::Minutes(10));
+}
+
 absl::Status DiskUringBenchmark::ValidateParams(const Params& params) const {
   return ParseDiskParams(params).status();
 }

@@ -95,6 +95,9 @@ class DiskUringBenchmark final : public Benchmark {
   absl::Status Probe() const override;
   std::vector<MetricInfo> metrics() const override;
   absl::Status ValidateParams(const Params& params) const override;
+  // Ramp and runtime of every workload, the fill at a pessimistic 20 MiB/s
+  // (a network or shared disk), and ten minutes; never below the base.
+  absl::Duration DefaultTimeout(const Params& params) const override;
   // Samples per workload, in the order given: MBps for seq_*, iops then
   // p50/p99/p999 latency for rand_*.
   absl::StatusOr<std::vector<v1::Sample>> Run(

@@ -38,6 +38,16 @@ TEST(DiskParamsTest, DefaultsWhenEmpty) {
   EXPECT_TRUE(config->direct);
 }
 
+TEST(DiskParamsTest, DefaultTimeoutGrowsWithTheFileAndTheWorkloads) {
+  DiskUringBenchmark disk;
+  // The defaults (1 GiB, four 12-second workloads) fit the base half hour.
+  EXPECT_EQ(disk.DefaultTimeout({}), absl::Minutes(30));
+  // A 1 TiB file takes its fill at 20 MiB/s, over 14 hours.
+  EXPECT_GT(disk.DefaultTimeout({{"file_mib", "1048576"}}), absl::Hours(14));
+  // Bad parameters fail validation; the timeout falls back to the base.
+  EXPECT_EQ(disk.DefaultTimeout({{"file_mib", "lots"}}), absl::Minutes(30));
+}
+
 TEST(DiskParamsTest, AcceptsGoodValues) {
   absl::StatusOr<DiskConfig> config = ParseDiskParams({
       {"workloads", "rand_write_4k, seq_read"},
