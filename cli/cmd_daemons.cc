@@ -118,6 +118,8 @@ int AgentCommand(const Argv& argv) {
       {"token-file", true, false, "file with the shared token (else $FLEETBENCH_TOKEN)"},
       {"advertise-addr", true, false,
        "address peers use to reach this node in two-node benchmarks (default: as the controller sees it)"},
+      {"backoff-reset-after", true, false,
+       "a session up this long redials at the initial 200ms backoff when it ends (default 5s)"},
   };
   auto args = ParseArgs(argv, flags);
   if (!args.ok()) return Usage("agent", std::string(args.status().message()), flags);
@@ -131,6 +133,13 @@ int AgentCommand(const Argv& argv) {
   if (options.state_dir.empty()) return Usage("agent", "--state-dir is required", flags);
   options.scratch_dir = args->Get("scratch", options.state_dir + "/scratch");
   options.advertise_addr = args->Get("advertise-addr");
+  if (args->Has("backoff-reset-after")) {
+    absl::Duration d;
+    if (!ParseDurationFlag(args->Get("backoff-reset-after"), &d)) {
+      return Usage("agent", "--backoff-reset-after wants a duration like 5s", flags);
+    }
+    options.backoff_reset_after = d;
+  }
   for (const std::string& kv : args->All("label")) {
     auto pair = ParseKeyValue(kv);
     if (!pair.ok()) return Usage("agent", "--label " + std::string(pair.status().message()), flags);

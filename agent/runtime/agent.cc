@@ -1,10 +1,9 @@
 #include "agent/runtime/agent.h"
 
-#include <random>
-
 #include "absl/strings/str_cat.h"
 #include "agent/facts/facts.h"
 #include "agent/facts/gpu_facts.h"
+#include "agent/runtime/reconnect_backoff.h"
 #include "common/logging.h"
 #include "common/token.h"
 #include "grpcpp/grpcpp.h"
@@ -13,14 +12,6 @@ namespace fleetbench::agent {
 namespace {
 
 constexpr char kAgentVersion[] = "fleetbench-agent/0.1.0";
-
-// Full jitter: a random wait in [backoff/2, backoff], so a fleet that lost
-// its controller does not reconnect in lockstep.
-absl::Duration Jittered(absl::Duration backoff) {
-  thread_local std::mt19937_64 gen{std::random_device{}()};
-  std::uniform_real_distribution<double> dist(0.5, 1.0);
-  return backoff * dist(gen);
-}
 
 }  // namespace
 
@@ -54,19 +45,23 @@ absl::Status Agent::Run() {
   auto channel = grpc::CreateCustomChannel(options_.controller,
                                            grpc::InsecureChannelCredentials(), args);
   auto stub = v1::AgentGateway::NewStub(channel);
-  absl::Duration backoff = options_.initial_backoff;
+  ReconnectBackoff backoff({.initial = options_.initial_backoff,
+                            .max = options_.max_backoff,
+                            .reset_after = options_.backoff_reset_after});
   while (true) {
     {
       absl::MutexLock lock(&mu_);
       if (stopping_) return absl::OkStatus();
     }
-    absl::Status s = Session(*stub);
+    std::optional<absl::Duration> connected_for;
+    absl::Status s = Session(*stub, &connected_for);
     if (absl::IsUnauthenticated(s) || absl::IsInvalidArgument(s)) return s;
-    if (s.ok()) backoff = options_.initial_backoff;  // was connected: start over
-    const absl::Duration wait = Jittered(backoff);
+    // A session always ends in an error (the controller went away), so how
+    // it went is judged by its welcome and its length, not by its status.
+    const absl::Duration wait =
+        backoff.NextWait(connected_for.has_value(), connected_for.value_or(absl::ZeroDuration()));
     LOG(WARNING) << "controller " << options_.controller << ": " << s.message()
                  << "; reconnecting in " << absl::FormatDuration(wait);
-    backoff = std::min(backoff * 2, options_.max_backoff);
     absl::MutexLock lock(&mu_);
     auto stopping = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) { return stopping_; };
     mu_.AwaitWithTimeout(absl::Condition(&stopping), wait);
@@ -96,7 +91,8 @@ v1::Hello Agent::MakeHello() {
   return hello;
 }
 
-absl::Status Agent::Session(v1::AgentGateway::Stub& stub) {
+absl::Status Agent::Session(v1::AgentGateway::Stub& stub,
+                             std::optional<absl::Duration>* connected_for) {
   grpc::ClientContext context;
   context.AddMetadata(kAuthMetadataKey, "Bearer " + options_.token);
   {
@@ -132,6 +128,7 @@ absl::Status Agent::Session(v1::AgentGateway::Stub& stub) {
                             status.error_message()));
   }
   LOG(INFO) << "connected to " << options_.controller << " as " << options_.name;
+  const absl::Time welcomed_at = absl::Now();
   {
     absl::MutexLock lock(&write_mu_);
     stream_ = stream.get();
@@ -163,6 +160,7 @@ absl::Status Agent::Session(v1::AgentGateway::Stub& stub) {
   }
   heartbeat.join();
   grpc::Status status = stream->Finish();
+  *connected_for = absl::Now() - welcomed_at;
   return end(absl::UnavailableError(
       status.ok() ? "stream closed by controller" : status.error_message()));
 }

@@ -5,7 +5,8 @@
 // Connection: hello (identity, labels, facts, capabilities, the task it is
 // running and the finished tasks still spooled), then the spool is resent,
 // then heartbeats. On any stream error it reconnects with exponential
-// backoff and full jitter. UNAUTHENTICATED and INVALID_ARGUMENT from the
+// backoff and full jitter (reconnect_backoff.h), starting over after a
+// session that was up for `backoff_reset_after`. UNAUTHENTICATED and INVALID_ARGUMENT from the
 // controller are not retried: they need the operator.
 //
 // Threads: Run() owns the connection (reader); one heartbeat thread per
@@ -18,6 +19,7 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -40,6 +42,8 @@ struct AgentOptions {
   std::string advertise_addr;  // empty: the controller uses the stream's source
   absl::Duration initial_backoff = absl::Milliseconds(200);
   absl::Duration max_backoff = absl::Seconds(30);
+  // A welcomed session up this long resets the backoff to initial_backoff.
+  absl::Duration backoff_reset_after = absl::Seconds(5);
 };
 
 class Agent {
@@ -55,8 +59,10 @@ class Agent {
  private:
   using Stream = grpc::ClientReaderWriter<v1::AgentMessage, v1::ControllerMessage>;
 
-  // One connection, from hello to the stream's end.
-  absl::Status Session(v1::AgentGateway::Stub& stub);
+  // One connection, from hello to the stream's end. `connected_for` is set
+  // to the time from the welcome to the end when there was a welcome.
+  absl::Status Session(v1::AgentGateway::Stub& stub,
+                       std::optional<absl::Duration>* connected_for);
   bool Send(const v1::AgentMessage& message);
   void HandleControllerMessage(const v1::ControllerMessage& message);
   void HeartbeatLoop(absl::Duration interval, std::atomic<bool>* connection_over);
