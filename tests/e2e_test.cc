@@ -2,7 +2,9 @@
 // file, real agent processes dialling it over gRPC on loopback, the CLI.
 #include <signal.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <iostream>
 #include <map>
 #include <set>
 
@@ -189,6 +191,51 @@ TEST_F(EndToEndTest, ControllerKilledMidRunLosesNothingAndStoresNoDuplicate) {
   auto count = (*store)->CountSamples();
   ASSERT_TRUE(count.ok());
   EXPECT_EQ(*count, 6);
+}
+
+// Issue 9: the reconnect backoff starts over after a healthy session. Before,
+// it doubled on every disconnect however long the session had been up, so
+// each controller restart kept a fleet away longer (past the 15 s grace by
+// the sixth or so). Here every session is healthy before the next restart and
+// the node must be back within a few seconds of the controller, every time.
+TEST_F(EndToEndTest, NodeReturnsQuicklyAfterEveryControllerRestart) {
+  constexpr int kRestarts = 10;
+  constexpr absl::Duration kReturnBound = absl::Seconds(3);
+  // Heartbeats every second; a session up for a second counts as healthy.
+  StartController({"--heartbeat-timeout", "3s"});
+  agent_flags_ = {"--backoff-reset-after", "1s"};
+  StartAgent("phoenix", {"price_per_hour=1"});
+  ASSERT_TRUE(WaitForOnlineNodes(1, absl::Seconds(30)));
+  auto last_seen = [&] {
+    v1::ListNodesResponse nodes;
+    if (!CliJson({"nodes"}, &nodes) || nodes.nodes_size() != 1) return absl::InfinitePast();
+    return absl::FromUnixMillis(nodes.nodes(0).last_seen_unix_ms());
+  };
+  std::vector<absl::Duration> returns;
+  for (int i = 0; i < kRestarts; ++i) {
+    // Healthy: the controller has heard heartbeats for well over the reset
+    // threshold since the node came (back) online.
+    const absl::Time online_seen = last_seen();
+    ASSERT_TRUE(WaitFor([&] { return last_seen() - online_seen >= absl::Milliseconds(1500); },
+                        absl::Seconds(10)));
+    KillController(SIGKILL);
+    StartController();
+    const absl::Time up = absl::Now();
+    // Generous here so the broken code is measured, not just failed; the
+    // bound is checked below.
+    ASSERT_TRUE(WaitForOnlineNodes(1, absl::Seconds(40))) << "restart " << i + 1;
+    returns.push_back(absl::Now() - up);
+    std::cout << "restart " << i + 1 << ": back online after "
+              << absl::FormatDuration(returns.back()) << std::endl;
+  }
+  std::vector<absl::Duration> sorted = returns;
+  std::sort(sorted.begin(), sorted.end());
+  std::cout << "return after a controller restart over " << kRestarts << ": median "
+            << absl::FormatDuration(sorted[sorted.size() / 2]) << ", worst "
+            << absl::FormatDuration(sorted.back()) << std::endl;
+  for (size_t i = 0; i < returns.size(); ++i) {
+    EXPECT_LE(returns[i], kReturnBound) << "restart " << i + 1;
+  }
 }
 
 TEST_F(EndToEndTest, AgentKilledMidRunEndsLostWithinHeartbeatTimeout) {
