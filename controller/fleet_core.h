@@ -150,7 +150,7 @@ class FleetCore {
     std::shared_ptr<AgentLink> link;
     std::string node;
     v1::Report report;
-    // What the bounds refused of its samples ("" when nothing), for the ack.
+    // What the bounds refused of it ("" when nothing), for the ack.
     std::string refused;
   };
   using Closure = std::function<void()>;
@@ -206,7 +206,10 @@ class FleetCore {
 
   // --- Ingest (fleet_core_ingest.cc). ---
   void CommitReports(std::vector<PendingReport>& batch);
-  absl::Status ValidateReport(const std::string& node, const v1::Report& report) const;
+  // NOT_FOUND when the report's task is not in flight, PERMISSION_DENIED
+  // when it is another node's. The envelope is checked apart: a refused
+  // envelope for a task in flight still ends that task.
+  absl::Status CheckReportInFlight(const std::string& node, const v1::Report& report) const;
   // True when the report's samples were stored (or there were none).
   bool StoreLateSamples(PendingReport& p);
 

@@ -3,11 +3,16 @@
 // durable, and only then allowed to end their task. Reports for tasks that
 // already ended keep their samples and change no state. A sample the bounds
 // refuse does not cost the report its good samples: those are stored, the
-// task fails with what was refused, and the ack tells the agent.
+// task fails with what was refused, and the ack tells the agent. A report
+// whose envelope is refused (a reason too long, too many samples) while its
+// task is in flight still ends that task, failed with the refusal: acking it
+// and leaving the task running would wedge its node (issue 9). An ack never
+// hides a refusal: `error` says what was not stored.
 #include "controller/fleet_core.h"
 
 #include "absl/strings/str_cat.h"
 #include "common/logging.h"
+#include "common/reason.h"
 #include "controller/report_limits.h"
 
 namespace fleetbench::controller {
@@ -24,9 +29,8 @@ absl::Status CheckTaskOwner(const storage::TaskRecord& task, const std::string& 
 
 }  // namespace
 
-absl::Status FleetCore::ValidateReport(const std::string& node,
-                                       const v1::Report& report) const {
-  if (absl::Status s = CheckReportEnvelope(report); !s.ok()) return s;
+absl::Status FleetCore::CheckReportInFlight(const std::string& node,
+                                            const v1::Report& report) const {
   auto it = active_tasks_.find(report.task_id());
   if (it == active_tasks_.end()) {
     return absl::NotFoundError(absl::StrCat("task ", report.task_id(),
@@ -79,22 +83,35 @@ void FleetCore::CommitReports(std::vector<PendingReport>& batch) {
     p.node = NodeOfLink(p.link);
     if (p.node.empty()) continue;  // stale stream: no ack, the agent resends
     sessions_[p.node].last_seen = now;
-    if (absl::Status s = ValidateReport(p.node, p.report);
-        absl::IsNotFound(s) && StoreLateSamples(p)) {
+    absl::Status s = CheckReportInFlight(p.node, p.report);
+    if (absl::Status envelope = CheckReportEnvelope(p.report); !envelope.ok()) {
+      if (s.ok()) {
+        // Its task is in flight and this node's: end it with the refusal,
+        // keeping what can be stored.
+        p.refused = absl::StrCat("report refused: ", envelope.message());
+        ClampReportEnvelope(&p.report);
+      } else {
+        s = envelope;
+      }
+    }
+    if (absl::IsNotFound(s) && StoreLateSamples(p)) {
       rejected.push_back(&p);  // stored; ack, no task transition
       continue;
     } else if (!s.ok()) {
       // Already stored and finished (a resend after our ack was lost), or
-      // garbage. Either way, storing it again would be wrong; ack so the
-      // agent stops resending.
+      // garbage for no task of this node's. Either way, storing it again
+      // would be wrong; ack so the agent stops resending, saying why.
       LOG(WARNING) << "report " << p.report.report_id() << " from " << p.node
                    << " dropped: " << s;
+      p.refused = absl::StrCat("report dropped: ", s.message());
       rejected.push_back(&p);
       continue;
     }
     Accepted a{&p, {}, false};
     const storage::TaskRecord& task = active_tasks_.at(p.report.task_id());
-    p.refused = DropRefusedSamples(&p.report);
+    if (std::string dropped = DropRefusedSamples(&p.report); !dropped.empty()) {
+      p.refused = p.refused.empty() ? dropped : absl::StrCat(p.refused, "; ", dropped);
+    }
     for (v1::Sample& sample : *p.report.mutable_samples()) {
       // Trust the task, not the agent, for where a sample belongs.
       sample.set_run_id(task.run_id);
@@ -111,12 +128,9 @@ void FleetCore::CommitReports(std::vector<PendingReport>& batch) {
     if (!p.refused.empty()) {
       // The task's numbers are incomplete: it cannot count as succeeded.
       a.final_task.state = v1::TASK_STATE_FAILED;
-      a.final_task.reason = a.final_task.reason.empty()
-                                ? p.refused
-                                : absl::StrCat(p.refused, "; ", a.final_task.reason);
-      if (a.final_task.reason.size() > kMaxReasonLength) {
-        a.final_task.reason.resize(kMaxReasonLength);
-      }
+      a.final_task.reason = TruncateReason(
+          a.final_task.reason.empty() ? p.refused
+                                      : absl::StrCat(p.refused, "; ", a.final_task.reason));
       a.stops_agent = !p.report.task_finished();
     }
     accepted.push_back(std::move(a));
@@ -149,7 +163,7 @@ void FleetCore::CommitReports(std::vector<PendingReport>& batch) {
   auto ack = [](PendingReport* p) {
     v1::ControllerMessage msg;
     msg.mutable_ack()->set_report_id(p->report.report_id());
-    msg.mutable_ack()->set_error(p->refused);
+    msg.mutable_ack()->set_error(TruncateReason(p->refused));
     p->link->Send(msg);
   };
   for (Accepted& a : accepted) {

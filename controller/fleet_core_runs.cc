@@ -11,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "common/logging.h"
 #include "common/api_enums.h"
+#include "common/reason.h"
 #include "common/ulid.h"
 #include "controller/pairing.h"
 
@@ -190,7 +191,7 @@ void FleetCore::PersistTask(const storage::TaskRecord& task, std::string_view do
 void FleetCore::FinishTask(storage::TaskRecord& task, v1::TaskState state,
                            const std::string& reason) {
   task.state = state;
-  task.reason = reason;
+  task.reason = TruncateReason(reason);  // may quote a peer's full reason
   task.updated = clock_->Now();
   if (absl::Status s = store_->UpdateTask(task); !s.ok()) {
     LOG(ERROR) << "finishing task " << task.task_id << ": " << s;

@@ -70,7 +70,7 @@ absl::Status CheckReportEnvelope(const v1::Report& report) {
   if (report.task_reason().size() > kMaxReasonLength) {
     return absl::InvalidArgumentError("task_reason too long");
   }
-  if (report.outcomes_size() > 64) {
+  if (report.outcomes_size() > kMaxOutcomesPerReport) {
     return absl::InvalidArgumentError("too many outcomes");
   }
   for (const v1::BenchmarkOutcome& o : report.outcomes()) {
@@ -79,6 +79,19 @@ absl::Status CheckReportEnvelope(const v1::Report& report) {
     }
   }
   return absl::OkStatus();
+}
+
+void ClampReportEnvelope(v1::Report* report) {
+  if (report->samples_size() > kMaxSamplesPerReport) report->clear_samples();
+  report->set_task_reason(TruncateReason(report->task_reason()));
+  if (report->outcomes_size() > kMaxOutcomesPerReport) {
+    report->mutable_outcomes()->DeleteSubrange(kMaxOutcomesPerReport,
+                                               report->outcomes_size() - kMaxOutcomesPerReport);
+  }
+  for (v1::BenchmarkOutcome& o : *report->mutable_outcomes()) {
+    if (o.benchmark().size() > kMaxNameLength) o.mutable_benchmark()->resize(kMaxNameLength);
+    o.set_reason(TruncateReason(o.reason()));
+  }
 }
 
 absl::Status CheckSampleBounds(const v1::Sample& s) {

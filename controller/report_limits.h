@@ -4,15 +4,18 @@
 #define FLEETBENCH_CONTROLLER_REPORT_LIMITS_H_
 
 #include "absl/status/status.h"
+#include "common/reason.h"
 #include "fleetbench/v1/agent.pb.h"
 
 namespace fleetbench::controller {
 
 inline constexpr int kMaxSamplesPerReport = 20000;
 inline constexpr int kMaxParamsPerSample = 64;
+inline constexpr int kMaxOutcomesPerReport = 64;
 inline constexpr size_t kMaxNameLength = 128;     // metric, benchmark
 inline constexpr size_t kMaxParamLength = 1024;   // key or value
-inline constexpr size_t kMaxReasonLength = 4096;
+// Shared with the agent, which cuts its reasons to fit.
+using ::fleetbench::kMaxReasonLength;
 
 inline constexpr int kMaxMetricsPerCapability = 256;
 inline constexpr size_t kMaxUnitLength = 32;
@@ -23,6 +26,12 @@ absl::Status CheckReportBounds(const v1::Report& report);
 // The same for everything but the samples: a report that fails this is
 // refused whole; one whose envelope passes keeps its good samples.
 absl::Status CheckReportEnvelope(const v1::Report& report);
+// Makes a report whose envelope was refused storable as the end of its
+// task: reasons cut to kMaxReasonLength, outcome names to kMaxNameLength,
+// outcomes past kMaxOutcomesPerReport dropped, and every sample dropped when there are more
+// than kMaxSamplesPerReport (the others still face CheckSampleBounds). The
+// report_id is left as sent: the ack must echo it.
+void ClampReportEnvelope(v1::Report* report);
 // INVALID_ARGUMENT saying what is wrong with one sample.
 absl::Status CheckSampleBounds(const v1::Sample& sample);
 // Removes the samples CheckSampleBounds refuses, keeping the others in

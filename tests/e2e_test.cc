@@ -76,6 +76,37 @@ TEST_F(EndToEndTest, BenchmarkPastItsTimeoutEndsDeadlineExceeded) {
   EXPECT_NE(text.out.find("DEADLINE_EXCEEDED"), std::string::npos) << text.out;
 }
 
+// Issue 9: a parameter value long enough to push the failure reason past the
+// report limit once wedged the node (the final report was refused yet acked,
+// the task stayed running, every later run queued). The reason is cut where
+// it is made, the task ends failed, and the node takes the next run.
+TEST_F(EndToEndTest, OverlongFailureReasonEndsTaskAndFreesTheNode) {
+  StartController();
+  StartAgent("long-reason", {"price_per_hour=1"});
+  ASSERT_TRUE(WaitForOnlineNodes(1, absl::Seconds(30)));
+  v1::Run run;
+  int code = -1;
+  ASSERT_TRUE(CliJson({"run", "--bench", "gemm", "--param",
+                       "gemm.sizes=" + std::string(4100, 'x'), "--timeout", "30s", "--wait"},
+                      &run, &code));
+  EXPECT_EQ(code, 1);
+  EXPECT_EQ(run.state(), v1::RUN_STATE_FAILED);
+  ASSERT_EQ(run.tasks_size(), 1);
+  EXPECT_EQ(run.tasks(0).state(), v1::TASK_STATE_FAILED);
+  EXPECT_FALSE(run.tasks(0).reason().empty());
+  EXPECT_LE(run.tasks(0).reason().size(), 4096u);
+  for (const v1::BenchmarkOutcome& o : run.tasks(0).outcomes()) {
+    EXPECT_LE(o.reason().size(), 4096u);
+  }
+  // The node is free: a second run on it is dispatched and succeeds.
+  v1::Run second;
+  ASSERT_TRUE(CliJson(Concat({"run", "--bench", "gemm", "--timeout", "120s", "--wait"},
+                             kQuickGemm),
+                      &second, &code));
+  EXPECT_EQ(code, 0);
+  EXPECT_EQ(second.state(), v1::RUN_STATE_SUCCEEDED);
+}
+
 TEST_F(EndToEndTest, ThreeAgentsRegisterRunAndRankByPrice) {
   StartController();
   for (auto [name, price] : std::vector<std::pair<std::string, std::string>>{

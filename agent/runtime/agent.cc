@@ -188,10 +188,11 @@ void Agent::HeartbeatLoop(absl::Duration interval, std::atomic<bool>* connection
 
 void Agent::HandleControllerMessage(const v1::ControllerMessage& message) {
   if (message.has_ack()) {
-    // Stored (the good part of it, when `error` says what was refused):
-    // resending would not change the answer, so it leaves the spool either way.
+    // Stored, or the part of it that could be, when `error` says what was
+    // refused: resending would not change the answer, so it leaves the
+    // spool either way.
     if (!message.ack().error().empty()) {
-      LOG(WARNING) << "controller refused part of report " << message.ack().report_id()
+      LOG(WARNING) << "controller did not store all of report " << message.ack().report_id()
                    << ": " << message.ack().error();
     }
     if (absl::Status s = spool_->Remove(message.ack().report_id()); !s.ok()) {

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "common/reason.h"
 #include "common/ulid.h"
 
 namespace fleetbench::agent {
@@ -26,7 +27,7 @@ v1::Report FinalReport(const std::string& task_id, v1::TaskState state,
   report.set_task_id(task_id);
   report.set_task_finished(true);
   report.set_task_state(state);
-  report.set_task_reason(reason);
+  report.set_task_reason(TruncateReason(reason));
   for (const auto& o : outcomes) *report.add_outcomes() = o;
   return report;
 }
@@ -56,7 +57,7 @@ std::vector<v1::Capability> TaskRunner::Capabilities() const {
     absl::Status probe = b->Probe();
     c.set_status(probe.ok() ? v1::CAPABILITY_STATUS_AVAILABLE
                             : v1::CAPABILITY_STATUS_UNAVAILABLE);
-    c.set_reason(std::string(probe.message()));
+    c.set_reason(TruncateReason(probe.message()));
     c.set_pairwise(b->pairwise());
     c.set_default_timeout_ms(absl::ToInt64Milliseconds(b->DefaultTimeout({})));
     for (const MetricInfo& m : b->metrics()) {
@@ -90,7 +91,9 @@ void TaskRunner::Execute(const v1::RunTask& task, const std::atomic<bool>& cance
     auto finish = [&](v1::TaskState state, absl::StatusCode code, const std::string& reason) {
       outcome.set_state(state);
       outcome.set_code(OutcomeCode(code));
-      outcome.set_reason(reason);
+      // Reasons quote user input (a parameter value): cut here, so the
+      // report stays within what the controller stores.
+      outcome.set_reason(TruncateReason(reason));
       outcomes.push_back(outcome);
     };
     if (cancelled.load()) {

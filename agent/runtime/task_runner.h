@@ -49,7 +49,7 @@ class TaskRunner {
 };
 
 // The report that ends a task without running it (e.g. cancelled while
-// still queued on the agent).
+// still queued on the agent). The reason is cut to kMaxReasonLength.
 v1::Report FinalReport(const std::string& task_id, v1::TaskState state,
                        const std::string& reason,
                        const std::vector<v1::BenchmarkOutcome>& outcomes);

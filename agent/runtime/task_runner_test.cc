@@ -3,6 +3,7 @@
 #include <thread>
 
 #include "absl/status/status.h"
+#include "common/reason.h"
 #include "gtest/gtest.h"
 
 namespace fleetbench::agent {
@@ -28,6 +29,9 @@ class ScriptedBenchmark : public Benchmark {
   }
   absl::Status ValidateParams(const Params& params) const override {
     if (params.contains("bad")) return absl::InvalidArgumentError("bad param");
+    if (auto it = params.find("quoted"); it != params.end()) {
+      return absl::InvalidArgumentError("bad value '" + it->second + "'");
+    }
     return absl::OkStatus();
   }
   absl::StatusOr<std::vector<v1::Sample>> Run(const Params&, const RunContext& context) override {
@@ -152,6 +156,23 @@ TEST(TaskRunnerTest, BadParamsFailBeforeRunning) {
   auto reports = Execute(runner, task);
   ASSERT_EQ(reports.size(), 1u);
   EXPECT_EQ(reports[0].task_state(), v1::TASK_STATE_FAILED);
+}
+
+// Issue 9: an error quoting a long parameter value made a final report the
+// controller refused. The runner cuts both reasons to the shared limit.
+TEST(TaskRunnerTest, ReasonsQuotingLongParamsAreCutToTheLimit) {
+  TaskRunner runner = MakeRunner();
+  v1::RunTask task = Task({"ok"});
+  (*task.mutable_benchmarks(0)->mutable_params())["quoted"] = std::string(4100, 'x');
+  auto reports = Execute(runner, task);
+  ASSERT_EQ(reports.size(), 1u);
+  EXPECT_EQ(reports[0].task_state(), v1::TASK_STATE_FAILED);
+  EXPECT_LE(reports[0].task_reason().size(), kMaxReasonLength);
+  EXPECT_EQ(reports[0].task_reason().rfind("ok: bad value 'xxx", 0), 0u);
+  EXPECT_NE(reports[0].task_reason().find(" bytes cut)"), std::string::npos);
+  ASSERT_EQ(reports[0].outcomes_size(), 1);
+  EXPECT_LE(reports[0].outcomes(0).reason().size(), kMaxReasonLength);
+  EXPECT_NE(reports[0].outcomes(0).reason().find(" bytes cut)"), std::string::npos);
 }
 
 TEST(TaskRunnerTest, CancelledTaskEndsCancelled) {

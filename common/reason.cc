@@ -1,0 +1,19 @@
+#include "common/reason.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace fleetbench {
+
+std::string TruncateReason(absl::string_view text, size_t max) {
+  if (text.size() <= max) return std::string(text);
+  // The marker's length depends on how much is cut, which depends on the
+  // marker: size it for the largest possible count (the whole text).
+  const std::string widest = absl::StrCat("… (", text.size(), " bytes cut)");
+  if (widest.size() >= max) return "";
+  size_t keep = max - widest.size();
+  // Never split a multi-byte character: back off over continuation bytes.
+  while (keep > 0 && (static_cast<unsigned char>(text[keep]) & 0xC0) == 0x80) --keep;
+  return absl::StrCat(text.substr(0, keep), "… (", text.size() - keep, " bytes cut)");
+}
+
+}  // namespace fleetbench

@@ -1,0 +1,25 @@
+// common/reason.h — the one bound on a human-readable reason (a task's, a
+// benchmark outcome's) that agent and controller share, and the cut that
+// keeps a reason inside it. Reasons are cut where they are made: one built
+// from user input (a parameter value quoted in an error) must never make the
+// report that carries it too big to store.
+#ifndef FLEETBENCH_COMMON_REASON_H_
+#define FLEETBENCH_COMMON_REASON_H_
+
+#include <cstddef>
+#include <string>
+
+#include "absl/strings/string_view.h"
+
+namespace fleetbench {
+
+inline constexpr size_t kMaxReasonLength = 4096;  // bytes
+
+// `text` when it fits in `max` bytes; otherwise its head, cut at a UTF-8
+// character boundary, followed by "… (N bytes cut)", the whole at most `max`
+// bytes.
+std::string TruncateReason(absl::string_view text, size_t max = kMaxReasonLength);
+
+}  // namespace fleetbench
+
+#endif  // FLEETBENCH_COMMON_REASON_H_

@@ -1,0 +1,44 @@
+#include "common/reason.h"
+
+#include <string>
+
+#include "gtest/gtest.h"
+
+namespace fleetbench {
+namespace {
+
+TEST(TruncateReasonTest, ShortReasonIsUnchanged) {
+  EXPECT_EQ(TruncateReason("bad size 'x'"), "bad size 'x'");
+  const std::string exact(kMaxReasonLength, 'a');
+  EXPECT_EQ(TruncateReason(exact), exact);
+}
+
+TEST(TruncateReasonTest, LongReasonIsCutWithAMarkerWithinTheLimit) {
+  const std::string text(5000, 'x');
+  const std::string cut = TruncateReason(text);
+  EXPECT_LE(cut.size(), kMaxReasonLength);
+  EXPECT_GT(cut.size(), kMaxReasonLength - 32);
+  const size_t kept = cut.find("…");
+  ASSERT_NE(kept, std::string::npos);
+  EXPECT_EQ(cut.substr(0, kept), std::string(kept, 'x'));
+  EXPECT_EQ(cut.substr(kept), "… (" + std::to_string(5000 - kept) + " bytes cut)");
+}
+
+TEST(TruncateReasonTest, NeverSplitsAUtf8Character) {
+  std::string text;
+  for (int i = 0; i < 100; ++i) text += "é";  // two bytes each
+  for (size_t max = 20; max < 40; ++max) {
+    const std::string cut = TruncateReason(text, max);
+    EXPECT_LE(cut.size(), max);
+    const size_t marker = cut.find("… (");
+    ASSERT_NE(marker, std::string::npos) << max;
+    EXPECT_EQ(marker % 2, 0u) << max;  // whole "é"s only
+  }
+}
+
+TEST(TruncateReasonTest, TinyLimitGivesNothingRatherThanTooMuch) {
+  EXPECT_LE(TruncateReason(std::string(100, 'x'), 5).size(), 5u);
+}
+
+}  // namespace
+}  // namespace fleetbench
