@@ -10,10 +10,12 @@
 #include <set>
 #include <thread>
 
+#include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "common/proto_json.h"
@@ -308,6 +310,12 @@ int RunCommand(const Argv& argv) {
   }
   v1::StartRunResponse started;
   if (auto s = p->client->Call(&v1::Fleet::Stub::StartRun, request, &started); !s.ok()) {
+    // The controller refused what was asked (an unknown benchmark, a
+    // parameter its plugin rejects): a usage error, and no run was stored.
+    if (absl::IsInvalidArgument(s)) {
+      std::cerr << "fleetbench run: " << absl::StrReplaceAll(s.message(), {{"\n", " "}}) << "\n";
+      return kExitUsage;
+    }
     return Fail("run", std::string(s.message()));
   }
   const bool json = args.Has("json");

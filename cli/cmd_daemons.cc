@@ -7,7 +7,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
+#include <memory>
 #include <thread>
+#include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -51,6 +53,24 @@ std::string DefaultController() {
   return env && *env ? env : "127.0.0.1:7070";
 }
 
+// The controller checks a run's parameters with the plugins this binary
+// links (the same ValidateParams each agent calls), so a bad value is
+// refused at `run` instead of stored as a run that fails on every node.
+controller::SpecValidator PluginSpecValidator() {
+  std::shared_ptr<const std::vector<std::unique_ptr<agent::Benchmark>>> plugins =
+      std::make_shared<std::vector<std::unique_ptr<agent::Benchmark>>>(
+          agent::MakeAllBenchmarks());
+  return [plugins](const v1::BenchmarkSpec& spec) -> absl::Status {
+    for (const auto& plugin : *plugins) {
+      if (plugin->name() != spec.name()) continue;
+      return plugin->ValidateParams(agent::Params(spec.params().begin(), spec.params().end()));
+    }
+    // A benchmark this build does not know: agents may be newer than the
+    // controller, so the ones that have the plugin decide.
+    return absl::OkStatus();
+  };
+}
+
 }  // namespace
 
 int ControllerCommand(const Argv& argv) {
@@ -70,6 +90,7 @@ int ControllerCommand(const Argv& argv) {
   options.db_path = args->Get("db");
   if (options.db_path.empty()) return Usage("controller", "--db is required", flags);
   options.synchronous_full = args->Has("sync-full");
+  options.fleet.validate_spec = PluginSpecValidator();
   if (args->Has("heartbeat-timeout")) {
     absl::Duration d;
     if (!ParseDurationFlag(args->Get("heartbeat-timeout"), &d)) {

@@ -55,6 +55,9 @@
 
 namespace fleetbench::controller {
 
+// Checks one benchmark spec's parameters (see FleetOptions::validate_spec).
+using SpecValidator = std::function<absl::Status(const v1::BenchmarkSpec&)>;
+
 struct FleetOptions {
   // A node silent for this long is offline, and its running task is lost.
   absl::Duration heartbeat_timeout = absl::Seconds(15);
@@ -63,6 +66,12 @@ struct FleetOptions {
   // How often expiry is checked.
   absl::Duration sweep_interval = absl::Milliseconds(250);
   absl::Duration rank_window = absl::Hours(24 * 7);
+  // Checks one benchmark's parameters before StartRun stores anything (the
+  // binary that links the plugins passes their ValidateParams); an error
+  // refuses the run with INVALID_ARGUMENT. It sees each spec as an agent
+  // will: a pairwise one as its server half, with the role the core adds.
+  // Null: nothing is checked here and each agent refuses bad parameters.
+  SpecValidator validate_spec;
 };
 
 // The controller's handle on one connected agent stream. Implementations
@@ -193,6 +202,10 @@ class FleetCore {
 
   // --- Run lifecycle (fleet_core_runs.cc). ---
   absl::StatusOr<v1::StartRunResponse> HandleStartRun(const v1::StartRunRequest& request);
+  // options_.validate_spec on every spec; `pairwise` names the benchmarks
+  // that run as pairs.
+  absl::Status ValidateSpecs(const v1::StartRunRequest& request,
+                             const std::set<std::string>& pairwise) const;
   absl::Status HandleCancelRun(const std::string& run_id);
   void FinishTask(storage::TaskRecord& task, v1::TaskState state,
                   const std::string& reason);

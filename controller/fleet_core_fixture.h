@@ -81,10 +81,19 @@ class FleetCoreTest : public ::testing::Test {
     auto store = storage::OpenSqliteStore(options);
     ASSERT_TRUE(store.ok()) << store.status();
     store_ = std::move(*store);
+    RestartCore(Options());
+  }
+  // The options every test starts with; tests change a copy.
+  static FleetOptions Options() {
     FleetOptions fleet;
     fleet.heartbeat_timeout = absl::Seconds(15);
     fleet.sweep_interval = absl::Milliseconds(1);
-    core_ = std::make_unique<FleetCore>(store_.get(), &clock_, fleet);
+    return fleet;
+  }
+  // A fresh core on the same store (sessions are forgotten).
+  void RestartCore(FleetOptions fleet) {
+    core_.reset();
+    core_ = std::make_unique<FleetCore>(store_.get(), &clock_, std::move(fleet));
     ASSERT_TRUE(core_->Start().ok());
   }
   void TearDown() override {

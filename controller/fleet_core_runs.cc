@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <set>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/logging.h"
@@ -16,6 +17,27 @@
 #include "controller/pairing.h"
 
 namespace fleetbench::controller {
+
+absl::Status FleetCore::ValidateSpecs(const v1::StartRunRequest& request,
+                                      const std::set<std::string>& pairwise) const {
+  if (!options_.validate_spec) return absl::OkStatus();
+  for (const v1::BenchmarkSpec& spec : request.benchmarks()) {
+    // A pairwise half is what an agent runs: "role" and "peer_node" are the
+    // core's to add (and "peer" at dispatch), "pairing" and "reference" the
+    // core's to take away, so the user's spec alone would lack a role. The
+    // client half differs only in those keys; the server half needs no peer.
+    const absl::Status valid = options_.validate_spec(
+        pairwise.contains(spec.name()) ? SplitPairSpec(spec, "", "").server : spec);
+    if (valid.ok()) continue;
+    // Plugins' messages name the plugin already ("gemm: sizes: ..."); say
+    // it once. Cut, as a reason is: the message quotes the user's value.
+    const std::string prefix = absl::StrCat(spec.name(), ": ");
+    std::string message(valid.message());
+    if (!absl::StartsWith(message, prefix)) message = absl::StrCat(prefix, message);
+    return absl::InvalidArgumentError(TruncateReason(message));
+  }
+  return absl::OkStatus();
+}
 
 absl::StatusOr<v1::StartRunResponse> FleetCore::HandleStartRun(
     const v1::StartRunRequest& request) {
@@ -88,6 +110,7 @@ absl::StatusOr<v1::StartRunResponse> FleetCore::HandleStartRun(
       if (c.pairwise()) pairwise.insert(c.benchmark());
     }
   }
+  if (absl::Status valid = ValidateSpecs(request, pairwise); !valid.ok()) return valid;
   std::vector<v1::BenchmarkSpec> per_node;
   std::vector<v1::BenchmarkSpec> paired;
   for (const v1::BenchmarkSpec& spec : request.benchmarks()) {

@@ -78,28 +78,27 @@ TEST_F(EndToEndTest, BenchmarkPastItsTimeoutEndsDeadlineExceeded) {
 
 // Issue 9: a parameter value long enough to push the failure reason past the
 // report limit once wedged the node (the final report was refused yet acked,
-// the task stayed running, every later run queued). The reason is cut where
-// it is made, the task ends failed, and the node takes the next run.
-TEST_F(EndToEndTest, OverlongFailureReasonEndsTaskAndFreesTheNode) {
+// the task stayed running, every later run queued). The controller now
+// refuses the value at submit with the plugin's message, cut to the reason
+// limit, and stores nothing; the node takes the next run. (The agent's own
+// cut is covered by TaskRunnerTest.ReasonsQuotingLongParamsAreCutToTheLimit,
+// the refused report by the controller's ingest tests.)
+TEST_F(EndToEndTest, OverlongParameterIsRefusedAtRunAndTheNodeStaysFree) {
   StartController();
   StartAgent("long-reason", {"price_per_hour=1"});
   ASSERT_TRUE(WaitForOnlineNodes(1, absl::Seconds(30)));
-  v1::Run run;
-  int code = -1;
-  ASSERT_TRUE(CliJson({"run", "--bench", "gemm", "--param",
-                       "gemm.sizes=" + std::string(4100, 'x'), "--timeout", "30s", "--wait"},
-                      &run, &code));
-  EXPECT_EQ(code, 1);
-  EXPECT_EQ(run.state(), v1::RUN_STATE_FAILED);
-  ASSERT_EQ(run.tasks_size(), 1);
-  EXPECT_EQ(run.tasks(0).state(), v1::TASK_STATE_FAILED);
-  EXPECT_FALSE(run.tasks(0).reason().empty());
-  EXPECT_LE(run.tasks(0).reason().size(), 4096u);
-  for (const v1::BenchmarkOutcome& o : run.tasks(0).outcomes()) {
-    EXPECT_LE(o.reason().size(), 4096u);
-  }
-  // The node is free: a second run on it is dispatched and succeeds.
+  CommandResult refused = Cli({"run", "--bench", "gemm", "--param",
+                               "gemm.sizes=" + std::string(4100, 'x'), "--timeout", "30s",
+                               "--wait"});
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_NE(refused.err.find("gemm: sizes:"), std::string::npos) << refused.err;
+  EXPECT_LE(refused.err.size(), 4096u + 64u);  // the message, cut, and its prefix
+  v1::ListRunsResponse runs;
+  ASSERT_TRUE(CliJson({"runs"}, &runs));
+  EXPECT_EQ(runs.runs_size(), 0);
+  // The node is free: a run on it is dispatched and succeeds.
   v1::Run second;
+  int code = -1;
   ASSERT_TRUE(CliJson(Concat({"run", "--bench", "gemm", "--timeout", "120s", "--wait"},
                              kQuickGemm),
                       &second, &code));
@@ -388,16 +387,18 @@ TEST_F(EndToEndTest, BadRequestsGetClearErrors) {
   StartAgent("solo", {});
   ASSERT_TRUE(WaitForOnlineNodes(1, absl::Seconds(30)));
   CommandResult unknown = Cli({"run", "--bench", "warp-drive"});
-  EXPECT_EQ(unknown.exit_code, 1);
+  EXPECT_EQ(unknown.exit_code, 2);  // refused as asked: a usage error
   EXPECT_NE(unknown.err.find("unknown benchmark 'warp-drive'"), std::string::npos) << unknown.err;
 
   CommandResult no_node = Cli({"run", "--bench", "gemm", "--nodes", "ghost"});
   EXPECT_EQ(no_node.exit_code, 1);
   EXPECT_NE(no_node.err.find("ghost"), std::string::npos);
 
+  // The controller checks parameters with the plugins' own validation: a
+  // usage error at submit, not a run that fails on every node (issue 9).
   CommandResult bad_param = Cli({"run", "--bench", "gemm", "--param", "gemm.sizes=huge", "--wait"});
-  EXPECT_EQ(bad_param.exit_code, 1);  // the benchmark failed, with the reason
-  EXPECT_NE(bad_param.out.find("sizes"), std::string::npos) << bad_param.out;
+  EXPECT_EQ(bad_param.exit_code, 2);
+  EXPECT_NE(bad_param.err.find("sizes"), std::string::npos) << bad_param.err;
 
   CommandResult missing = Cli({"results", "01ARZ3NDEKTSV4RRFFQ69G5FAV"});
   EXPECT_EQ(missing.exit_code, 1);
@@ -405,6 +406,42 @@ TEST_F(EndToEndTest, BadRequestsGetClearErrors) {
   // A grouping is an enum on the wire now: the CLI refuses the word itself.
   EXPECT_EQ(bad_by.exit_code, 2);
   EXPECT_NE(bad_by.err.find("provider"), std::string::npos) << bad_by.err;
+}
+
+// Issue 9: a value its plugin refuses used to store a run that failed on
+// every node; the controller now refuses it at submit.
+TEST_F(EndToEndTest, InvalidParametersAreRefusedAtRunAndNothingIsStored) {
+  StartController();
+  StartAgent("solo", {});
+  ASSERT_TRUE(WaitForOnlineNodes(1, absl::Seconds(30)));
+  struct Case {
+    std::string bench;
+    std::string param;
+    std::string message;  // what the plugin says
+  };
+  const std::vector<Case> cases = {
+      {"gemm", "gemm.sizes=-5", "gemm: sizes:"},
+      {"mem", "mem.repetitions=1", "mem: repetitions: 1 is outside"},
+      {"disk", "disk.file_mib=99999999", "disk: file_mib: 99999999 is outside"},
+  };
+  for (const Case& c : cases) {
+    CommandResult r = Cli({"run", "--bench", c.bench, "--param", c.param});
+    EXPECT_EQ(r.exit_code, 2) << c.param << ": " << r.out << r.err;
+    EXPECT_NE(r.err.find(c.message), std::string::npos) << c.param << ": " << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;  // one line
+  }
+  v1::ListRunsResponse runs;
+  ASSERT_TRUE(CliJson({"runs"}, &runs));
+  EXPECT_EQ(runs.runs_size(), 0) << runs.DebugString();
+
+  // A valid run still starts and is stored.
+  v1::StartRunResponse started;
+  int code = -1;
+  ASSERT_TRUE(CliJson(Concat({"run", "--bench", "gemm"}, kQuickGemm), &started, &code));
+  EXPECT_EQ(code, 0);
+  EXPECT_FALSE(started.run_id().empty());
+  ASSERT_TRUE(CliJson({"runs"}, &runs));
+  EXPECT_EQ(runs.runs_size(), 1);
 }
 
 }  // namespace fleetbench::testing

@@ -137,8 +137,9 @@ class Benchmark {
   // OK, or FAILED_PRECONDITION with the reason it cannot run here.
   virtual absl::Status Probe() const = 0;
   // Checks parameters without running (INVALID_ARGUMENT with a message a
-  // user can act on). The controller-side CLI cannot know plugin params, so
-  // the agent calls this before Run().
+  // user can act on). The controller calls it before it stores a run (the
+  // fleetbench binary links every plugin) and the agent again before Run(),
+  // so it reads only the parameters, never the machine.
   virtual absl::Status ValidateParams(const Params& params) const = 0;
   // Every metric Run() may emit (a sample of any other metric is a bug the
   // plugin's tests catch). The same list on every node and every call.
