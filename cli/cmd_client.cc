@@ -1,6 +1,7 @@
 // The user commands: nodes, run, results, runs, cancel, rank, history.
 // Each is a thin call to the controller's Fleet service; --json prints the
 // response message with protobuf's JSON printer.
+#include <signal.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -8,7 +9,6 @@
 #include <memory>
 #include <optional>
 #include <set>
-#include <thread>
 
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
@@ -30,6 +30,7 @@
 #include "grpcpp/grpcpp.h"
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/interrupt.h"
 #include "cli/table.h"
 
 namespace fleetbench::cli {
@@ -206,6 +207,30 @@ void PrintNextPage(const std::string& command, const std::string& token) {
   if (!token.empty()) std::cerr << "more: fleetbench " << command << " --page-token " << token << "\n";
 }
 
+// How long after a first Ctrl-C a second one cancels the run: a double tap,
+// not a second thought.
+constexpr absl::Duration kCancelWindow = absl::Seconds(2);
+
+// `run --wait` was interrupted by `sig`: stop waiting and say how to reach the
+// run, which goes on. After Ctrl-C, a second one within the window cancels
+// the run; SIGTERM (a supervisor, not a person) just ends the wait.
+int StopWaiting(Client* client, const std::string& run_id, int sig) {
+  std::cerr << "stopped waiting; run " << run_id << " goes on — `fleetbench cancel " << run_id
+            << "` stops it, `fleetbench results " << run_id << "` shows it\n";
+  if (sig != SIGINT) return ExitCodeForSignal(sig);
+  std::cerr << "(Ctrl-C again within " << absl::FormatDuration(kCancelWindow)
+            << " cancels it)\n";
+  if (WaitForInterrupt(kCancelWindow) == 0) return ExitCodeForSignal(sig);
+  v1::CancelRunRequest request;
+  request.set_run_id(run_id);
+  v1::CancelRunResponse response;
+  if (auto s = client->Call(&v1::Fleet::Stub::CancelRun, request, &response); !s.ok()) {
+    return Fail("run", "cannot cancel run " + run_id + ": " + std::string(s.message()));
+  }
+  std::cerr << "cancelling " << run_id << "\n";
+  return ExitCodeForSignal(sig);
+}
+
 }  // namespace
 
 int NodesCommand(const Argv& argv) {
@@ -240,7 +265,9 @@ int RunCommand(const Argv& argv) {
       {"nodes", true, false, "NAME,... (default: every online node)"},
       {"select", true, true, "key=value label filter"},
       {"max-parallel", true, false, "at most N nodes measure at once (nodes sharing a host: 1)"},
-      {"wait", false, false, "follow progress, then print the results"},
+      {"wait", false, false,
+       "follow progress, then print the results; Ctrl-C stops waiting (the run goes on), "
+       "twice within 2s cancels the run"},
       {"timeout", true, false, "with --wait: give up after this long (default 1h)"},
       {"bench-timeout", true, false,
        "cancel each benchmark that runs longer, e.g. 10m (default: each plugin's own)"},
@@ -366,8 +393,11 @@ int RunCommand(const Argv& argv) {
       last_line = line;
     }
     // Polling the controller: a client-side refresh interval, not a
-    // synchronisation point.
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    // synchronisation point. Ctrl-C or SIGTERM ends it at once.
+    if (const int sig = WaitForInterrupt(absl::Milliseconds(300)); sig != 0) {
+      if (!json && tty) std::cerr << "\n";
+      return StopWaiting(&*p->client, started.run_id(), sig);
+    }
   }
   if (!json && tty) std::cerr << "\r\033[K";
   get.set_include_samples(true);

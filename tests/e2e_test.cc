@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <iostream>
 #include <map>
 #include <set>
@@ -41,9 +43,97 @@ v1::Run GetRun(FleetTest* t, const std::string& run_id) {
   return run;
 }
 
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
 }  // namespace
 
 using EndToEndTest = FleetTest;
+
+// Issue 9: `run --wait` took no notice of Ctrl-C or SIGTERM (both are blocked
+// in every thread for the daemons' sigwait) and waited on for the whole run.
+class RunWaitInterruptTest : public FleetTest {
+ protected:
+  // One node measuring a GEMM for minutes, followed by `run --wait`; returns
+  // once the run is running.
+  void StartWaitingRun() {
+    StartController();
+    StartAgent("busy", {"price_per_hour=1"});
+    ASSERT_TRUE(WaitForOnlineNodes(1, absl::Seconds(30)));
+    stderr_path_ = dir_ + "/run-wait.err";
+    waiting_ = StartCli({"run", "--bench", "gemm", "--param", "gemm.sizes=512", "--param",
+                         "gemm.min_seconds=120", "--param", "gemm.max_runs=100000", "--param",
+                         "gemm.threads=1", "--wait"},
+                        stderr_path_);
+    ASSERT_TRUE(WaitFor(
+        [&] {
+          v1::ListRunsResponse runs;
+          if (!CliJson({"runs"}, &runs) || runs.runs_size() != 1) return false;
+          run_id_ = runs.runs(0).run_id();
+          return runs.runs(0).state() == v1::RUN_STATE_RUNNING;
+        },
+        absl::Seconds(30)));
+  }
+
+  // The waiting CLI's exit code, or -1 when it is still waiting after a few
+  // seconds (the 2 s window for a second Ctrl-C included).
+  int ExitCode() {
+    std::optional<int> code = waiting_->WaitFor(absl::Seconds(10));
+    return code.value_or(-1);
+  }
+
+  bool RunEnds(v1::RunState state) {
+    return WaitFor([&] { return GetRun(this, run_id_).state() == state; }, absl::Seconds(30));
+  }
+
+  std::unique_ptr<Process> waiting_;
+  std::string stderr_path_;
+  std::string run_id_;
+};
+
+TEST_F(RunWaitInterruptTest, CtrlCStopsWaitingAndTheRunGoesOn) {
+  ASSERT_NO_FATAL_FAILURE(StartWaitingRun());
+  waiting_->Signal(SIGINT);
+  ASSERT_EQ(ExitCode(), 130) << ReadFile(stderr_path_);
+  const std::string err = ReadFile(stderr_path_);
+  EXPECT_NE(err.find("stopped waiting; run " + run_id_ + " goes on"), std::string::npos) << err;
+  EXPECT_NE(err.find("`fleetbench cancel " + run_id_ + "`"), std::string::npos) << err;
+  EXPECT_NE(err.find("`fleetbench results " + run_id_ + "`"), std::string::npos) << err;
+  EXPECT_EQ(GetRun(this, run_id_).state(), v1::RUN_STATE_RUNNING);
+  // The hint's command stops it.
+  ASSERT_EQ(Cli({"cancel", run_id_}).exit_code, 0);
+  EXPECT_TRUE(RunEnds(v1::RUN_STATE_CANCELLED));
+}
+
+TEST_F(RunWaitInterruptTest, CtrlCTwiceCancelsTheRun) {
+  ASSERT_NO_FATAL_FAILURE(StartWaitingRun());
+  waiting_->Signal(SIGINT);
+  // The second Ctrl-C after the first is taken: two pending at once are one.
+  ASSERT_TRUE(WaitFor([&] { return ReadFile(stderr_path_).find("again") != std::string::npos; },
+                      absl::Seconds(10)))
+      << ReadFile(stderr_path_);
+  waiting_->Signal(SIGINT);
+  ASSERT_EQ(ExitCode(), 130) << ReadFile(stderr_path_);
+  EXPECT_NE(ReadFile(stderr_path_).find("cancelling " + run_id_), std::string::npos)
+      << ReadFile(stderr_path_);
+  EXPECT_TRUE(RunEnds(v1::RUN_STATE_CANCELLED));
+}
+
+TEST_F(RunWaitInterruptTest, SigtermStopsWaitingAndTheRunGoesOn) {
+  ASSERT_NO_FATAL_FAILURE(StartWaitingRun());
+  waiting_->Signal(SIGTERM);
+  ASSERT_EQ(ExitCode(), 143) << ReadFile(stderr_path_);
+  EXPECT_NE(ReadFile(stderr_path_).find("stopped waiting; run " + run_id_ + " goes on"),
+            std::string::npos)
+      << ReadFile(stderr_path_);
+  EXPECT_EQ(GetRun(this, run_id_).state(), v1::RUN_STATE_RUNNING);
+  ASSERT_EQ(Cli({"cancel", run_id_}).exit_code, 0);
+  EXPECT_TRUE(RunEnds(v1::RUN_STATE_CANCELLED));
+}
 
 // A real benchmark that runs past its timeout is cancelled by the agent's
 // runner and ends DEADLINE_EXCEEDED, with the reason stored.

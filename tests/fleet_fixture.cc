@@ -69,6 +69,15 @@ CommandResult FleetTest::Cli(std::vector<std::string> args) {
   return RunCommand(args, env_);
 }
 
+std::unique_ptr<Process> FleetTest::StartCli(std::vector<std::string> args,
+                                             const std::string& stderr_path) {
+  args.insert(args.begin(), FLEETBENCH_BINARY);
+  args.insert(args.begin(), exec_prefix_.begin(), exec_prefix_.end());
+  args.push_back("--controller");
+  args.push_back(address_);
+  return std::make_unique<Process>(args, env_, stderr_path);
+}
+
 bool FleetTest::CliJson(std::vector<std::string> args, google::protobuf::Message* message,
                         int* exit_code) {
   args.push_back("--json");

@@ -27,6 +27,9 @@ class FleetTest : public ::testing::Test {
   Process* StartAgent(const std::string& name, const std::vector<std::string>& labels);
   // Runs `fleetbench ARGS... --controller ADDR`.
   CommandResult Cli(std::vector<std::string> args);
+  // Starts `fleetbench ARGS... --controller ADDR` and returns at once, for a
+  // command under test while it runs (signalled, say); stderr to `stderr_path`.
+  std::unique_ptr<Process> StartCli(std::vector<std::string> args, const std::string& stderr_path);
   // Runs the CLI with --json and parses stdout into `message`.
   bool CliJson(std::vector<std::string> args, google::protobuf::Message* message,
                int* exit_code = nullptr);

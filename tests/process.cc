@@ -111,6 +111,14 @@ int Process::Wait() {
   return DecodeStatus(status_);
 }
 
+std::optional<int> Process::WaitFor(absl::Duration timeout) {
+  if (pid_ <= 0) return std::nullopt;
+  const bool exited = testing::WaitFor(
+      [&] { return reaped_ || (reaped_ = waitpid(pid_, &status_, WNOHANG) == pid_); }, timeout);
+  if (!exited) return std::nullopt;
+  return DecodeStatus(status_);
+}
+
 CommandResult RunCommand(const std::vector<std::string>& argv,
                          const std::map<std::string, std::string>& env) {
   CommandResult result;

@@ -8,6 +8,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,8 @@ class Process {
   void Signal(int sig);
   // Waits for exit; returns the exit code, or 128+signal.
   int Wait();
+  // As Wait, but gives up after `timeout`: nullopt while it still runs.
+  std::optional<int> WaitFor(absl::Duration timeout);
 
  private:
   pid_t pid_ = -1;
