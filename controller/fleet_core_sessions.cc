@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/logging.h"
+#include "google/protobuf/util/message_differencer.h"
 
 namespace fleetbench::controller {
 
@@ -21,22 +22,16 @@ std::string FleetCore::NodeOfLink(const std::shared_ptr<AgentLink>& link) const 
   return "";
 }
 
-namespace {
-
-bool SameDescriptor(const v1::MetricDescriptor& a, const v1::MetricDescriptor& b) {
-  return a.name() == b.name() && a.unit() == b.unit() && a.direction() == b.direction() &&
-         a.description() == b.description() && a.benchmark() == b.benchmark();
-}
-
-}  // namespace
-
 void FleetCore::StoreDeclaredMetrics(const v1::Hello& hello) {
   std::vector<v1::MetricDescriptor> changed;
   for (const v1::Capability& capability : hello.capabilities()) {
     for (v1::MetricDescriptor d : capability.metrics()) {
       if (d.benchmark().empty()) d.set_benchmark(capability.benchmark());
       auto stored = declared_metrics_.find(d.name());
-      if (stored != declared_metrics_.end() && SameDescriptor(stored->second, d)) continue;
+      if (stored != declared_metrics_.end() &&
+          google::protobuf::util::MessageDifferencer::Equals(stored->second, d)) {
+        continue;
+      }
       changed.push_back(std::move(d));
     }
   }

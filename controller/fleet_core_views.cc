@@ -149,11 +149,7 @@ absl::StatusOr<v1::RankResponse> FleetCore::Rank(const v1::RankRequest& request,
   if (request.metric().empty()) {
     return absl::InvalidArgumentError("--metric is required, e.g. gemm.cpu.fp32.tflops");
   }
-  if (!v1::RankGrouping_IsValid(request.by())) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "by ", static_cast<int>(request.by()),
-        " is not a grouping; use node, instance_type, region or provider"));
-  }
+  if (absl::Status s = CheckRankGrouping(request.by()); !s.ok()) return s;
   // Unit and direction as the plugins declared them; checked before the
   // scan so a mistyped name costs nothing.
   absl::StatusOr<v1::MetricDescriptor> metric = store_->GetMetricDescriptor(request.metric());

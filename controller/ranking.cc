@@ -51,15 +51,18 @@ bool Better(double a, double b, bool higher_is_better) {
 
 }  // namespace
 
+absl::Status CheckRankGrouping(v1::RankGrouping by) {
+  if (v1::RankGrouping_IsValid(by)) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      "rank: cannot group by grouping ", static_cast<int>(by),
+      "; use one of node, instance_type, region, provider"));
+}
+
 absl::StatusOr<v1::RankResponse> RankByCostPerThroughput(
     const v1::MetricDescriptor& metric, v1::RankGrouping by,
     const std::vector<NodeSeries>& series) {
+  if (absl::Status s = CheckRankGrouping(by); !s.ok()) return s;
   if (by == v1::RANK_GROUPING_UNSPECIFIED) by = v1::RANK_GROUPING_NODE;
-  if (!v1::RankGrouping_IsValid(by)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "rank: cannot group by grouping ", static_cast<int>(by),
-        "; use one of node, instance_type, region, provider"));
-  }
   if (metric.name().empty()) {
     return absl::InvalidArgumentError(
         "rank: metric is empty; give one, e.g. gemm.cpu.fp32.tflops");

@@ -51,9 +51,15 @@ struct NodeSeries {
   std::vector<double> values;
 };
 
-// `by` UNSPECIFIED means NODE. Non-finite values are ignored. The output never holds inf or NaN: a group whose median is
-// not positive, or whose cost would overflow, is shown unpriced (priced
-// false, cost_per_unit 0) and ranked with the unpriced groups.
+// `by` UNSPECIFIED means NODE. Non-finite values are ignored. The output
+// never holds inf or NaN: a group whose median is not positive, or whose
+// cost would overflow, is shown unpriced (priced false, cost_per_unit 0) and
+// ranked with the unpriced groups.
+// OK for the groupings above (UNSPECIFIED included), else the
+// INVALID_ARGUMENT that RankByCostPerThroughput returns for it; callers use it
+// to refuse a request before reading any samples.
+absl::Status CheckRankGrouping(v1::RankGrouping by);
+
 absl::StatusOr<v1::RankResponse> RankByCostPerThroughput(
     const v1::MetricDescriptor& metric, v1::RankGrouping by,
     const std::vector<NodeSeries>& series);

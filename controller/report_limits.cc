@@ -103,7 +103,7 @@ absl::Status CheckSampleBounds(const v1::Sample& s) {
   if (s.benchmark().empty() || s.benchmark().size() > kMaxNameLength) {
     return bad("bad benchmark name");
   }
-  if (s.unit().size() > 32) return bad("unit too long");
+  if (s.unit().size() > kMaxUnitLength) return bad("unit too long");
   if (!std::isfinite(s.value())) return bad("value is not finite");
   if (s.params_size() > kMaxParamsPerSample) return bad("too many params");
   for (const auto& [k, v] : s.params()) {
