@@ -71,6 +71,17 @@ class RecordingLink : public AgentLink {
   bool closed_ = false;
 };
 
+// Appends a gemm sample with a fresh id, as an agent's plugin reports it.
+inline v1::Sample* AddGemmSample(v1::Report* report, double value) {
+  v1::Sample* s = report->add_samples();
+  s->set_id(NewUlid());
+  s->set_benchmark("gemm");
+  s->set_metric("gemm.cpu.fp32.tflops");
+  s->set_unit("tflops");
+  s->set_value(value);
+  return s;
+}
+
 class FleetCoreTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -174,13 +185,8 @@ class FleetCoreTest : public ::testing::Test {
     r->set_report_id(NewUlid());
     r->set_task_id(task.task_id());
     for (int i = 0; i < samples; ++i) {
-      v1::Sample* s = r->add_samples();
-      s->set_id(NewUlid());
+      v1::Sample* s = AddGemmSample(r, 1.0 + i);
       s->set_run_id(task.run_id());
-      s->set_benchmark("gemm");
-      s->set_metric("gemm.cpu.fp32.tflops");
-      s->set_unit("tflops");
-      s->set_value(1.0 + i);
       s->set_time_unix_ms(absl::ToUnixMillis(clock_.Now()));
     }
     r->set_task_finished(true);

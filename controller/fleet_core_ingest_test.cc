@@ -15,12 +15,7 @@ TEST_F(FleetCoreTest, ResentReportIsStoredOnceAndAckedTwice) {
   v1::Report* r = m.mutable_report();
   r->set_report_id(NewUlid());
   r->set_task_id(task.task_id());
-  v1::Sample* s = r->add_samples();
-  s->set_id(NewUlid());
-  s->set_benchmark("gemm");
-  s->set_metric("gemm.cpu.fp32.tflops");
-  s->set_unit("tflops");
-  s->set_value(2);
+  AddGemmSample(r, 2);
   Send(link, m);
   Send(link, m);
   EXPECT_EQ(link->Acks(), 2);
@@ -46,14 +41,7 @@ v1::AgentMessage ReportWithOneBadSample(const v1::RunTask& task, bool finished) 
   v1::Report* r = m.mutable_report();
   r->set_report_id(NewUlid());
   r->set_task_id(task.task_id());
-  for (double value : {2.0, std::nan(""), 3.0}) {
-    v1::Sample* s = r->add_samples();
-    s->set_id(NewUlid());
-    s->set_benchmark("gemm");
-    s->set_metric("gemm.cpu.fp32.tflops");
-    s->set_unit("tflops");
-    s->set_value(value);
-  }
+  for (double value : {2.0, std::nan(""), 3.0}) AddGemmSample(r, value);
   if (finished) {
     r->set_task_finished(true);
     r->set_task_state(v1::TASK_STATE_SUCCEEDED);
@@ -103,12 +91,7 @@ v1::AgentMessage ReportWithOverlongReason(const v1::RunTask& task, bool finished
   v1::Report* r = m.mutable_report();
   r->set_report_id(NewUlid());
   r->set_task_id(task.task_id());
-  v1::Sample* s = r->add_samples();
-  s->set_id(NewUlid());
-  s->set_benchmark("gemm");
-  s->set_metric("gemm.cpu.fp32.tflops");
-  s->set_unit("tflops");
-  s->set_value(2);
+  AddGemmSample(r, 2);
   if (finished) {
     r->set_task_finished(true);
     r->set_task_state(v1::TASK_STATE_FAILED);
