@@ -32,15 +32,11 @@ absl::Status CheckDescriptor(const v1::MetricDescriptor& d) {
   return absl::OkStatus();
 }
 
-// Both select the columns DescriptorOfRow reads, in its order.
-constexpr char kListDescriptors[] =
+// The columns DescriptorOfRow reads, in its order; the callers add the
+// filter or the order (as kSelectRun in sqlite_runs.cc).
+constexpr char kSelectDescriptor[] =
     "SELECT m.name, d.unit, d.direction, d.description, d.benchmark "
-    "FROM metric_descriptors d JOIN metrics m ON m.id = d.metric_id "
-    "ORDER BY m.name";
-constexpr char kGetDescriptor[] =
-    "SELECT m.name, d.unit, d.direction, d.description, d.benchmark "
-    "FROM metric_descriptors d JOIN metrics m ON m.id = d.metric_id "
-    "WHERE m.name = ?1";
+    "FROM metric_descriptors d JOIN metrics m ON m.id = d.metric_id ";
 
 v1::MetricDescriptor DescriptorOfRow(const Statement& s) {
   v1::MetricDescriptor d;
@@ -85,7 +81,8 @@ absl::StatusOr<std::vector<v1::MetricDescriptor>>
 SqliteStore::ListMetricDescriptors() {
   absl::MutexLock lock(&mu_);
   std::vector<v1::MetricDescriptor> out;
-  FLEETBENCH_ASSIGN_OR_RETURN(Statement s, Prepare(kListDescriptors));
+  FLEETBENCH_ASSIGN_OR_RETURN(
+      Statement s, Prepare(absl::StrCat(kSelectDescriptor, "ORDER BY m.name")));
   while (true) {
     FLEETBENCH_ASSIGN_OR_RETURN(bool row, s.Step("listing metric descriptors"));
     if (!row) break;
@@ -97,7 +94,8 @@ SqliteStore::ListMetricDescriptors() {
 absl::StatusOr<v1::MetricDescriptor> SqliteStore::GetMetricDescriptor(
     const std::string& name) {
   absl::MutexLock lock(&mu_);
-  FLEETBENCH_ASSIGN_OR_RETURN(Statement s, Prepare(kGetDescriptor));
+  FLEETBENCH_ASSIGN_OR_RETURN(
+      Statement s, Prepare(absl::StrCat(kSelectDescriptor, "WHERE m.name = ?1")));
   s.Bind(1, name);
   FLEETBENCH_ASSIGN_OR_RETURN(bool row, s.Step("reading metric descriptor"));
   if (!row) {
