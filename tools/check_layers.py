@@ -16,7 +16,7 @@ import re
 import sys
 
 # The project's own top-level include roots; anything else is a library.
-PROJECT_ROOTS = {"agent", "bench", "cli", "common", "controller", "fleetbench",
+PROJECT_ROOTS = {"agent", "bench", "cli", "common", "controller", "diagnosis", "fleetbench",
                  "kernels", "proto", "storage", "tests", "tools"}
 
 # Layer folder -> what it may include (folder prefixes; a file path is
@@ -26,6 +26,8 @@ RULES = {
     "kernels": ["kernels/"],
     "common": ["common/", "proto"],
     "storage": ["storage/", "common/", "proto"],
+    # Judgment: pure rules over inputs its callers gather.
+    "diagnosis": ["diagnosis/", "common/", "proto"],
     # Facts may use the GPU module's plain-C++ status helpers (kernels/ is
     # the lowest layer).
     "agent/facts": ["agent/facts/", "kernels/", "common/", "proto"],
@@ -34,11 +36,11 @@ RULES = {
                          "common/", "proto"],
     "agent/runtime": ["agent/runtime/", "agent/benchmarks/benchmark.h",
                       "agent/facts/", "common/", "proto"],
-    "controller": ["controller/", "storage/", "common/", "proto"],
+    "controller": ["controller/", "diagnosis/", "storage/", "common/", "proto"],
     # The binary wires everything together, but its client commands speak
     # the API only: from the controller it starts the server, nothing else.
-    "cli": ["cli/", "controller/controller_server.h", "agent/", "storage/",
-            "common/", "proto"],
+    "cli": ["cli/", "controller/controller_server.h", "agent/", "diagnosis/",
+            "storage/", "common/", "proto"],
     # Tests, benchmarks and tools may reach anything.
     "tests": None,
     "bench": None,
