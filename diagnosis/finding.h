@@ -38,6 +38,16 @@ std::string SeverityName(v1::Severity severity);
 // The inverse; INVALID_ARGUMENT naming the allowed words otherwise.
 absl::StatusOr<v1::Severity> ParseSeverity(absl::string_view name);
 
+// One row of a rule table. Each rules file (node_rules.cc, fleet_rules.cc,
+// ...) exports its table; docs/findings.md has one row per code, and
+// diagnosis_test checks both ways that the tables and the doc agree.
+struct RuleInfo {
+  absl::string_view code;       // stable, dotted
+  v1::Severity severity;        // the default; a rule may raise it
+  absl::string_view source;     // where the threshold comes from
+  absl::string_view threshold;  // the threshold in words, as the doc says
+};
+
 // SEVERITY_UNSPECIFIED for an empty list.
 v1::Severity WorstSeverity(const std::vector<v1::Finding>& findings);
 
