@@ -72,6 +72,7 @@ class SqliteStore final : public Store {
       const std::string& run_id) override;
   absl::StatusOr<std::vector<TaskRecord>> ListTasksInStates(
       const std::vector<v1::TaskState>& states) override;
+  absl::StatusOr<TaskRecord> GetTask(const std::string& task_id) override;
   absl::Status UpdateTask(const TaskRecord& task) override;
 
   absl::StatusOr<int> CommitReports(

@@ -134,6 +134,8 @@ class Store {
   // Tasks in any of `states`, oldest first, across all runs.
   virtual absl::StatusOr<std::vector<TaskRecord>> ListTasksInStates(
       const std::vector<v1::TaskState>& states) = 0;
+  // One task by id, whatever its run; NOT_FOUND when there is none.
+  virtual absl::StatusOr<TaskRecord> GetTask(const std::string& task_id) = 0;
   // Replaces state, reason, outcomes, benchmarks and updated of the task with
   // this task_id (run, node and peer never change). NOT_FOUND when there is
   // none.
@@ -222,10 +224,16 @@ struct SqliteOptions {
   // max_page_count) so tests can drive the disk-full path, where writes fail
   // with RESOURCE_EXHAUSTED and earlier data stays intact.
   int64_t max_page_count = 0;
+  // Runs PRAGMA quick_check before anything is written and refuses a file
+  // that fails it (DATA_LOSS quoting SQLite). Reads the whole file: the
+  // controller sets it at start; tools and tests that reopen often need not.
+  bool verify_on_open = false;
 };
 
 // Opens (creating if needed) the SQLite file and applies pending schema
-// migrations.
+// migrations. An existing file of 0 bytes (with no WAL beside it) is
+// refused with FAILED_PRECONDITION rather than taken for a new history: it
+// is most likely a history that was truncated (docs/storage.md).
 absl::StatusOr<std::unique_ptr<Store>> OpenSqliteStore(
     const SqliteOptions& options);
 
