@@ -246,6 +246,15 @@ int NodesCommand(const Argv& argv) {
     std::cout << ToJson(response) << "\n";
     return kExitOk;
   }
+  if (!response.store_error().empty()) {
+    // On stderr, so the table stays what scripts parse; --json has it too.
+    const absl::Time since = absl::FromUnixMillis(response.store_failing_since_unix_ms());
+    std::cerr << "warning: the controller cannot write its history since "
+              << absl::FormatTime("%Y-%m-%d %H:%M:%S UTC", since, absl::UTCTimeZone()) << " ("
+              << absl::FormatDuration(absl::Trunc(absl::Now() - since, absl::Seconds(1)))
+              << "): " << response.store_error() << "; " << response.reports_held()
+              << " report(s) held unacknowledged and retried until stored\n";
+  }
   Table table({"NAME", "STATUS", "CPU", "CORES", "MEMORY_GiB", "LABELS"});
   for (const v1::Node& n : response.nodes()) {
     table.AddRow({n.name(), NodeStatusName(n.status()), n.facts().cpu().model(),
