@@ -59,6 +59,7 @@ class SqliteStore final : public Store {
   absl::Status UpsertNode(const NodeRecord& node) override;
   absl::Status TouchNode(const std::string& name, absl::Time seen) override;
   absl::StatusOr<std::vector<NodeRecord>> ListNodes() override;
+  absl::StatusOr<bool> RemoveNode(const std::string& name, absl::Time when) override;
   absl::StatusOr<int> CountFactsVersions(const std::string& name) override;
 
   absl::Status CreateRun(const RunRecord& run,

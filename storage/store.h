@@ -47,6 +47,9 @@ struct NodeRecord {
   std::string agent_version;
   absl::Time first_seen;
   absl::Time last_seen;
+  // Taken out of the fleet (RemoveNode) but kept for its history. Only
+  // ListNodes sets it; the node list users see leaves such nodes out.
+  bool removed = false;
 };
 
 // Where a page of History ended: its last sample's time and id.
@@ -112,7 +115,15 @@ class Store {
   // they differ from the last stored facts.
   virtual absl::Status UpsertNode(const NodeRecord& node) = 0;
   virtual absl::Status TouchNode(const std::string& name, absl::Time seen) = 0;
+  // Every node, removed ones included (for their results' labels).
   virtual absl::StatusOr<std::vector<NodeRecord>> ListNodes() = 0;
+  // Takes a node out of the fleet (`fleetbench nodes rm`, node expiry).
+  // Its facts history is deleted. A node that ever had a task keeps its row
+  // and labels, marked removed at `when`, so its runs, samples and rankings
+  // stay readable under its name: returns true. One that never had a task
+  // (and so has no samples) is deleted whole: returns false. NOT_FOUND for
+  // an unknown or already removed node. UpsertNode brings a node back.
+  virtual absl::StatusOr<bool> RemoveNode(const std::string& name, absl::Time when) = 0;
   // Number of facts versions stored for the node (1 after the first hello).
   virtual absl::StatusOr<int> CountFactsVersions(const std::string& name) = 0;
 
