@@ -231,9 +231,33 @@ int StopWaiting(Client* client, const std::string& run_id, int sig) {
   return ExitCodeForSignal(sig);
 }
 
+// `fleetbench nodes rm NAME`: beside `nodes`, whose subcommand it is.
+int NodesRmCommand(const Argv& argv) {
+  int code = 0;
+  auto p = Prepare("nodes rm", argv, {kJsonFlag}, 1, &code);
+  if (!p) return code;
+  v1::RemoveNodeRequest request;
+  request.set_name(p->args.positional[0]);
+  v1::RemoveNodeResponse response;
+  if (auto s = p->client->Call(&v1::Fleet::Stub::RemoveNode, request, &response); !s.ok()) {
+    return Fail("nodes rm", std::string(s.message()));
+  }
+  if (p->args.Has("json")) {
+    std::cout << ToJson(response) << "\n";
+    return kExitOk;
+  }
+  std::cout << "removed " << request.name()
+            << (response.history_kept()
+                    ? "; its results stay in runs, history and rank under its name"
+                    : "; it had run no task, so nothing of it is kept")
+            << "\n";
+  return kExitOk;
+}
+
 }  // namespace
 
 int NodesCommand(const Argv& argv) {
+  if (!argv.empty() && argv[0] == "rm") return NodesRmCommand(Argv(argv.begin() + 1, argv.end()));
   int code = 0;
   auto p = Prepare("nodes", argv, {kJsonFlag}, 0, &code);
   if (!p) return code;

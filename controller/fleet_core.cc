@@ -190,6 +190,12 @@ absl::Status FleetCore::CancelRun(const std::string& run_id, absl::Time deadline
   return Call<absl::Status>([this, run_id] { return HandleCancelRun(run_id); }, deadline);
 }
 
+absl::StatusOr<v1::RemoveNodeResponse> FleetCore::RemoveNode(const std::string& name,
+                                                            absl::Time deadline) {
+  return Call<absl::StatusOr<v1::RemoveNodeResponse>>(
+      [this, name] { return HandleRemoveNode(name); }, deadline);
+}
+
 FleetCore::Stats FleetCore::GetStats() {
   absl::MutexLock lock(&stats_mu_);
   return stats_;

@@ -92,6 +92,12 @@ struct FleetOptions {
   // Samples dated further ahead of the controller's clock are refused (an
   // agent's clock that far off makes every time-based view wrong).
   absl::Duration max_sample_clock_skew = absl::Hours(24);
+  // A node offline and not seen for longer than this, with no task queued or
+  // in flight, is removed as `fleetbench nodes rm` removes it. Zero: never
+  // (the default). Checked every expiry_check_interval (or a tenth of the
+  // expiry when that is shorter), first at start.
+  absl::Duration node_expiry = absl::ZeroDuration();
+  absl::Duration expiry_check_interval = absl::Minutes(1);
 };
 
 // The controller's handle on one connected agent stream. Implementations
@@ -148,6 +154,11 @@ class FleetCore {
                                         absl::Time deadline = absl::InfiniteFuture());
   absl::StatusOr<v1::HistoryResponse> History(
       const v1::HistoryRequest& request, absl::Time deadline = absl::InfiniteFuture());
+  // Takes a node out of the fleet (Store::RemoveNode). NOT_FOUND for an
+  // unknown node; FAILED_PRECONDITION while it is online (it would be back
+  // at its next hello) or has a task queued or in flight.
+  absl::StatusOr<v1::RemoveNodeResponse> RemoveNode(
+      const std::string& name, absl::Time deadline = absl::InfiniteFuture());
 
   // Counters for /metrics and benchmarks.
   struct Stats {
@@ -208,6 +219,9 @@ class FleetCore {
   // Ends the tasks whose final report a hello promised (it listed them as
   // finished) but that did not come within the heartbeat timeout.
   void ExpirePromisedReports(absl::Time now);
+  absl::StatusOr<v1::RemoveNodeResponse> HandleRemoveNode(const std::string& name);
+  // Removes the nodes past options_.node_expiry (see FleetOptions).
+  void ExpireNodes(absl::Time now);
   // The node name behind a link, or "" when the link is not the node's
   // current stream (a replaced or unauthenticated one).
   std::string NodeOfLink(const std::shared_ptr<AgentLink>& link) const;
@@ -309,6 +323,7 @@ class FleetCore {
   std::map<std::string, v1::MetricDescriptor> declared_metrics_;
   bool metric_write_failure_logged_ = false;
   absl::Time next_sweep_;
+  absl::Time next_node_expiry_ = absl::InfinitePast();
   // Tasks whose final report a hello promised, with when it is due.
   std::map<std::string, absl::Time> promised_reports_;
 

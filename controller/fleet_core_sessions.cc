@@ -216,6 +216,12 @@ void FleetCore::ExpirePromisedReports(absl::Time now) {
 void FleetCore::Sweep() {
   const absl::Time now = clock_->Now();
   ExpirePromisedReports(now);
+  if (options_.node_expiry > absl::ZeroDuration() && now >= next_node_expiry_) {
+    ExpireNodes(now);
+    // A short expiry (tests, a lab) is checked often enough to mean it.
+    next_node_expiry_ =
+        now + std::min(options_.expiry_check_interval, options_.node_expiry / 10);
+  }
   for (auto& [name, session] : sessions_) {
     if (now - session.last_seen <= options_.heartbeat_timeout) continue;
     const bool was_online = session.online;

@@ -24,6 +24,7 @@ absl::StatusOr<v1::ListNodesResponse> FleetCore::HandleListNodes() {
   if (!records.ok()) return records.status();
   v1::ListNodesResponse response;
   for (const storage::NodeRecord& r : *records) {
+    if (r.removed) continue;  // out of the fleet, kept for its results
     v1::Node* node = response.add_nodes();
     node->set_name(r.name);
     auto session = sessions_.find(r.name);

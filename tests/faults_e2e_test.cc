@@ -312,5 +312,79 @@ TEST_F(LateReportTest, ATaskLostToASilenceIsSettledByItsLateFinalReport) {
   EXPECT_EQ(run.samples_size(), 2);
 }
 
+using NodeRemovalTest = FleetTest;
+
+bool AllOffline(FleetTest* t, int* count = nullptr) {
+  v1::ListNodesResponse nodes;
+  if (!t->CliJson({"nodes"}, &nodes)) return false;
+  if (count) *count = nodes.nodes_size();
+  for (const v1::Node& n : nodes.nodes()) {
+    if (n.status() != v1::NODE_STATUS_OFFLINE) return false;
+  }
+  return true;
+}
+
+// Issue 9 #8: every hello with a new name made a permanent node, with no
+// way to remove it.
+TEST_F(NodeRemovalTest, NodesRmRefusesAnOnlineNodeAndKeepsTheResultsOfOneThatRan) {
+  StartController({"--heartbeat-timeout", "2s"});
+  StartAgent("worker", {"price_per_hour=1"});
+  StartAgent("idle", {"price_per_hour=1"});
+  ASSERT_TRUE(WaitForOnlineNodes(2, absl::Seconds(30)));
+  v1::Run run;
+  int code = -1;
+  ASSERT_TRUE(CliJson({"run", "--bench", "gemm", "--nodes", "worker", "--param",
+                       "gemm.sizes=128", "--param", "gemm.threads=1", "--wait"},
+                      &run, &code));
+  ASSERT_EQ(code, 0);
+  CommandResult online = Cli({"nodes", "rm", "worker"});
+  EXPECT_EQ(online.exit_code, 1);
+  EXPECT_NE(online.err.find("worker is online"), std::string::npos) << online.err;
+  for (auto& [name, agent] : agents_) agent->Signal(SIGKILL);
+  agents_.clear();
+  ASSERT_TRUE(WaitFor([&] { return AllOffline(this); }, absl::Seconds(20)));
+
+  CommandResult idle = Cli({"nodes", "rm", "idle"});
+  EXPECT_EQ(idle.exit_code, 0) << idle.err;
+  EXPECT_NE(idle.out.find("nothing of it is kept"), std::string::npos) << idle.out;
+  CommandResult worker = Cli({"nodes", "rm", "worker"});
+  EXPECT_EQ(worker.exit_code, 0) << worker.err;
+  EXPECT_NE(worker.out.find("results stay"), std::string::npos) << worker.out;
+  int count = -1;
+  ASSERT_TRUE(AllOffline(this, &count));
+  EXPECT_EQ(count, 0);
+  v1::Run stored;
+  ASSERT_TRUE(CliJson({"results", run.run_id()}, &stored));
+  EXPECT_EQ(stored.samples_size(), 2);
+  CommandResult rank = Cli({"rank", "--metric", "gemm.cpu.fp32.tflops"});
+  EXPECT_EQ(rank.exit_code, 0) << rank.err;
+  EXPECT_NE(rank.out.find("worker"), std::string::npos) << rank.out;
+
+  EXPECT_EQ(Cli({"nodes", "rm"}).exit_code, 2);
+  CommandResult ghost = Cli({"nodes", "rm", "ghost"});
+  EXPECT_EQ(ghost.exit_code, 1);
+  EXPECT_NE(ghost.err.find("ghost not found"), std::string::npos) << ghost.err;
+  // The name comes back with its agent.
+  StartAgent("worker", {"price_per_hour=1"});
+  ASSERT_TRUE(WaitForOnlineNodes(1, absl::Seconds(30)));
+}
+
+TEST_F(NodeRemovalTest, NodesUnseenPastTheExpiryAreRemoved) {
+  StartController({"--heartbeat-timeout", "1s", "--node-expiry", "3s"});
+  Process* transient = StartAgent("transient", {});
+  ASSERT_TRUE(WaitForOnlineNodes(1, absl::Seconds(30)));
+  transient->Signal(SIGKILL);
+  const absl::Time gone = absl::Now();
+  int count = -1;
+  ASSERT_TRUE(WaitFor([&] { return AllOffline(this, &count) && count == 0; }, absl::Seconds(20)));
+  EXPECT_GE(absl::Now() - gone, absl::Seconds(3));
+  EXPECT_NE(ReadFile(dir_ + "/controller.log").find("node transient expired"), std::string::npos);
+  CommandResult bad = RunCommand({FLEETBENCH_BINARY, "controller", "--db", dir_ + "/x.db",
+                                  "--node-expiry", "forever"},
+                                 env_);
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("--node-expiry wants a duration"), std::string::npos) << bad.err;
+}
+
 }  // namespace
 }  // namespace fleetbench::testing
