@@ -196,11 +196,13 @@ void FleetCore::HandleDisconnect(const std::shared_ptr<AgentLink>& link) {
 }
 
 void FleetCore::ExpirePromisedReports(absl::Time now) {
-  for (auto it = promised_reports_.begin(); it != promised_reports_.end();) {
-    const std::string task_id = it->first;
-    const absl::Time due = it->second;
-    ++it;  // FinishTask erases the entry
-    if (now < due) continue;
+  // Collected first: FinishTask erases entries (a pair partner's too).
+  std::vector<std::string> due;
+  for (const auto& [task_id, deadline] : promised_reports_) {
+    if (now >= deadline) due.push_back(task_id);
+  }
+  for (const std::string& task_id : due) {
+    if (!promised_reports_.contains(task_id)) continue;
     auto task = active_tasks_.find(task_id);
     if (task == active_tasks_.end()) {
       promised_reports_.erase(task_id);
