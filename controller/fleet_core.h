@@ -8,8 +8,9 @@
 //
 // Layout: one class whose member functions are defined by domain in
 // fleet_core.cc (the actor and entry points), fleet_core_sessions.cc,
-// fleet_core_dispatch.cc, fleet_core_runs.cc, fleet_core_ingest.cc and
-// fleet_core_views.cc; the private section below is grouped the same way.
+// fleet_core_node_removal.cc, fleet_core_dispatch.cc, fleet_core_runs.cc,
+// fleet_core_ingest.cc, fleet_core_retry.cc and fleet_core_views.cc; the
+// private section below is grouped the same way.
 //
 // Threading: one actor thread applies every state change in order; callers
 // post events and return at once (agent side) or wait for the answer (user
@@ -219,9 +220,6 @@ class FleetCore {
   // Ends the tasks whose final report a hello promised (it listed them as
   // finished) but that did not come within the heartbeat timeout.
   void ExpirePromisedReports(absl::Time now);
-  absl::StatusOr<v1::RemoveNodeResponse> HandleRemoveNode(const std::string& name);
-  // Removes the nodes past options_.node_expiry (see FleetOptions).
-  void ExpireNodes(absl::Time now);
   // The node name behind a link, or "" when the link is not the node's
   // current stream (a replaced or unauthenticated one).
   std::string NodeOfLink(const std::shared_ptr<AgentLink>& link) const;
@@ -230,6 +228,11 @@ class FleetCore {
   // writes nothing. The newest declaration of a name wins. A failed write
   // is logged once (until one succeeds again); the hello goes on.
   void StoreDeclaredMetrics(const v1::Hello& hello);
+
+  // --- Taking nodes out of the fleet (fleet_core_node_removal.cc). ---
+  absl::StatusOr<v1::RemoveNodeResponse> HandleRemoveNode(const std::string& name);
+  // Removes the nodes past options_.node_expiry (see FleetOptions).
+  void ExpireNodes(absl::Time now);
 
   // --- Dispatch and pairing (fleet_core_dispatch.cc). ---
   void TryDispatch();
