@@ -118,6 +118,9 @@ void FleetCore::RetryStoreBacklog() {
     stats_.reports_held = 0;
   }
   if (!batch.empty()) CommitBatch(batch);
+  // A dispatch whose write failed left its task queued; nothing else may
+  // come along to dispatch it.
+  TryDispatch();
   NoteStoreOk();
   if (!HasStoreBacklog() && !store_failing_) next_store_retry_ = absl::InfiniteFuture();
 }
