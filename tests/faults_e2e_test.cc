@@ -1,8 +1,9 @@
 // Faults made real between real processes (issue 9): the controller's disk
 // fills up (a size-limited tmpfs holds its history), its history file is
-// damaged or emptied, an agent is stopped (SIGSTOP) past the heartbeat
-// grace and resumed. Needs root for the mount; without it the test says so
-// and fails rather than pretending.
+// damaged or emptied, an agent is stopped (SIGSTOP) or cut off (its network
+// namespace's link down) past the heartbeat grace and comes back. Needs root
+// for the mount and the namespaces; without it the test says so and fails
+// rather than pretending.
 #include <signal.h>
 #include <unistd.h>
 
@@ -12,6 +13,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
@@ -309,6 +311,79 @@ TEST_F(LateReportTest, ATaskLostToASilenceIsSettledByItsLateFinalReport) {
   const v1::NodeTask task = TaskOn(run, "sleeper");
   EXPECT_EQ(task.state(), v1::TASK_STATE_SUCCEEDED);
   EXPECT_NE(task.reason().find("final report arrived late"), std::string::npos) << task.reason();
+  EXPECT_EQ(run.samples_size(), 2);
+}
+
+// The same as a real partition: the agent in its own network namespace, its
+// only link to the controller's namespace taken down past the grace and
+// brought back.
+class PartitionTest : public FleetTest {
+ public:
+  void SetUp() override {
+    FleetTest::SetUp();
+    ASSERT_EQ(geteuid(), 0u) << "creating network namespaces needs root";
+    const std::string suffix = dir_.substr(dir_.size() - 6);
+    hub_ = "fbph" + suffix;
+    node_ = "fbpn" + suffix;
+    hub_end_ = "vph" + suffix;
+    ASSERT_TRUE(Sh({"ip", "netns", "add", hub_}));
+    ASSERT_TRUE(Sh({"ip", "netns", "add", node_}));
+    ASSERT_TRUE(Sh({"ip", "link", "add", hub_end_, "netns", hub_, "type", "veth", "peer", "name",
+                    "vpn" + suffix, "netns", node_}));
+    ASSERT_TRUE(Sh({"ip", "-n", hub_, "addr", "add", "10.232.0.254/24", "dev", hub_end_}));
+    ASSERT_TRUE(Sh({"ip", "-n", node_, "addr", "add", "10.232.0.1/24", "dev", "vpn" + suffix}));
+    for (const std::string& ns : {hub_, node_}) {
+      ASSERT_TRUE(Sh({"ip", "-n", ns, "link", "set", "lo", "up"}));
+    }
+    ASSERT_TRUE(Sh({"ip", "-n", hub_, "link", "set", hub_end_, "up"}));
+    ASSERT_TRUE(Sh({"ip", "-n", node_, "link", "set", "vpn" + suffix, "up"}));
+    exec_prefix_ = {"/usr/bin/env", "ip", "netns", "exec", hub_};
+    agent_prefix_["island"] = {"/usr/bin/env", "ip", "netns", "exec", node_};
+    address_ = absl::StrCat("10.232.0.254:", PickFreePort());
+  }
+  void TearDown() override {
+    FleetTest::TearDown();
+    for (const std::string& ns : {node_, hub_}) {
+      if (!ns.empty()) Sh({"ip", "netns", "del", ns});
+    }
+  }
+  bool Link(const char* state) { return Sh({"ip", "-n", hub_, "link", "set", hub_end_, state}); }
+  bool Sh(const std::vector<std::string>& argv) {
+    std::vector<std::string> full = {"/usr/bin/env"};
+    full.insert(full.end(), argv.begin(), argv.end());
+    CommandResult r = RunCommand(full, {});
+    if (r.exit_code != 0) ADD_FAILURE() << argv[0] << " " << argv[1] << ": " << r.err;
+    return r.exit_code == 0;
+  }
+  std::string hub_, node_, hub_end_;
+};
+
+TEST_F(PartitionTest, ATaskLostToAPartitionIsSettledByItsLateFinalReport) {
+  StartController({"--heartbeat-timeout", "2s"});
+  StartAgent("island", {"price_per_hour=1"});
+  ASSERT_TRUE(WaitForOnlineNodes(1, absl::Seconds(30)));
+  CommandResult started = Cli({"run", "--bench", "gemm", "--param", "gemm.sizes=256", "--param",
+                               "gemm.min_seconds=2", "--param", "gemm.max_runs=100000",
+                               "--param", "gemm.threads=1"});
+  ASSERT_EQ(started.exit_code, 0) << started.err;
+  const std::string run_id(absl::StripAsciiWhitespace(started.out));
+  auto get = [&] {
+    v1::Run run;
+    CliJson({"results", run_id}, &run);
+    return run;
+  };
+  ASSERT_TRUE(WaitFor([&] { return TaskOn(get(), "island").state() == v1::TASK_STATE_RUNNING; },
+                      absl::Seconds(20)));
+  ASSERT_TRUE(Link("down"));
+  v1::Run run;
+  ASSERT_TRUE(WaitFor([&] { return (run = get()).state() == v1::RUN_STATE_FAILED; },
+                      absl::Seconds(20)));
+  EXPECT_EQ(TaskOn(run, "island").state(), v1::TASK_STATE_LOST);
+  ASSERT_TRUE(Link("up"));
+  ASSERT_TRUE(WaitFor([&] { return (run = get()).state() == v1::RUN_STATE_SUCCEEDED; },
+                      absl::Seconds(90)))
+      << "run " << run.state() << "; task " << TaskOn(run, "island").ShortDebugString();
+  EXPECT_NE(TaskOn(run, "island").reason().find("final report arrived late"), std::string::npos);
   EXPECT_EQ(run.samples_size(), 2);
 }
 
