@@ -18,6 +18,8 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/table.h"
+#include "cli/usage.h"
+#include "common/reason.h"
 
 namespace fleetbench::cli {
 
@@ -29,12 +31,9 @@ int ProbeCommand(const Argv& argv) {
       {"scratch", true, false, "folder benchmarks may write to (default /var/tmp/fleetbench-probe)"},
       {"json", false, false, "print protobuf JSON"}};
   auto args = ParseArgs(argv, flags);
-  auto usage = [&](const std::string& error) {
-    std::cerr << "fleetbench probe: " << error << "\nflags:\n" << FlagsHelp(flags);
-    return kExitUsage;
-  };
+  auto usage = [&](const std::string& error) { return UsageError("probe", error, flags); };
   if (!args.ok()) return usage(std::string(args.status().message()));
-  if (!args->positional.empty()) return usage("unexpected argument " + args->positional[0]);
+  if (!args->positional.empty()) return usage("unexpected argument " + ClipInput(args->positional[0]));
   if (args->Has("bench") && args->Has("suite")) return usage("give --bench or --suite, not both");
   v1::RunTask task;
   task.set_task_id(NewUlid());
@@ -51,7 +50,7 @@ int ProbeCommand(const Argv& argv) {
   for (const std::string& kv : args->All("param")) {
     auto pair = ParseKeyValue(kv);
     const size_t dot = pair.ok() ? pair->first.find('.') : std::string::npos;
-    if (dot == std::string::npos) return usage("--param wants BENCH.KEY=VALUE, got '" + kv + "'");
+    if (dot == std::string::npos) return usage("--param wants BENCH.KEY=VALUE, got '" + ClipInput(kv) + "'");
     bool found = false;
     for (auto& spec : *task.mutable_benchmarks()) {
       if (spec.name() == pair->first.substr(0, dot)) {
