@@ -14,6 +14,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "agent/benchmarks/host/scratch_path.h"
 #include "agent/benchmarks/registry.h"
 #include "agent/runtime/agent.h"
 #include "common/logging.h"
@@ -201,11 +202,10 @@ int AgentCommand(const Argv& argv) {
     return kExitFailure;
   }
   options.token = *token;
-  std::error_code ec;
-  std::filesystem::create_directories(options.scratch_dir, ec);
-  if (ec) {
-    std::cerr << "fleetbench agent: cannot create " << options.scratch_dir << ": "
-              << ec.message() << "\n";
+  // Made one component at a time, never through a symlink: the benchmarks
+  // may write only inside it (agent/benchmarks/host/scratch_path.h).
+  if (absl::Status s = agent::CreateScratchDirs(options.scratch_dir); !s.ok()) {
+    std::cerr << "fleetbench agent: scratch folder: " << s.message() << "\n";
     return kExitFailure;
   }
   auto spool = agent::Spool::Open(options.state_dir + "/spool");

@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "absl/strings/str_cat.h"
+#include "agent/benchmarks/host/scratch_path.h"
 #include "agent/benchmarks/registry.h"
 #include "agent/benchmarks/gpu/gpu_findings.h"
 #include "agent/facts/facts.h"
@@ -61,10 +62,8 @@ int ProbeCommand(const Argv& argv) {
     if (!found) return usage("--param names a benchmark that is not in the probe");
   }
   const std::string scratch = args->Get("scratch", "/var/tmp/fleetbench-probe");
-  std::error_code ec;
-  std::filesystem::create_directories(scratch, ec);
-  if (ec) {
-    std::cerr << "fleetbench probe: cannot create " << scratch << ": " << ec.message() << "\n";
+  if (absl::Status s = agent::CreateScratchDirs(scratch); !s.ok()) {
+    std::cerr << "fleetbench probe: scratch folder: " << s.message() << "\n";
     return kExitFailure;
   }
   const bool json = args->Has("json");
