@@ -164,14 +164,14 @@ absl::Status CheckHello(const v1::Hello& hello) {
     }
   }
   // Sizes before contents: whatever a hello stores comes back in every
-  // ListNodes answer, for every user.
-  if (const size_t bytes = hello.ByteSizeLong(); bytes > kMaxHelloBytes) {
-    return absl::InvalidArgumentError(absl::StrCat("hello is ", bytes, " bytes; at most ",
-                                                   kMaxHelloBytes));
-  }
+  // ListNodes answer, for every user. Facts first: the likelier culprit.
   if (const size_t bytes = hello.facts().ByteSizeLong(); bytes > kMaxFactsBytes) {
     return absl::InvalidArgumentError(absl::StrCat("node facts are ", bytes, " bytes; at most ",
                                                    kMaxFactsBytes, " (docs/protocol.md, Bounds)"));
+  }
+  if (const size_t bytes = hello.ByteSizeLong(); bytes > kMaxHelloBytes) {
+    return absl::InvalidArgumentError(absl::StrCat("hello is ", bytes, " bytes; at most ",
+                                                   kMaxHelloBytes));
   }
   if (hello.labels_size() > kMaxLabels) {
     return absl::InvalidArgumentError(absl::StrCat("at most ", kMaxLabels, " labels"));
