@@ -94,5 +94,47 @@ TEST_F(FleetCoreLimitsTest, ListRunsPagesStopAtTheByteBudget) {
   EXPECT_EQ(pages, 2);
 }
 
+// History takes pages of up to 100k samples; with parameters that is more
+// than a message holds, so its pages stop at the byte budget too.
+TEST_F(FleetCoreLimitsTest, HistoryPagesStopAtTheByteBudget) {
+  auto link = Connect("a");
+  Start("gemm");
+  ASSERT_EQ(link->RunTasks().size(), 1u);
+  const v1::RunTask task = link->RunTasks()[0];
+  constexpr int kReports = 3;
+  for (int r = 0; r < kReports; ++r) {
+    v1::AgentMessage m;
+    v1::Report* report = m.mutable_report();
+    report->set_report_id(NewUlid());
+    report->set_task_id(task.task_id());
+    for (int i = 0; i < 1000; ++i) {
+      v1::Sample* s = AddGemmSample(report, i);
+      s->set_run_id(task.run_id());
+      s->set_time_unix_ms(absl::ToUnixMillis(clock_.Now()) + r * 1000 + i);
+      for (int k = 0; k < 4; ++k) (*s->mutable_params())["k" + std::to_string(k)] = std::string(1000, 'v');
+    }
+    report->set_task_finished(r + 1 == kReports);
+    report->set_task_state(v1::TASK_STATE_SUCCEEDED);
+    Send(link, m);
+  }
+  v1::HistoryRequest request;
+  request.set_node("a");
+  request.set_metric("gemm.cpu.fp32.tflops");
+  request.set_page_size(100000);
+  std::set<std::string> ids;
+  int pages = 0;
+  while (true) {
+    auto page = core_->History(request);
+    ASSERT_TRUE(page.ok()) << page.status();
+    ++pages;
+    EXPECT_LE(page->ByteSizeLong(), kPageBudgetBytes + (16 << 10));
+    for (const v1::Sample& s : page->samples()) EXPECT_TRUE(ids.insert(s.id()).second);
+    if (page->next_page_token().empty()) break;
+    request.set_page_token(page->next_page_token());
+  }
+  EXPECT_EQ(ids.size(), 3000u);  // ~12 MB in all
+  EXPECT_GE(pages, 3);
+}
+
 }  // namespace
 }  // namespace fleetbench::controller

@@ -232,9 +232,15 @@ absl::StatusOr<v1::HistoryResponse> FleetCore::History(const v1::HistoryRequest&
   if (!samples.ok()) return samples.status();
   if (absl::Now() >= deadline) return CallerDeadlinePassed();
   v1::HistoryResponse response;
-  const bool more = samples->size() > page_size;
-  if (more) samples->resize(page_size);
-  for (auto& s : *samples) *response.add_samples() = std::move(s);
+  // A page ends at page_size samples or kPageBudgetBytes (at least one).
+  size_t bytes = 0;
+  size_t taken = 0;
+  for (; taken < samples->size() && taken < page_size; ++taken) {
+    bytes += (*samples)[taken].ByteSizeLong() + 8;
+    if (taken > 0 && bytes > kPageBudgetBytes) break;
+    *response.add_samples() = std::move((*samples)[taken]);
+  }
+  const bool more = samples->size() > taken;
   if (more) {
     const v1::Sample& last = response.samples(response.samples_size() - 1);
     response.set_next_page_token(HistoryPageToken(
