@@ -1,7 +1,6 @@
 // `fleetbench probe`: the five-minute check for a machine just rented. Runs
 // the suite in this process, no controller, and prints facts and results.
 #include <atomic>
-#include <filesystem>
 #include <iostream>
 
 #include "absl/strings/str_cat.h"
