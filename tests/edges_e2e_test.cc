@@ -237,6 +237,17 @@ TEST_F(EdgesTest, CliEdgesAreRefusedWithOneLineAndExit2) {
                              "99999999999h"});
   EXPECT_EQ(hours.exit_code, 2) << hours.err;
 
+  // A label past its bound is the agent's usage error, refused before it
+  // dials (the controller would refuse the hello).
+  Process labelled({FLEETBENCH_BINARY, "agent", "--controller", address_, "--name", "labelled",
+                    "--state-dir", dir_ + "/labelled", "--label",
+                    "region=" + std::string(300, 'r')},
+                   env_, dir_ + "/labelled.log");
+  const std::optional<int> labelled_exit = labelled.WaitFor(absl::Seconds(20));
+  ASSERT_TRUE(labelled_exit.has_value());
+  EXPECT_EQ(*labelled_exit, 2) << ReadFile(dir_ + "/labelled.log");
+  EXPECT_NE(ReadFile(dir_ + "/labelled.log").find("at most 256"), std::string::npos);
+
   // Usage errors the controller finds: one exit code, 2, like local ones.
   StartAgent("solo", {});
   ASSERT_TRUE(WaitForOnlineNodes(1, absl::Seconds(30)));
