@@ -1,5 +1,6 @@
 #include "cli/args.h"
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 
@@ -77,6 +78,19 @@ absl::StatusOr<std::pair<std::string, std::string>> ParseKeyValue(const std::str
     return absl::InvalidArgumentError(absl::StrCat("'", kv, "' is not key=value"));
   }
   return std::make_pair(kv.substr(0, eq), kv.substr(eq + 1));
+}
+
+absl::StatusOr<absl::Duration> ParseWindow(const std::string& w) {
+  int64_t days = 0;
+  if (!w.empty() && w.back() == 'd' && absl::SimpleAtoi(w.substr(0, w.size() - 1), &days) &&
+      days > 0 && days <= 36500) {
+    return absl::Hours(24 * days);
+  }
+  absl::Duration d;
+  if (!absl::ParseDuration(w, &d) || d <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("--window wants a duration like 7d or 24h");
+  }
+  return d;
 }
 
 }  // namespace fleetbench::cli

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 
 namespace fleetbench::cli {
 
@@ -38,6 +39,10 @@ std::string FlagsHelp(const std::vector<FlagSpec>& specs);
 std::vector<std::string> SplitList(const std::string& list);
 // "key=value" -> pair; INVALID_ARGUMENT if there is no '=' or the key is empty.
 absl::StatusOr<std::pair<std::string, std::string>> ParseKeyValue(const std::string& kv);
+
+// A ranking window: "7d" (days) or an absl duration ("24h", "90m"), > 0;
+// INVALID_ARGUMENT otherwise.
+absl::StatusOr<absl::Duration> ParseWindow(const std::string& window);
 
 }  // namespace fleetbench::cli
 

@@ -40,5 +40,13 @@ TEST(SplitListTest, DropsEmpties) {
   EXPECT_TRUE(SplitList("").empty());
 }
 
+TEST(WindowTest, DaysOrDurations) {
+  EXPECT_EQ(*ParseWindow("7d"), absl::Hours(24 * 7));
+  EXPECT_EQ(*ParseWindow("90m"), absl::Minutes(90));
+  for (const char* bad : {"", "0d", "-1d", "d", "0s", "-5m", "soon"}) {
+    EXPECT_FALSE(ParseWindow(bad).ok()) << bad;
+  }
+}
+
 }  // namespace
 }  // namespace fleetbench::cli
