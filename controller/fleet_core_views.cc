@@ -164,6 +164,14 @@ absl::StatusOr<std::vector<NodeSeries>> FleetCore::MetricSeries(
     s.node = name;
     by_index.push_back(&s);
   }
+  // Sized first: a million points would otherwise grow two vectors per
+  // node a dozen times each.
+  std::vector<size_t> counts(by_index.size());
+  for (const storage::MetricPointTable::Point& p : table->points) ++counts[p.node];
+  for (size_t i = 0; i < by_index.size(); ++i) {
+    by_index[i]->values.reserve(counts[i]);
+    by_index[i]->times.reserve(counts[i]);
+  }
   for (const storage::MetricPointTable::Point& p : table->points) {
     by_index[p.node]->values.push_back(p.value);
     // The time prices the value: the catalog row in force then.

@@ -304,28 +304,38 @@ PriceCatalog::PriceCatalog(const std::vector<v1::CatalogPrice>& rows) {
   }
 }
 
+const std::vector<v1::CatalogPrice>* PriceCatalog::OfferRows(
+    const std::string& provider, const std::string& region,
+    const std::string& instance_type) const {
+  auto it = offers_.find({provider, region, instance_type});
+  return it == offers_.end() ? nullptr : &it->second;
+}
+
+const v1::CatalogPrice* PriceCatalog::InForceIn(const std::vector<v1::CatalogPrice>& rows,
+                                                absl::Time when) {
+  const int64_t when_ms = absl::ToUnixMillis(when);
+  // The first row that starts after `when`; the one before it is in force.
+  auto next = std::upper_bound(rows.begin(), rows.end(), when_ms,
+                               [](int64_t t, const v1::CatalogPrice& p) {
+                                 return t < p.effective_from_unix_ms();
+                               });
+  if (next == rows.begin()) return nullptr;
+  return &*std::prev(next);
+}
+
 const v1::CatalogPrice* PriceCatalog::InForce(const std::string& provider,
                                               const std::string& region,
                                               const std::string& instance_type,
                                               absl::Time when) const {
-  auto it = offers_.find({provider, region, instance_type});
-  if (it == offers_.end()) return nullptr;
-  const int64_t when_ms = absl::ToUnixMillis(when);
-  const std::vector<v1::CatalogPrice>& list = it->second;
-  // The first row that starts after `when`; the one before it is in force.
-  auto next = std::upper_bound(list.begin(), list.end(), when_ms,
-                               [](int64_t t, const v1::CatalogPrice& p) {
-                                 return t < p.effective_from_unix_ms();
-                               });
-  if (next == list.begin()) return nullptr;
-  return &*std::prev(next);
+  const std::vector<v1::CatalogPrice>* rows = OfferRows(provider, region, instance_type);
+  return rows == nullptr ? nullptr : InForceIn(*rows, when);
 }
 
 const v1::CatalogPrice* PriceCatalog::Earliest(const std::string& provider,
                                                const std::string& region,
                                                const std::string& instance_type) const {
-  auto it = offers_.find({provider, region, instance_type});
-  return it == offers_.end() || it->second.empty() ? nullptr : &it->second.front();
+  const std::vector<v1::CatalogPrice>* rows = OfferRows(provider, region, instance_type);
+  return rows == nullptr || rows->empty() ? nullptr : &rows->front();
 }
 
 }  // namespace fleetbench::controller

@@ -82,6 +82,14 @@ class PriceCatalog {
   // sample older than it has no price).
   const v1::CatalogPrice* Earliest(const std::string& provider, const std::string& region,
                                    const std::string& instance_type) const;
+  // The offer's rows by effective_from, nullptr when it has none: looked up
+  // once to price many values with InForceIn.
+  const std::vector<v1::CatalogPrice>* OfferRows(const std::string& provider,
+                                                 const std::string& region,
+                                                 const std::string& instance_type) const;
+  // The row of `rows` (by effective_from) in force at `when`, or nullptr.
+  static const v1::CatalogPrice* InForceIn(const std::vector<v1::CatalogPrice>& rows,
+                                           absl::Time when);
 
  private:
   using Offer = std::tuple<std::string, std::string, std::string>;

@@ -83,8 +83,8 @@ NodePrice PriceOf(const NodeSeries& node, const RankPricing& pricing) {
     return out;
   }
   const std::string offer = absl::StrCat(provider, "/", region, "/", type);
-  const v1::CatalogPrice* earliest = pricing.catalog->Earliest(provider, region, type);
-  if (earliest == nullptr) {
+  const std::vector<v1::CatalogPrice>* rows = pricing.catalog->OfferRows(provider, region, type);
+  if (rows == nullptr || rows->empty()) {
     out.note = absl::StrCat("no ", label, " label and no catalog row for ", offer);
     return out;
   }
@@ -95,7 +95,7 @@ NodePrice PriceOf(const NodeSeries& node, const RankPricing& pricing) {
   const size_t count = node.times.empty() ? 1 : node.times.size();
   for (size_t i = 0; i < count; ++i) {
     const absl::Time when = node.times.empty() ? absl::InfiniteFuture() : node.times[i];
-    const v1::CatalogPrice* row = pricing.catalog->InForce(provider, region, type, when);
+    const v1::CatalogPrice* row = PriceCatalog::InForceIn(*rows, when);
     if (row == nullptr) {
       ++before_first;
       continue;
@@ -111,7 +111,7 @@ NodePrice PriceOf(const NodeSeries& node, const RankPricing& pricing) {
   std::vector<std::string> unpriced;
   if (before_first > 0) {
     unpriced.push_back(absl::StrCat(before_first, " measured before the catalog's first row for ",
-                                    offer, " (", DateOf(earliest->effective_from_unix_ms()),
+                                    offer, " (", DateOf(rows->front().effective_from_unix_ms()),
                                     ")"));
   }
   if (no_spot > 0) {
@@ -212,9 +212,16 @@ bool Better(double a, double b, bool higher_is_better) {
   return higher_is_better ? a > b : a < b;
 }
 
-// The finite values of a node, with their times when it has them.
-NodeSeries FiniteValues(const NodeSeries& node) {
-  NodeSeries out{node.node, node.labels, {}, {}};
+// The finite values of a node, with their times when it has them. Points
+// to `node` itself when all are finite (the common case: no copy), else
+// fills `filtered`.
+const NodeSeries& FiniteValues(const NodeSeries& node, NodeSeries& filtered) {
+  if (std::all_of(node.values.begin(), node.values.end(),
+                  [](double v) { return std::isfinite(v); })) {
+    return node;
+  }
+  NodeSeries& out = filtered;
+  out = NodeSeries{node.node, node.labels, {}, {}};
   for (size_t i = 0; i < node.values.size(); ++i) {
     if (!std::isfinite(node.values[i])) continue;
     out.values.push_back(node.values[i]);
@@ -273,7 +280,8 @@ absl::StatusOr<v1::RankResponse> RankByCostPerThroughput(
   const std::string label = by_node ? "" : RankGroupingName(by);
   std::map<std::string, Group> groups;  // ordered: output is deterministic
   for (const NodeSeries& input : series) {
-    const NodeSeries node = FiniteValues(input);
+    NodeSeries filtered;
+    const NodeSeries& node = FiniteValues(input, filtered);
     if (node.values.empty()) continue;
 
     Group& group = groups[GroupOf(node, label)];
@@ -380,7 +388,8 @@ absl::StatusOr<v1::RankResponse> RankByProfileCost(const std::string& profile,
     if (c.metric.direction() == v1::METRIC_DIRECTION_UNSPECIFIED) continue;  // undeclared
     std::vector<double> node_medians;
     for (const NodeSeries& input : c.series) {
-      const NodeSeries node = FiniteValues(input);
+      NodeSeries filtered;
+      const NodeSeries& node = FiniteValues(input, filtered);
       if (node.values.empty()) continue;
       node_medians.push_back(Median(node.values));
       NodeSeries& all = nodes[node.node];
