@@ -28,9 +28,13 @@
 //     median (better first); ties by median, then group name.
 //
 // Errors: INVALID_ARGUMENT for an unknown `by` (the message lists the allowed
-// values), an empty metric name, a metric without a direction, or a node
-// listed twice. Thread safety: none
-// needed, the function only reads its arguments.
+// values), an empty metric name, a metric without a direction, a node
+// listed twice, or a node whose times do not match its values. Thread
+// safety: none needed, the functions only read their arguments.
+//
+// Files: ranking.cc (by a metric), rank_profile.cc (by a profile),
+// ranking_prices.cc (a node's and a group's price), ranking_internal.h (what
+// they share).
 #ifndef FLEETBENCH_CONTROLLER_RANKING_H_
 #define FLEETBENCH_CONTROLLER_RANKING_H_
 
