@@ -1,8 +1,8 @@
 #include "cli/args.h"
 
-#include "absl/strings/str_cat.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "common/reason.h"
 
@@ -124,6 +124,22 @@ absl::Status CheckHostPort(const std::string& flag, const std::string& address,
     return bad(absl::StrCat("port ", value, " is outside ", allow_any_port ? 0 : 1, "..65535"));
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<absl::Duration> ParseWindow(const std::string& w) {
+  // Ten years is more history than any fleet has; past it a window is a
+  // typo, and 24 * days could overflow.
+  constexpr int64_t kMaxWindowDays = 3650;
+  const absl::Duration max = absl::Hours(24) * kMaxWindowDays;
+  int64_t days = 0;
+  absl::Duration d;
+  if (!w.empty() && w.back() == 'd' && absl::SimpleAtoi(w.substr(0, w.size() - 1), &days)) {
+    if (days > 0 && days <= kMaxWindowDays) return absl::Hours(24) * days;
+  } else if (absl::ParseDuration(w, &d) && d > absl::ZeroDuration() && d <= max) {
+    return d;
+  }
+  return absl::InvalidArgumentError(absl::StrCat("--window wants a duration like 7d or 24h, at most ",
+                                                 kMaxWindowDays, "d; got '", ClipInput(w), "'"));
 }
 
 }  // namespace fleetbench::cli

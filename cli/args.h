@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 
 namespace fleetbench::cli {
 
@@ -45,6 +46,10 @@ absl::StatusOr<std::pair<std::string, std::string>> ParseKeyValue(const std::str
 // at start, so a typo is refused instead of redialled forever.
 absl::Status CheckHostPort(const std::string& flag, const std::string& address,
                            bool allow_any_port = false);
+
+// A ranking window: "7d" (days) or an absl duration ("24h", "90m"), > 0 and
+// at most ten years; INVALID_ARGUMENT (quoting it clipped) otherwise.
+absl::StatusOr<absl::Duration> ParseWindow(const std::string& window);
 
 }  // namespace fleetbench::cli
 

@@ -66,5 +66,14 @@ TEST(ParseArgsTest, ErrorsClipWhatTheyEcho) {
   EXPECT_LT(ParseKeyValue(huge).status().message().size(), 100u);
 }
 
+TEST(WindowTest, DaysOrDurations) {
+  EXPECT_EQ(*ParseWindow("7d"), absl::Hours(24 * 7));
+  EXPECT_EQ(*ParseWindow("90m"), absl::Minutes(90));
+  for (const char* bad : {"", "0d", "-1d", "d", "0s", "-5m", "soon", "3651d", "9223372036854775807d",
+                          "100000h"}) {
+    EXPECT_FALSE(ParseWindow(bad).ok()) << bad;
+  }
+}
+
 }  // namespace
 }  // namespace fleetbench::cli

@@ -24,6 +24,8 @@ int RunsCommand(const Argv& args);
 int CancelCommand(const Argv& args);
 int RankCommand(const Argv& args);
 int HistoryCommand(const Argv& args);
+int PricesCommand(const Argv& args);
+int CostCommand(const Argv& args);
 int ProbeCommand(const Argv& args);
 
 }  // namespace fleetbench::cli

@@ -27,6 +27,8 @@ constexpr Command kCommands[] = {
     {"cancel", fleetbench::cli::CancelCommand, "cancel a run"},
     {"rank", fleetbench::cli::RankCommand, "rank nodes or groups by cost per unit of throughput"},
     {"history", fleetbench::cli::HistoryCommand, "a node's results for one metric over time"},
+    {"prices", fleetbench::cli::PricesCommand, "import or list the price catalog (CSV)"},
+    {"cost", fleetbench::cli::CostCommand, "how long and how much W units of work take per offer"},
     {"probe", fleetbench::cli::ProbeCommand, "run the suite on this machine, no controller"},
 };
 

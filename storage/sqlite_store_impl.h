@@ -14,8 +14,9 @@
 // pragmas, migrations), sqlite_store.cc (connection, transactions, key
 // caches, integrity), sqlite_nodes.cc, sqlite_runs.cc (runs and tasks),
 // sqlite_ingest.cc (CommitReports and the ranking points it stages),
-// sqlite_samples.cc (sample reads, History), sqlite_rank_scan.cc and
-// sqlite_metrics.cc (metric descriptors).
+// sqlite_samples.cc (sample reads, History), sqlite_rank_scan.cc,
+// sqlite_metrics.cc (metric descriptors) and sqlite_prices.cc (the price
+// catalog).
 #ifndef FLEETBENCH_STORAGE_SQLITE_STORE_IMPL_H_
 #define FLEETBENCH_STORAGE_SQLITE_STORE_IMPL_H_
 
@@ -99,6 +100,10 @@ class SqliteStore final : public Store {
       override;
   absl::StatusOr<v1::MetricDescriptor> GetMetricDescriptor(
       const std::string& name) override;
+
+  absl::StatusOr<PriceImport> ImportPrices(
+      const std::vector<v1::CatalogPrice>& prices, absl::Time imported) override;
+  absl::StatusOr<std::vector<v1::CatalogPrice>> ListPrices() override;
 
  private:
   // ---- sqlite_store.cc and the statement helpers ----
