@@ -7,8 +7,8 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "agent/benchmarks/gpu/gpu_math.h"
-#include "agent/benchmarks/gpu/gpu_skus.h"
-#include "agent/facts/gpu_values.h"
+#include "common/gpu_skus.h"
+#include "common/gpu_values.h"
 
 namespace fleetbench::gpu {
 namespace {

@@ -1,4 +1,4 @@
-#include "agent/facts/gpu_values.h"
+#include "common/gpu_values.h"
 
 #include <cstdint>
 #include <optional>
@@ -47,6 +47,19 @@ TEST(GpuValuesTest, FormatsCudaVersions) {
   EXPECT_EQ(FormatCudaVersion(13000), "13.0");
   EXPECT_EQ(FormatCudaVersion(11080), "11.8");
   EXPECT_EQ(FormatCudaVersion(0), "");
+}
+
+TEST(GpuValuesTest, PcieTheoreticalRatesPerDirection) {
+  EXPECT_NEAR(PcieTheoreticalGBps(3, 16), 15.75, 0.01);
+  EXPECT_NEAR(PcieTheoreticalGBps(4, 16), 31.5, 0.02);
+  EXPECT_NEAR(PcieTheoreticalGBps(5, 16), 63.0, 0.03);
+  EXPECT_NEAR(PcieTheoreticalGBps(4, 8), 15.75, 0.01);
+  EXPECT_DOUBLE_EQ(PcieTheoreticalGBps(1, 16), 4.0);   // 8b/10b
+  EXPECT_DOUBLE_EQ(PcieTheoreticalGBps(2, 16), 8.0);
+  EXPECT_NEAR(PcieTheoreticalGBps(6, 16), 121.0, 0.05);
+  EXPECT_EQ(PcieTheoreticalGBps(0, 16), 0);
+  EXPECT_EQ(PcieTheoreticalGBps(7, 16), 0);
+  EXPECT_EQ(PcieTheoreticalGBps(4, 0), 0);
 }
 
 }  // namespace
