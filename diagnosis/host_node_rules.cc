@@ -260,6 +260,11 @@ std::optional<int> CudaVersionNumber(absl::string_view text) {
   return major * 1000 + minor * 10;
 }
 
+// 12040 -> 12.4, the number users read (CUDA minors stay below 10).
+double AsDecimal(int version) {
+  return version / 1000 + ((version % 1000) / 10) / 10.0;
+}
+
 // ---- stack.version_mismatch ----------------------------------------------
 void VersionMismatch(const NodeEvidence& e, const RuleInfo& rule,
                      std::vector<v1::Finding>* out) {
@@ -285,7 +290,7 @@ void VersionMismatch(const NodeEvidence& e, const RuleInfo& rule,
   const std::optional<int> rt = CudaVersionNumber(runtime);
   const std::optional<int> dv = CudaVersionNumber(driver);
   if (rt && dv && *rt > *dv) {
-    AddEvidence(&f, "cuda_runtime", *rt / 1000.0, *dv / 1000.0, "version",
+    AddEvidence(&f, "cuda_runtime", AsDecimal(*rt), AsDecimal(*dv), "version",
                 "the highest CUDA the driver supports (cudaDriverGetVersion)");
     // A newer major needs a newer driver; within a major, minor-version
     // compatibility runs most code but not PTX newer than the driver.
@@ -295,7 +300,7 @@ void VersionMismatch(const NodeEvidence& e, const RuleInfo& rule,
   }
   const std::optional<int> nv = CudaVersionNumber(nvml_cuda);
   if (dv && nv && *dv != *nv) {
-    AddEvidence(&f, "cuda_driver", *dv / 1000.0, *nv / 1000.0, "version",
+    AddEvidence(&f, "cuda_driver", AsDecimal(*dv), AsDecimal(*nv), "version",
                 "NVML's CUDA version of the kernel driver");
     what.push_back(absl::StrCat("the CUDA driver library says ", driver,
                                 ", the kernel driver (NVML) ", nvml_cuda));
