@@ -26,7 +26,8 @@ constexpr Command kCommands[] = {
     {"cancel", fleetbench::cli::CancelCommand, "cancel a run"},
     {"rank", fleetbench::cli::RankCommand, "rank nodes or groups by cost per unit of throughput"},
     {"history", fleetbench::cli::HistoryCommand, "a node's results for one metric over time"},
-    {"probe", fleetbench::cli::ProbeCommand, "run the suite on this machine, no controller"},
+    {"probe", fleetbench::cli::ProbeCommand,
+     "run the suite on this machine, no controller; findings and a PASS/WARN/FAIL verdict"},
 };
 
 int PrintUsage(std::ostream& out) {

@@ -142,7 +142,7 @@ void ScratchEphemeral(const NodeEvidence& e, const RuleInfo& rule,
                              memory ? "gone after a reboot"
                                     : "gone when the container is recreated"));
   AddEvidence(&f, absl::StrCat("scratch_filesystem.", fs), 1, std::nullopt,
-              "flag", "mount table (/proc/self/mounts)");
+              "flag", "/proc/self/mounts");
   if (!e.facts.virtualization().container().empty()) {
     f.add_context(absl::StrCat("running in a container (",
                                e.facts.virtualization().container(), ")"));
@@ -313,6 +313,10 @@ void VersionMismatch(const NodeEvidence& e, const RuleInfo& rule,
     what.push_back(absl::StrCat("GPUs report drivers ", absl::StrJoin(drivers, ", ")));
   }
   if (what.empty()) return;
+  // A compat libcuda alone is a supported setup worth knowing, not a fault.
+  if (f.evidence_size() == 1 && f.evidence(0).name() == "cuda_driver") {
+    f.set_severity(v1::SEVERITY_INFO);
+  }
   f.set_summary(absl::StrJoin(what, "; "));
   if (!drivers.empty()) f.add_context(absl::StrCat("driver ", drivers[0]));
   f.set_effect(
@@ -499,7 +503,8 @@ const std::vector<NodeRule>& HostNodeRules() {
       {{"stack.version_mismatch", v1::SEVERITY_WARNING,
         "cudaRuntimeGetVersion, cudaDriverGetVersion, NVML",
         "CUDA runtime newer than the driver's CUDA (critical for a newer "
-        "major); driver library and NVML disagree; GPUs on different drivers"},
+        "major); GPUs on different drivers; info when only the driver "
+        "library and NVML disagree"},
        VersionMismatch},
       {{"node.preemptible", v1::SEVERITY_WARNING, "node labels",
         "spot/preemptible=true, or a capacity-type label of spot/preemptible"},

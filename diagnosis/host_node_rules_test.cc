@@ -211,6 +211,7 @@ TEST(HostNodeRulesTest, CudaRuntimeNewerThanDriver) {
   (*e.samples[0].mutable_params())["cuda_driver"] = "12.8";
   const v1::Finding compat = Only(DiagnoseNode(e));
   EXPECT_THAT(compat.summary(), HasSubstr("kernel driver (NVML) 12.4"));
+  EXPECT_EQ(compat.severity(), v1::SEVERITY_INFO);
 }
 
 TEST(HostNodeRulesTest, PreemptibleByLabel) {
