@@ -8,8 +8,11 @@
 namespace fleetbench::cli {
 
 std::string FormatEvidence(const v1::Evidence& e) {
-  std::string text = absl::StrCat(e.name(), ": ", FormatNumber(e.measured()));
-  if (!e.unit().empty()) absl::StrAppend(&text, " ", e.unit());
+  // A flag (MIG on, rotational) reads as yes/no, not "1 flag".
+  const bool flag = e.unit() == "flag";
+  std::string text = absl::StrCat(
+      e.name(), ": ", flag ? (e.measured() != 0 ? "yes" : "no") : FormatNumber(e.measured()));
+  if (!flag && !e.unit().empty()) absl::StrAppend(&text, " ", e.unit());
   if (e.has_expected()) {
     absl::StrAppend(&text, " (expected ", FormatNumber(e.expected()),
                     e.unit().empty() ? "" : " ", e.unit());

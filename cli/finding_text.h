@@ -11,7 +11,8 @@
 
 namespace fleetbench::cli {
 
-// "320 W (expected 450 W: NVML default power limit)" for one evidence.
+// "gpu.power_enforced_limit_w: 320 W (expected 450 W: NVML default power
+// limit)" for one evidence; a unit of "flag" reads "yes" or "no".
 std::string FormatEvidence(const v1::Evidence& evidence);
 
 // The finding's lines, each ending in '\n':

@@ -363,7 +363,7 @@ void EccDisabled(const NodeEvidence& e, const RuleInfo& rule,
     if (!g.has_ecc_enabled() || g.ecc_enabled()) continue;
     v1::Finding f = GpuFinding(e, rule, g);
     f.set_summary(absl::StrCat(GpuLabel(g), " ECC disabled"));
-    AddEvidence(&f, "gpu.ecc_enabled", 0, 1, "flag", "NVML current ECC mode");
+    AddEvidence(&f, "gpu.ecc_enabled", 0, std::nullopt, "flag", "NVML current ECC mode");
     if (g.has_ecc_pending_enabled() && g.ecc_pending_enabled()) {
       f.add_context("enable pending a GPU reset");
     }

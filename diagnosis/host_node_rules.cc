@@ -73,7 +73,7 @@ void DiskRotational(const NodeEvidence& e, const RuleInfo& rule,
   f.set_summary(absl::StrCat("scratch disk ", device,
                              model.empty() ? "" : absl::StrCat(" (", model, ")"),
                              " is rotational"));
-  AddEvidence(&f, "block_device.rotational", 1, 0, "flag",
+  AddEvidence(&f, "block_device.rotational", 1, std::nullopt, "flag",
               "sysfs queue/rotational of the disk under the scratch folder");
   AddDiskRates(e, &f);
   f.set_effect(
@@ -102,7 +102,7 @@ void DiskNetworkStorage(const NodeEvidence& e, const RuleInfo& rule,
   if (!reason.empty()) {
     f.set_summary(absl::StrCat("scratch folder is on network storage (", reason,
                                ")"));
-    AddEvidence(&f, "scratch.network_storage", 1, 0, "flag",
+    AddEvidence(&f, "scratch.network_storage", 1, std::nullopt, "flag",
                 "mount table, block device name and model (agent/facts)");
     AddDiskRates(e, &f);
     f.set_effect(
@@ -120,7 +120,7 @@ void DiskNetworkStorage(const NodeEvidence& e, const RuleInfo& rule,
     f.mutable_subject()->set_device(device);
     f.set_summary(absl::StrCat("scratch disk ", device,
                                " is a virtual block device"));
-    AddEvidence(&f, "block_device.virtual_device", 1, 0, "flag",
+    AddEvidence(&f, "block_device.virtual_device", 1, std::nullopt, "flag",
                 "sysfs: virtio, xen or device-mapper path");
     AddDiskRates(e, &f);
     f.set_effect(

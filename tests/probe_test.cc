@@ -47,7 +47,7 @@ TEST_F(ProbeTest, FactsOnlyFindingsAndAPassingVerdict) {
   EXPECT_THAT(r.out, HasSubstr("\nfindings:\n"));
   EXPECT_THAT(r.out, HasSubstr("info      disk.scratch_ephemeral  scratch folder is on "
                                "tmpfs: gone after a reboot\n"
-                               "    scratch_filesystem.tmpfs: 1 flag (/proc/self/mounts)\n"));
+                               "    scratch_filesystem.tmpfs: yes (/proc/self/mounts)\n"));
   // Whatever else this machine's facts say, nothing here is critical or
   // failed: the verdict is PASS or WARN and the exit code 0.
   const std::string verdict = LastLine(r.out);
