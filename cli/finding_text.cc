@@ -11,7 +11,8 @@ std::string FormatEvidence(const v1::Evidence& e) {
   // A flag (MIG on, rotational) reads as yes/no, not "1 flag".
   const bool flag = e.unit() == "flag";
   std::string text = absl::StrCat(
-      e.name(), ": ", flag ? (e.measured() != 0 ? "yes" : "no") : FormatNumber(e.measured()));
+      e.name(), ": ",
+      flag ? (e.measured() != 0 ? "yes" : "no") : FormatNumber(e.measured()));
   if (!flag && !e.unit().empty()) absl::StrAppend(&text, " ", e.unit());
   if (e.has_expected()) {
     absl::StrAppend(&text, " (expected ", FormatNumber(e.expected()),
@@ -27,13 +28,16 @@ std::string FormatEvidence(const v1::Evidence& e) {
 }
 
 std::string FormatFinding(const v1::Finding& f) {
-  std::string text = absl::StrFormat(
-      "%-9s %s  %s\n", diagnosis::SeverityName(f.severity()), f.code(), f.summary());
+  std::string text =
+      absl::StrFormat("%-9s %s  %s\n", diagnosis::SeverityName(f.severity()),
+                      f.code(), f.summary());
   for (const v1::Evidence& e : f.evidence()) {
     absl::StrAppend(&text, "    ", FormatEvidence(e), "\n");
   }
-  for (const std::string& c : f.context()) absl::StrAppend(&text, "    ", c, "\n");
-  if (!f.effect().empty()) absl::StrAppend(&text, "    effect: ", f.effect(), "\n");
+  for (const std::string& c : f.context())
+    absl::StrAppend(&text, "    ", c, "\n");
+  if (!f.effect().empty())
+    absl::StrAppend(&text, "    effect: ", f.effect(), "\n");
   if (!f.suggestion().empty()) {
     absl::StrAppend(&text, "    suggestion: ", f.suggestion(), "\n");
   }

@@ -6,9 +6,9 @@ namespace fleetbench {
 namespace {
 
 TEST(IsNetworkFilesystemTest, Types) {
-  for (const char* fs : {"nfs", "nfs4", "cifs", "smb3", "ceph", "lustre",
-                         "9p", "fuse.sshfs", "fuse.s3fs", "fuse.gcsfuse",
-                         "fuse.juicefs", "fuse.mountpoint-s3"}) {
+  for (const char* fs :
+       {"nfs", "nfs4", "cifs", "smb3", "ceph", "lustre", "9p", "fuse.sshfs",
+        "fuse.s3fs", "fuse.gcsfuse", "fuse.juicefs", "fuse.mountpoint-s3"}) {
     EXPECT_TRUE(IsNetworkFilesystem(fs)) << fs;
   }
   for (const char* fs : {"ext4", "xfs", "btrfs", "tmpfs", "overlay", "zfs",

@@ -35,8 +35,8 @@ constexpr uint64_t kHeatReasons = kReasonSwThermalSlowdown |
 constexpr const char* kHeatReasonNames[] = {
     "sw_thermal_slowdown", "hw_thermal_slowdown", "hw_slowdown",
     "hw_power_brake_slowdown"};
-constexpr const char* kHwReasonNames[] = {
-    "hw_thermal_slowdown", "hw_slowdown", "hw_power_brake_slowdown"};
+constexpr const char* kHwReasonNames[] = {"hw_thermal_slowdown", "hw_slowdown",
+                                          "hw_power_brake_slowdown"};
 
 std::string GpuLabel(const v1::GpuFacts& g) {
   return absl::StrCat("GPU ", g.index());
@@ -77,7 +77,8 @@ std::optional<std::pair<int, int>> ParseLink(absl::string_view text) {
   std::vector<absl::string_view> parts = absl::StrSplit(text, ' ');
   int gen = 0, width = 0;
   if (parts.size() != 2 || !absl::ConsumePrefix(&parts[0], "Gen") ||
-      !absl::ConsumePrefix(&parts[1], "x") || !absl::SimpleAtoi(parts[0], &gen) ||
+      !absl::ConsumePrefix(&parts[1], "x") ||
+      !absl::SimpleAtoi(parts[0], &gen) ||
       !absl::SimpleAtoi(parts[1], &width) || gen <= 0 || width <= 0) {
     return std::nullopt;
   }
@@ -116,12 +117,13 @@ void PowerCapped(const NodeEvidence& e, const RuleInfo& rule,
     v1::Finding f = GpuFinding(e, rule, g);
     const double share = g.power_enforced_limit_w() / g.power_default_limit_w();
     f.set_summary(absl::StrCat(GpuLabel(g), " power capped at ",
-                               WithUnit(g.power_enforced_limit_w(), "W"), " of ",
-                               WithUnit(g.power_default_limit_w(), "W"),
+                               WithUnit(g.power_enforced_limit_w(), "W"),
+                               " of ", WithUnit(g.power_default_limit_w(), "W"),
                                " default"));
     AddEvidence(&f, "gpu.power_enforced_limit_w", g.power_enforced_limit_w(),
                 g.power_default_limit_w(), "W", "NVML default power limit");
-    for (const v1::Sample* s : GpuSamples(e, "stress.gpu.sustained.tflops", g)) {
+    for (const v1::Sample* s :
+         GpuSamples(e, "stress.gpu.sustained.tflops", g)) {
       if (std::optional<double> w = NumberParam(*s, "mean_power_W")) {
         f.add_context(absl::StrCat("under sustained load it drew ",
                                    WithUnit(*w, "W"), " on average"));
@@ -148,13 +150,14 @@ void BoardPowerLow(const NodeEvidence& e, const RuleInfo& rule,
       continue;
     }
     v1::Finding f = GpuFinding(e, rule, g);
-    f.set_summary(absl::StrCat(GpuLabel(g), " (", sku->label,
-                               ") configured for ",
-                               WithUnit(g.power_default_limit_w(), "W"),
-                               ", datasheet ", WithUnit(sku->board_power_w, "W")));
-    AddEvidence(&f, "gpu.power_default_limit_w", g.power_default_limit_w(),
-                sku->board_power_w, "W",
-                absl::StrCat("SKU table: ", sku->label, " (", sku->source, ")"));
+    f.set_summary(
+        absl::StrCat(GpuLabel(g), " (", sku->label, ") configured for ",
+                     WithUnit(g.power_default_limit_w(), "W"), ", datasheet ",
+                     WithUnit(sku->board_power_w, "W")));
+    AddEvidence(
+        &f, "gpu.power_default_limit_w", g.power_default_limit_w(),
+        sku->board_power_w, "W",
+        absl::StrCat("SKU table: ", sku->label, " (", sku->source, ")"));
     f.set_effect(
         "the board is built or configured (VBIOS, cloud) below its datasheet "
         "power: expect less than the datasheet's throughput on every run");
@@ -177,11 +180,12 @@ void GpuLinkDegraded(const NodeEvidence& e, const RuleInfo& rule,
   std::pair<int, int> worst_link;
   for (const char* metric : {"pcie.h2d.GBps", "pcie.d2h.GBps"}) {
     for (const v1::Sample* s : GpuSamples(e, metric, g)) {
-      std::optional<std::pair<int, int>> link = ParseLink(Param(*s, "pcie_link"));
+      std::optional<std::pair<int, int>> link =
+          ParseLink(Param(*s, "pcie_link"));
       if (!link) continue;
-      if (worst == nullptr || gpu::PcieTheoreticalGBps(link->first, link->second) <
-                                  gpu::PcieTheoreticalGBps(worst_link.first,
-                                                           worst_link.second)) {
+      if (worst == nullptr ||
+          gpu::PcieTheoreticalGBps(link->first, link->second) <
+              gpu::PcieTheoreticalGBps(worst_link.first, worst_link.second)) {
         worst = s;
         worst_link = *link;
       }
@@ -218,8 +222,9 @@ void GpuLinkDegraded(const NodeEvidence& e, const RuleInfo& rule,
       // Idle GPUs train their link down to save power; only the width is a
       // verdict without load.
       f.set_severity(v1::SEVERITY_INFO);
-      f.add_context("idle GPUs lower the link speed to save power: run the "
-                    "pcie benchmark to read it under load");
+      f.add_context(
+          "idle GPUs lower the link speed to save power: run the "
+          "pcie benchmark to read it under load");
     }
   }
   f.set_effect(
@@ -254,8 +259,9 @@ void LinkDegraded(const NodeEvidence& e, const RuleInfo& rule,
                 d.max_link_width(), "lanes", "sysfs max_link_width");
     if (d.current_link_width() >= d.max_link_width()) {
       f.set_severity(v1::SEVERITY_INFO);
-      f.add_context("only the speed is lower, which devices do at rest to "
-                    "save power");
+      f.add_context(
+          "only the speed is lower, which devices do at rest to "
+          "save power");
     }
     f.set_effect("the device moves data at the narrower link's rate");
     f.set_suggestion("ask the provider to check the slot and the riser");
@@ -268,8 +274,8 @@ void Mig(const NodeEvidence& e, const RuleInfo& rule,
          std::vector<v1::Finding>* out) {
   for (const v1::GpuFacts& g : e.facts.gpus()) {
     if (!g.has_mig_enabled()) continue;
-    const bool pending_change =
-        g.has_mig_pending_enabled() && g.mig_pending_enabled() != g.mig_enabled();
+    const bool pending_change = g.has_mig_pending_enabled() &&
+                                g.mig_pending_enabled() != g.mig_enabled();
     if (!g.mig_enabled() && !pending_change) continue;
     v1::Finding f = GpuFinding(e, rule, g);
     AddEvidence(&f, "gpu.mig_enabled", g.mig_enabled() ? 1 : 0, std::nullopt,
@@ -317,22 +323,26 @@ void EccErrors(const NodeEvidence& e, const RuleInfo& rule,
   for (const v1::GpuFacts& g : e.facts.gpus()) {
     v1::Finding f = GpuFinding(e, rule, g);
     uint64_t new_under_load = 0;
-    for (const v1::Sample* s : GpuSamples(e, "stress.gpu.sustained.tflops", g)) {
+    for (const v1::Sample* s :
+         GpuSamples(e, "stress.gpu.sustained.tflops", g)) {
       new_under_load = std::max<uint64_t>(
           new_under_load,
-          static_cast<uint64_t>(NumberParam(*s, "ecc_uncorrected_delta").value_or(0)));
+          static_cast<uint64_t>(
+              NumberParam(*s, "ecc_uncorrected_delta").value_or(0)));
     }
     const uint64_t since_load = g.ecc_uncorrected_volatile();
     const uint64_t lifetime = g.ecc_uncorrected_aggregate();
     if (since_load == 0 && lifetime == 0 && new_under_load == 0) continue;
     // Aggregate counts survive reboots; volatile ones start at driver load.
     // Errors now (since the driver loaded, or during the run) are critical.
-    if (since_load > 0 || new_under_load > 0) f.set_severity(v1::SEVERITY_CRITICAL);
+    if (since_load > 0 || new_under_load > 0)
+      f.set_severity(v1::SEVERITY_CRITICAL);
     const uint64_t shown = std::max({since_load, lifetime, new_under_load});
     f.set_summary(absl::StrCat(GpuLabel(g), " has ", shown,
                                " uncorrected ECC error", shown == 1 ? "" : "s",
                                since_load > 0 || new_under_load > 0
-                                   ? " (recent)" : " (board lifetime)"));
+                                   ? " (recent)"
+                                   : " (board lifetime)"));
     const char* none = "none on a healthy board";
     if (since_load > 0) {
       AddEvidence(&f, "gpu.ecc_uncorrected_volatile",
@@ -363,7 +373,8 @@ void EccDisabled(const NodeEvidence& e, const RuleInfo& rule,
     if (!g.has_ecc_enabled() || g.ecc_enabled()) continue;
     v1::Finding f = GpuFinding(e, rule, g);
     f.set_summary(absl::StrCat(GpuLabel(g), " ECC disabled"));
-    AddEvidence(&f, "gpu.ecc_enabled", 0, std::nullopt, "flag", "NVML current ECC mode");
+    AddEvidence(&f, "gpu.ecc_enabled", 0, std::nullopt, "flag",
+                "NVML current ECC mode");
     if (g.has_ecc_pending_enabled() && g.ecc_pending_enabled()) {
       f.add_context("enable pending a GPU reset");
     }
@@ -390,9 +401,10 @@ void ThermalThrottle(const NodeEvidence& e, const RuleInfo& rule,
                   "NVML slowdown temperature (at rest)");
       why.push_back(absl::StrCat(r.temperature_c(), " C at rest"));
     }
-    if (r.has_clock_event_reasons() && (r.clock_event_reasons() & kHeatReasons)) {
-      for (const std::string& name :
-           gpu::DecodeClockEventReasons(r.clock_event_reasons() & kHeatReasons)) {
+    if (r.has_clock_event_reasons() &&
+        (r.clock_event_reasons() & kHeatReasons)) {
+      for (const std::string& name : gpu::DecodeClockEventReasons(
+               r.clock_event_reasons() & kHeatReasons)) {
         AddEvidence(&f, absl::StrCat("gpu.clock_event_reasons.", name), 1,
                     std::nullopt, "flag", "NVML clock event reasons (at rest)");
         why.push_back(name);
@@ -405,9 +417,10 @@ void ThermalThrottle(const NodeEvidence& e, const RuleInfo& rule,
       const double hw = MaxReasonShare(*s, kHwReasonNames, &hw_name);
       if (heat < kThrottleShareWarning) continue;
       AddEvidence(&f, absl::StrCat(s->metric(), "[", heat_name, "]"), heat, 0,
-                  "ratio", "a cooled board under sustained load: no heat slowdown");
-      why.push_back(absl::StrCat(heat_name, " ", Percent(heat),
-                                 " of the sustained run"));
+                  "ratio",
+                  "a cooled board under sustained load: no heat slowdown");
+      why.push_back(
+          absl::StrCat(heat_name, " ", Percent(heat), " of the sustained run"));
       if (hw >= kHwSlowdownShareCritical) f.set_severity(v1::SEVERITY_CRITICAL);
     }
     for (const v1::Sample* s : GpuSamples(e, "stress.gpu.max_temp.C", g)) {
@@ -418,14 +431,15 @@ void ThermalThrottle(const NodeEvidence& e, const RuleInfo& rule,
       why.push_back(absl::StrCat(FormatNumber(s->value()), " C under load"));
     }
     if (why.empty()) continue;
-    for (const v1::Sample* s : GpuSamples(e, "stress.gpu.first_throttle.s", g)) {
+    for (const v1::Sample* s :
+         GpuSamples(e, "stress.gpu.first_throttle.s", g)) {
       if (Param(*s, "throttled") == "yes") {
         f.add_context(absl::StrCat("first power or heat slowdown after ",
                                    FormatNumber(s->value()), " s of load"));
       }
     }
-    f.set_summary(absl::StrCat(GpuLabel(g), " slowed by heat: ",
-                               absl::StrJoin(why, ", ")));
+    f.set_summary(absl::StrCat(GpuLabel(g),
+                               " slowed by heat: ", absl::StrJoin(why, ", ")));
     f.set_effect(
         "clocks drop after minutes of load, so long runs are slower than "
         "short benchmarks say; hardware slowdown halves clocks or worse");
@@ -443,7 +457,8 @@ void PowerThrottle(const NodeEvidence& e, const RuleInfo& rule,
     v1::Finding f = GpuFinding(e, rule, g);
     const v1::GpuReadings& r = g.readings();
     std::string summary;
-    if (r.has_clock_event_reasons() && (r.clock_event_reasons() & kReasonSwPowerCap)) {
+    if (r.has_clock_event_reasons() &&
+        (r.clock_event_reasons() & kReasonSwPowerCap)) {
       AddEvidence(&f, "gpu.clock_event_reasons.sw_power_cap", 1, std::nullopt,
                   "flag", "NVML clock event reasons (at rest)");
       summary = "clocks held back by the power limit (sw_power_cap) at rest";
@@ -481,8 +496,8 @@ void WrongResults(const NodeEvidence& e, const RuleInfo& rule,
     for (const v1::GpuFacts& candidate : e.facts.gpus()) {
       if (SampleIsOf(*s, candidate)) g = &candidate;
     }
-    std::optional<int> index = g != nullptr ? std::optional<int>(g->index())
-                                            : GpuOfSample(*s);
+    std::optional<int> index =
+        g != nullptr ? std::optional<int>(g->index()) : GpuOfSample(*s);
     if (index) f.mutable_subject()->set_gpu_index(*index);
     f.mutable_subject()->set_device(Param(*s, "gpu_pci_bus_id"));
     f.set_summary(absl::StrCat("GPU ", index ? absl::StrCat(*index) : "?",
@@ -491,7 +506,8 @@ void WrongResults(const NodeEvidence& e, const RuleInfo& rule,
                 "the same product gives the same checksum every time");
     const std::string mismatches = Param(*s, "checksum_mismatches");
     if (!mismatches.empty()) {
-      f.add_context(absl::StrCat(mismatches, " of ", Param(*s, "checksum_checks"),
+      f.add_context(absl::StrCat(mismatches, " of ",
+                                 Param(*s, "checksum_checks"),
                                  " checksums differed"));
     }
     f.set_effect("training on this GPU produces corrupt weights");
@@ -504,17 +520,18 @@ void WrongResults(const NodeEvidence& e, const RuleInfo& rule,
 void SustainedDrop(const NodeEvidence& e, const RuleInfo& rule,
                    std::vector<v1::Finding>* out) {
   for (const v1::GpuFacts& g : e.facts.gpus()) {
-    for (const v1::Sample* s : GpuSamples(e, "stress.gpu.sustained.tflops", g)) {
+    for (const v1::Sample* s :
+         GpuSamples(e, "stress.gpu.sustained.tflops", g)) {
       std::optional<double> burst = NumberParam(*s, "burst_tflops");
-      if (!burst || !(*burst > 0) || s->value() >= kSustainedShareOfBurst * *burst) {
+      if (!burst || !(*burst > 0) ||
+          s->value() >= kSustainedShareOfBurst * *burst) {
         continue;
       }
       v1::Finding f = GpuFinding(e, rule, g);
-      f.set_summary(absl::StrCat(GpuLabel(g), " sustained ",
-                                 WithUnit(s->value(), "TFLOP/s"), ", ",
-                                 Percent(s->value() / *burst),
-                                 " of its first seconds (",
-                                 FormatNumber(*burst), ")"));
+      f.set_summary(absl::StrCat(
+          GpuLabel(g), " sustained ", WithUnit(s->value(), "TFLOP/s"), ", ",
+          Percent(s->value() / *burst), " of its first seconds (",
+          FormatNumber(*burst), ")"));
       AddEvidence(&f, s->metric(), s->value(), *burst, "tflops",
                   "the same run's burst (its first seconds)");
       f.set_effect(

@@ -115,7 +115,8 @@ TEST(GpuNodeRulesTest, PowerCapThresholdIsOnePercent) {
   g.set_power_enforced_limit_w(kPowerCapShare * 700);  // exactly at: no cap
   EXPECT_THAT(DiagnoseNode(NodeWith(g)), IsEmpty());
   g.set_power_enforced_limit_w(kPowerCapShare * 700 - 1);
-  EXPECT_THAT(Codes(DiagnoseNode(NodeWith(g))), ElementsAre("gpu.power_capped"));
+  EXPECT_THAT(Codes(DiagnoseNode(NodeWith(g))),
+              ElementsAre("gpu.power_capped"));
 }
 
 TEST(GpuNodeRulesTest, BoardConfiguredBelowDatasheetPower) {
@@ -124,7 +125,8 @@ TEST(GpuNodeRulesTest, BoardConfiguredBelowDatasheetPower) {
   g.set_power_enforced_limit_w(500);
   const v1::Finding f = Only(DiagnoseNode(NodeWith(g)));
   EXPECT_EQ(f.code(), "gpu.board_power_low");
-  EXPECT_EQ(f.summary(), "GPU 0 (H100 SXM) configured for 500 W, datasheet 700 W");
+  EXPECT_EQ(f.summary(),
+            "GPU 0 (H100 SXM) configured for 500 W, datasheet 700 W");
   EXPECT_EQ(f.evidence(0).expected(), 700);
   EXPECT_EQ(f.evidence(0).expectation_source(),
             "SKU table: H100 SXM (h100-datasheet)");
@@ -255,8 +257,9 @@ TEST(GpuNodeRulesTest, ThermalAtRest) {
   const v1::Finding f = Only(DiagnoseNode(NodeWith(g)));
   EXPECT_EQ(f.code(), "gpu.thermal_throttle");
   EXPECT_EQ(f.severity(), v1::SEVERITY_WARNING);
-  EXPECT_EQ(f.summary(),
-            "GPU 0 slowed by heat: 87 C at rest, hw_slowdown, sw_thermal_slowdown");
+  EXPECT_EQ(
+      f.summary(),
+      "GPU 0 slowed by heat: 87 C at rest, hw_slowdown, sw_thermal_slowdown");
   EXPECT_EQ(f.evidence(0).name(), "gpu.temperature_c");
   EXPECT_EQ(f.evidence(0).expected(), 87);
 }
@@ -274,7 +277,8 @@ TEST(GpuNodeRulesTest, HwSlowdownShareOfTheStressRun) {
     return DiagnoseNode(e);
   };
   EXPECT_THAT(with_share("hw_slowdown", "0.05"), IsEmpty());  // below 10%
-  const std::vector<v1::Finding> some = with_share("sw_thermal_slowdown", "0.3");
+  const std::vector<v1::Finding> some =
+      with_share("sw_thermal_slowdown", "0.3");
   ASSERT_EQ(some.size(), 1u);
   EXPECT_EQ(some[0].severity(), v1::SEVERITY_WARNING);
   EXPECT_THAT(some[0].context(), ElementsAre("first power or heat slowdown "
@@ -305,7 +309,8 @@ TEST(GpuNodeRulesTest, WrongResultsAndSustainedDropUnderStress) {
   (*sustained.mutable_params())["burst_tflops"] = "750";
   e.samples.push_back(sustained);
   const std::vector<v1::Finding> found = DiagnoseNode(e);
-  EXPECT_THAT(Codes(found), ElementsAre("gpu.wrong_results", "gpu.sustained_drop"));
+  EXPECT_THAT(Codes(found),
+              ElementsAre("gpu.wrong_results", "gpu.sustained_drop"));
   EXPECT_EQ(found[0].severity(), v1::SEVERITY_CRITICAL);
   EXPECT_THAT(found[0].context(), ElementsAre("3 of 40 checksums differed"));
   EXPECT_EQ(found[1].summary(),

@@ -9,11 +9,11 @@
 #include <vector>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "absl/strings/match.h"
 #include "common/filesystems.h"
 #include "common/gpu_values.h"
 #include "common/units.h"
@@ -31,7 +31,8 @@ const v1::Sample* DiskSample(const NodeEvidence& e) {
   return nullptr;
 }
 
-std::optional<double> BestValue(const NodeEvidence& e, absl::string_view metric) {
+std::optional<double> BestValue(const NodeEvidence& e,
+                                absl::string_view metric) {
   std::optional<double> best;
   for (const v1::Sample* s : SamplesOf(e, metric)) {
     if (!best || s->value() > *best) best = s->value();
@@ -70,9 +71,9 @@ void DiskRotational(const NodeEvidence& e, const RuleInfo& rule,
   const std::string device = Param(*disk, "device");
   f.mutable_subject()->set_device(device);
   const std::string model = Param(*disk, "device_model");
-  f.set_summary(absl::StrCat("scratch disk ", device,
-                             model.empty() ? "" : absl::StrCat(" (", model, ")"),
-                             " is rotational"));
+  f.set_summary(absl::StrCat(
+      "scratch disk ", device,
+      model.empty() ? "" : absl::StrCat(" (", model, ")"), " is rotational"));
   AddEvidence(&f, "block_device.rotational", 1, std::nullopt, "flag",
               "sysfs queue/rotational of the disk under the scratch folder");
   AddDiskRates(e, &f);
@@ -100,8 +101,8 @@ void DiskNetworkStorage(const NodeEvidence& e, const RuleInfo& rule,
     reason = absl::StrCat("filesystem ", ScratchFilesystem(e));
   }
   if (!reason.empty()) {
-    f.set_summary(absl::StrCat("scratch folder is on network storage (", reason,
-                               ")"));
+    f.set_summary(
+        absl::StrCat("scratch folder is on network storage (", reason, ")"));
     AddEvidence(&f, "scratch.network_storage", 1, std::nullopt, "flag",
                 "mount table, block device name and model (agent/facts)");
     AddDiskRates(e, &f);
@@ -118,8 +119,8 @@ void DiskNetworkStorage(const NodeEvidence& e, const RuleInfo& rule,
     const std::string device = Param(*disk, "device");
     f.set_severity(v1::SEVERITY_INFO);
     f.mutable_subject()->set_device(device);
-    f.set_summary(absl::StrCat("scratch disk ", device,
-                               " is a virtual block device"));
+    f.set_summary(
+        absl::StrCat("scratch disk ", device, " is a virtual block device"));
     AddEvidence(&f, "block_device.virtual_device", 1, std::nullopt, "flag",
                 "sysfs: virtio, xen or device-mapper path");
     AddDiskRates(e, &f);
@@ -138,9 +139,9 @@ void ScratchEphemeral(const NodeEvidence& e, const RuleInfo& rule,
   if (!IsEphemeralFilesystem(fs)) return;
   v1::Finding f = NewFinding(e, rule);
   const bool memory = fs == "tmpfs" || fs == "ramfs";
-  f.set_summary(absl::StrCat("scratch folder is on ", fs, ": ",
-                             memory ? "gone after a reboot"
-                                    : "gone when the container is recreated"));
+  f.set_summary(absl::StrCat(
+      "scratch folder is on ", fs, ": ",
+      memory ? "gone after a reboot" : "gone when the container is recreated"));
   AddEvidence(&f, absl::StrCat("scratch_filesystem.", fs), 1, std::nullopt,
               "flag", "/proc/self/mounts");
   if (!e.facts.virtualization().container().empty()) {
@@ -201,17 +202,17 @@ void TooSlowToFeed(const NodeEvidence& e, const RuleInfo& rule,
   v1::Finding f = NewFinding(e, rule);
   const v1::Sample* disk = DiskSample(e);
   if (disk != nullptr) f.mutable_subject()->set_device(Param(*disk, "device"));
-  f.set_summary(absl::StrCat("disk reads ", WithUnit(*read, "MB/s"),
-                             "; a data loader feeding ", rate.gpus, " GPU",
-                             rate.gpus == 1 ? "" : "s", " at the measured rate needs ",
-                             WithUnit(need_MBps, "MB/s")));
-  AddEvidence(&f, "disk.seq_read.MBps", *read, need_MBps, "MBps",
-              absl::StrCat("data-loader model: ",
-                           FormatNumber(kBytesPerSample / 1e3), " kB/sample x ",
-                           FormatNumber(kSamplesPerSecondPerTflop),
-                           " samples/s per TFLOP/s x ", FormatNumber(rate.tflops),
-                           " TFLOP/s measured (", rate.metric, ", ", rate.gpus,
-                           " GPUs)"));
+  f.set_summary(absl::StrCat(
+      "disk reads ", WithUnit(*read, "MB/s"), "; a data loader feeding ",
+      rate.gpus, " GPU", rate.gpus == 1 ? "" : "s",
+      " at the measured rate needs ", WithUnit(need_MBps, "MB/s")));
+  AddEvidence(
+      &f, "disk.seq_read.MBps", *read, need_MBps, "MBps",
+      absl::StrCat("data-loader model: ", FormatNumber(kBytesPerSample / 1e3),
+                   " kB/sample x ", FormatNumber(kSamplesPerSecondPerTflop),
+                   " samples/s per TFLOP/s x ", FormatNumber(rate.tflops),
+                   " TFLOP/s measured (", rate.metric, ", ", rate.gpus,
+                   " GPUs)"));
   f.set_effect(
       "an image-style training job reading its dataset from this disk waits "
       "on I/O once the page cache is exhausted (the first epoch, or a "
@@ -227,7 +228,8 @@ void NoRdma(const NodeEvidence& e, const RuleInfo& rule,
             std::vector<v1::Finding>* out) {
   const v1::BenchmarkOutcome* skipped = nullptr;
   for (const v1::BenchmarkOutcome& o : e.outcomes) {
-    if (o.benchmark() == "rdma" && o.state() == v1::TASK_STATE_SKIPPED) skipped = &o;
+    if (o.benchmark() == "rdma" && o.state() == v1::TASK_STATE_SKIPPED)
+      skipped = &o;
   }
   // Without a GPU there is no multi-node training to worry about, unless
   // someone asked for the RDMA benchmark.
@@ -271,7 +273,8 @@ void VersionMismatch(const NodeEvidence& e, const RuleInfo& rule,
   std::vector<std::string> drivers;
   for (const v1::GpuFacts& g : e.facts.gpus()) {
     if (!g.driver_version().empty() &&
-        std::find(drivers.begin(), drivers.end(), g.driver_version()) == drivers.end()) {
+        std::find(drivers.begin(), drivers.end(), g.driver_version()) ==
+            drivers.end()) {
       drivers.push_back(g.driver_version());
     }
   }
@@ -304,13 +307,15 @@ void VersionMismatch(const NodeEvidence& e, const RuleInfo& rule,
                 "NVML's CUDA version of the kernel driver");
     what.push_back(absl::StrCat("the CUDA driver library says ", driver,
                                 ", the kernel driver (NVML) ", nvml_cuda));
-    f.add_context("a forward-compatibility libcuda (cuda-compat) or a "
-                  "container's own driver library is in use");
+    f.add_context(
+        "a forward-compatibility libcuda (cuda-compat) or a "
+        "container's own driver library is in use");
   }
   if (drivers.size() > 1) {
     AddEvidence(&f, "gpu.driver_versions", static_cast<double>(drivers.size()),
                 1, "count", "one driver serves all GPUs of a node");
-    what.push_back(absl::StrCat("GPUs report drivers ", absl::StrJoin(drivers, ", ")));
+    what.push_back(
+        absl::StrCat("GPUs report drivers ", absl::StrJoin(drivers, ", ")));
   }
   if (what.empty()) return;
   // A compat libcuda alone is a supported setup worth knowing, not a fault.
@@ -344,13 +349,17 @@ void Preemptible(const NodeEvidence& e, const RuleInfo& rule,
       "spot", "preemptible", "interruptible", "cloud.google.com/gke-spot",
       "cloud.google.com/gke-preemptible"};
   static constexpr const char* kKinds[] = {
-      "capacity_type", "lifecycle", "eks.amazonaws.com/capacityType",
-      "karpenter.sh/capacity-type", "kubernetes.azure.com/scalesetpriority",
+      "capacity_type",
+      "lifecycle",
+      "eks.amazonaws.com/capacityType",
+      "karpenter.sh/capacity-type",
+      "kubernetes.azure.com/scalesetpriority",
       "node.kubernetes.io/lifecycle"};
   std::string label;
   for (const char* key : kFlags) {
     auto it = e.labels.find(key);
-    if (it != e.labels.end() && Truthy(it->second)) label = absl::StrCat(key, "=", it->second);
+    if (it != e.labels.end() && Truthy(it->second))
+      label = absl::StrCat(key, "=", it->second);
   }
   for (const char* key : kKinds) {
     auto it = e.labels.find(key);
@@ -362,7 +371,8 @@ void Preemptible(const NodeEvidence& e, const RuleInfo& rule,
   }
   if (label.empty()) return;
   v1::Finding f = NewFinding(e, rule);
-  f.set_summary(absl::StrCat("preemptible (spot) instance (label ", label, ")"));
+  f.set_summary(
+      absl::StrCat("preemptible (spot) instance (label ", label, ")"));
   AddEvidence(&f, absl::StrCat("label.", label.substr(0, label.find('='))), 1,
               std::nullopt, "flag", "node labels");
   const std::string fs = ScratchFilesystem(e);
@@ -392,7 +402,8 @@ void CpuStarved(const NodeEvidence& e, const RuleInfo& rule,
   f.set_summary(absl::StrCat(cores, " logical CPU cores for ", gpus, " GPU",
                              gpus == 1 ? "" : "s", " (", FormatNumber(per_gpu),
                              " per GPU)"));
-  AddEvidence(&f, "cpu.logical_cores_per_gpu", per_gpu, kMinCoresPerGpu, "cores",
+  AddEvidence(&f, "cpu.logical_cores_per_gpu", per_gpu, kMinCoresPerGpu,
+              "cores",
               "rule of thumb: a data loader wants 4+ worker cores per GPU");
   f.set_effect(
       "data loading, augmentation and the Python training loop compete for "
@@ -410,8 +421,9 @@ void MemBandwidthLow(const NodeEvidence& e, const RuleInfo& rule,
   int gpus = 0;
   for (const v1::GpuFacts& g : e.facts.gpus()) {
     if (!g.has_pcie_gen_max() || !g.has_pcie_width_max()) continue;
-    links_GBps += gpu::PcieTheoreticalGBps(static_cast<int>(g.pcie_gen_max()),
-                                           static_cast<int>(g.pcie_width_max()));
+    links_GBps +=
+        gpu::PcieTheoreticalGBps(static_cast<int>(g.pcie_gen_max()),
+                                 static_cast<int>(g.pcie_width_max()));
     ++gpus;
   }
   const std::optional<double> mem = BestValue(e, "mem.copy.GBps");
@@ -419,8 +431,9 @@ void MemBandwidthLow(const NodeEvidence& e, const RuleInfo& rule,
   const double expected = kHostMemoryShareOfPcie * links_GBps;
   if (*mem >= expected) return;
   v1::Finding f = NewFinding(e, rule);
-  f.set_summary(absl::StrCat("host memory copies ", WithUnit(*mem, "GB/s"), "; ",
-                             gpus, " GPU links take ", WithUnit(links_GBps, "GB/s")));
+  f.set_summary(absl::StrCat("host memory copies ", WithUnit(*mem, "GB/s"),
+                             "; ", gpus, " GPU links take ",
+                             WithUnit(links_GBps, "GB/s")));
   AddEvidence(&f, "mem.copy.GBps", *mem, expected, "GBps",
               absl::StrCat(FormatNumber(100 * kHostMemoryShareOfPcie), "% of ",
                            gpus, " GPUs' PCIe max links, one direction (",
@@ -459,11 +472,12 @@ void GpuNone(const NodeEvidence& e, const RuleInfo& rule,
     return;
   }
   v1::Finding f = NewFinding(e, rule);
-  f.set_summary(absl::StrCat("no GPU visible (", e.facts.gpu_unavailable_reason(),
-                             ")"));
+  f.set_summary(
+      absl::StrCat("no GPU visible (", e.facts.gpu_unavailable_reason(), ")"));
   AddEvidence(&f, "gpus", 0, expected, "count", source);
   const std::string container = e.facts.virtualization().container();
-  if (!container.empty()) f.add_context(absl::StrCat("in a container (", container, ")"));
+  if (!container.empty())
+    f.add_context(absl::StrCat("in a container (", container, ")"));
   f.set_effect("nothing can run on a GPU here");
   f.set_suggestion(
       container.empty()
@@ -509,8 +523,8 @@ const std::vector<NodeRule>& HostNodeRules() {
       {{"node.preemptible", v1::SEVERITY_WARNING, "node labels",
         "spot/preemptible=true, or a capacity-type label of spot/preemptible"},
        Preemptible},
-      {{"host.cpu_starved", v1::SEVERITY_WARNING, "rule of thumb (loader workers)",
-        "logical CPU cores per GPU < 4"},
+      {{"host.cpu_starved", v1::SEVERITY_WARNING,
+        "rule of thumb (loader workers)", "logical CPU cores per GPU < 4"},
        CpuStarved},
       {{"host.mem_bandwidth_low", v1::SEVERITY_WARNING,
         "PCIe max links of the GPUs (NVML)",

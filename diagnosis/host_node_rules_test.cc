@@ -79,9 +79,9 @@ v1::Sample Sample(const std::string& metric, double value,
 
 TEST(HostNodeRulesTest, HealthyCpuNodeHasNoFindings) {
   NodeEvidence e = CpuNode();
-  e.samples.push_back(DiskSample("disk.seq_read.MBps", 2500,
-                                 {{"device", "nvme0n1"}, {"rotational", "0"},
-                                  {"virtual_device", "0"}}));
+  e.samples.push_back(DiskSample(
+      "disk.seq_read.MBps", 2500,
+      {{"device", "nvme0n1"}, {"rotational", "0"}, {"virtual_device", "0"}}));
   e.samples.push_back(Sample("mem.copy.GBps", 80));
   EXPECT_THAT(DiagnoseNode(e), IsEmpty());
 }
@@ -89,8 +89,10 @@ TEST(HostNodeRulesTest, HealthyCpuNodeHasNoFindings) {
 TEST(HostNodeRulesTest, RotationalScratchDisk) {
   NodeEvidence e = CpuNode();
   e.samples.push_back(DiskSample("disk.rand_read_4k.iops", 180,
-                                 {{"device", "sdb"}, {"device_model", "ST8000NM"},
-                                  {"rotational", "1"}, {"virtual_device", "0"}}));
+                                 {{"device", "sdb"},
+                                  {"device_model", "ST8000NM"},
+                                  {"rotational", "1"},
+                                  {"virtual_device", "0"}}));
   const v1::Finding f = Only(DiagnoseNode(e));
   EXPECT_EQ(f.code(), "disk.rotational");
   EXPECT_EQ(f.severity(), v1::SEVERITY_WARNING);
@@ -103,9 +105,9 @@ TEST(HostNodeRulesTest, RotationalScratchDisk) {
   // virtio-blk claims to spin: a virtual disk's flag says nothing (it is
   // disk.network_storage's info instead).
   NodeEvidence virt = CpuNode();
-  virt.samples.push_back(DiskSample("disk.seq_read.MBps", 900,
-                                    {{"device", "vda"}, {"rotational", "1"},
-                                     {"virtual_device", "1"}}));
+  virt.samples.push_back(DiskSample(
+      "disk.seq_read.MBps", 900,
+      {{"device", "vda"}, {"rotational", "1"}, {"virtual_device", "1"}}));
   const v1::Finding v = Only(DiagnoseNode(virt));
   EXPECT_EQ(v.code(), "disk.network_storage");
   EXPECT_EQ(v.severity(), v1::SEVERITY_INFO);
@@ -116,13 +118,15 @@ TEST(HostNodeRulesTest, NetworkStorageFromSamplesOrFacts) {
   NodeEvidence e = CpuNode();
   e.samples.push_back(DiskSample(
       "disk.seq_read.MBps", 125,
-      {{"device", "nvme1n1"}, {"network_storage", "1"},
+      {{"device", "nvme1n1"},
+       {"network_storage", "1"},
        {"network_storage_reason", "model Amazon Elastic Block Store"}}));
   const v1::Finding f = Only(DiagnoseNode(e));
   EXPECT_EQ(f.code(), "disk.network_storage");
   EXPECT_EQ(f.severity(), v1::SEVERITY_WARNING);
-  EXPECT_EQ(f.summary(), "scratch folder is on network storage (model Amazon "
-                         "Elastic Block Store)");
+  EXPECT_EQ(f.summary(),
+            "scratch folder is on network storage (model Amazon "
+            "Elastic Block Store)");
   EXPECT_EQ(f.subject().device(), "nvme1n1");
 
   for (const char* fs : {"nfs4", "ceph", "fuse.gcsfuse"}) {
@@ -141,11 +145,13 @@ TEST(HostNodeRulesTest, EphemeralScratch) {
   const v1::Finding f = Only(DiagnoseNode(e));
   EXPECT_EQ(f.code(), "disk.scratch_ephemeral");
   EXPECT_EQ(f.severity(), v1::SEVERITY_INFO);
-  EXPECT_EQ(f.summary(),
-            "scratch folder is on overlay: gone when the container is recreated");
+  EXPECT_EQ(
+      f.summary(),
+      "scratch folder is on overlay: gone when the container is recreated");
   EXPECT_THAT(f.context(), ElementsAre("running in a container (docker)"));
   e.facts.set_scratch_filesystem("tmpfs");
-  EXPECT_THAT(Only(DiagnoseNode(e)).summary(), HasSubstr("gone after a reboot"));
+  EXPECT_THAT(Only(DiagnoseNode(e)).summary(),
+              HasSubstr("gone after a reboot"));
 }
 
 TEST(HostNodeRulesTest, DiskTooSlowToFeedTheMeasuredGpus) {
@@ -155,7 +161,8 @@ TEST(HostNodeRulesTest, DiskTooSlowToFeedTheMeasuredGpus) {
     e.samples.push_back(Sample("stress.gpu.sustained.tflops", 700,
                                {{"gpu", std::to_string(gpu)}}));
   }
-  e.samples.push_back(DiskSample("disk.seq_read.MBps", 400, {{"device", "sdb"}}));
+  e.samples.push_back(
+      DiskSample("disk.seq_read.MBps", 400, {{"device", "sdb"}}));
   const v1::Finding f = Only(DiagnoseNode(e));
   EXPECT_EQ(f.code(), "disk.too_slow_to_feed");
   EXPECT_EQ(f.evidence(0).measured(), 400);
@@ -194,9 +201,9 @@ TEST(HostNodeRulesTest, NoRdma) {
 
 TEST(HostNodeRulesTest, CudaRuntimeNewerThanDriver) {
   NodeEvidence e = GpuNode(1);
-  e.samples.push_back(Sample("gemm.gpu.bf16.tflops", 700,
-                             {{"gpu", "0"}, {"cuda_runtime", "13.0"},
-                              {"cuda_driver", "12.4"}}));
+  e.samples.push_back(Sample(
+      "gemm.gpu.bf16.tflops", 700,
+      {{"gpu", "0"}, {"cuda_runtime", "13.0"}, {"cuda_driver", "12.4"}}));
   const v1::Finding major = Only(DiagnoseNode(e));
   EXPECT_EQ(major.code(), "stack.version_mismatch");
   EXPECT_EQ(major.severity(), v1::SEVERITY_CRITICAL);
@@ -261,7 +268,8 @@ TEST(HostNodeRulesTest, NoGpuWhereOneIsExpected) {
   EXPECT_EQ(by_label.code(), "gpu.none");
   EXPECT_EQ(by_label.severity(), v1::SEVERITY_CRITICAL);
   EXPECT_EQ(by_label.evidence(0).expected(), 8);
-  EXPECT_EQ(by_label.summary(), "no GPU visible (libnvidia-ml.so.1: cannot open)");
+  EXPECT_EQ(by_label.summary(),
+            "no GPU visible (libnvidia-ml.so.1: cannot open)");
 
   NodeEvidence container = CpuNode();
   container.facts.mutable_virtualization()->set_container("docker");

@@ -47,7 +47,8 @@ std::optional<double> NumberParam(const v1::Sample& sample,
                                   absl::string_view key) {
   double value = 0;
   const std::string text = Param(sample, key);
-  if (text.empty() || !absl::SimpleAtod(text, &value) || !std::isfinite(value)) {
+  if (text.empty() || !absl::SimpleAtod(text, &value) ||
+      !std::isfinite(value)) {
     return std::nullopt;
   }
   return value;

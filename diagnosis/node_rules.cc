@@ -7,7 +7,8 @@ namespace {
 
 const std::vector<node_rules::NodeRule>& AllNodeRules() {
   static const std::vector<node_rules::NodeRule>* rules = [] {
-    auto* all = new std::vector<node_rules::NodeRule>(node_rules::GpuNodeRules());
+    auto* all =
+        new std::vector<node_rules::NodeRule>(node_rules::GpuNodeRules());
     for (const node_rules::NodeRule& r : node_rules::HostNodeRules()) {
       all->push_back(r);
     }
@@ -21,7 +22,8 @@ const std::vector<node_rules::NodeRule>& AllNodeRules() {
 const std::vector<RuleInfo>& NodeRuleTable() {
   static const std::vector<RuleInfo>* table = [] {
     auto* infos = new std::vector<RuleInfo>();
-    for (const node_rules::NodeRule& r : AllNodeRules()) infos->push_back(r.info);
+    for (const node_rules::NodeRule& r : AllNodeRules())
+      infos->push_back(r.info);
     return infos;
   }();
   return *table;

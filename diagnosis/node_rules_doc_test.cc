@@ -65,7 +65,8 @@ std::map<std::string, DocRow> RuleRows(const std::vector<std::string>& lines) {
 TEST(NodeRulesDocTest, TableAndDocAgreeBothWays) {
   const std::string doc = ReadDoc();
   ASSERT_FALSE(doc.empty()) << "docs/findings.md not found";
-  const std::map<std::string, DocRow> rows = RuleRows(Section(doc, "## Node rules"));
+  const std::map<std::string, DocRow> rows =
+      RuleRows(Section(doc, "## Node rules"));
   std::set<std::string> codes;
   for (const RuleInfo& rule : NodeRuleTable()) {
     const std::string code(rule.code);
@@ -82,8 +83,8 @@ TEST(NodeRulesDocTest, TableAndDocAgreeBothWays) {
     EXPECT_EQ(row->second.threshold, rule.threshold) << code;
   }
   for (const auto& [code, row] : rows) {
-    EXPECT_TRUE(codes.count(code)) << "docs/findings.md lists " << code
-                                   << ", which no node rule has";
+    EXPECT_TRUE(codes.count(code))
+        << "docs/findings.md lists " << code << ", which no node rule has";
   }
 }
 
@@ -96,7 +97,8 @@ TEST(NodeRulesDocTest, ChecklistsNameOnlyKnownCodes) {
   // too; every other dotted code in backticks must be a node rule.
   std::set<std::string> known = {"fleet.outlier", "node.regression",
                                  "node.time_of_day"};
-  for (const RuleInfo& rule : NodeRuleTable()) known.insert(std::string(rule.code));
+  for (const RuleInfo& rule : NodeRuleTable())
+    known.insert(std::string(rule.code));
   const std::vector<std::string> lines =
       Section(ReadDoc(), "## The checklists, rule by rule");
   ASSERT_FALSE(lines.empty());
@@ -114,7 +116,9 @@ TEST(NodeRulesDocTest, ChecklistsNameOnlyKnownCodes) {
           absl::StartsWith(part, "disk.") || absl::StartsWith(part, "net.") ||
           absl::StartsWith(part, "host.") || absl::StartsWith(part, "stack.") ||
           absl::StartsWith(part, "node.") || absl::StartsWith(part, "fleet.")) {
-        if (absl::StrContains(part, "_GBps") || absl::StrContains(part, ".Gbps")) continue;
+        if (absl::StrContains(part, "_GBps") ||
+            absl::StrContains(part, ".Gbps"))
+          continue;
         EXPECT_TRUE(known.count(std::string(part))) << "unknown code " << part;
         ++named;
       }

@@ -74,10 +74,10 @@ const v1::Finding* Find(const std::vector<v1::Finding>& findings,
 TEST_F(DiagnosisFromNvmlTest, PowerCapNarrowLinkAndEccErrors) {
   fake_nvml::UseScript(fake_nvml::kH100Script);
   const std::vector<v1::Finding> findings = DiagnoseNode(NodeFromFake());
-  EXPECT_THAT(Codes(findings),
-              ElementsAre("gpu.board_power_low", "gpu.ecc_errors",
-                          "gpu.power_capped", "pcie.link_degraded",
-                          "gpu.power_throttle"));
+  EXPECT_THAT(
+      Codes(findings),
+      ElementsAre("gpu.board_power_low", "gpu.ecc_errors", "gpu.power_capped",
+                  "pcie.link_degraded", "gpu.power_throttle"));
   const v1::Finding* cap = Find(findings, "gpu.power_capped");
   ASSERT_NE(cap, nullptr);
   EXPECT_EQ(cap->summary(), "GPU 0 power capped at 320 W of 450 W default");
@@ -85,7 +85,8 @@ TEST_F(DiagnosisFromNvmlTest, PowerCapNarrowLinkAndEccErrors) {
   ASSERT_NE(ecc, nullptr);
   // Two lifetime errors, none since the driver loaded: a warning.
   EXPECT_EQ(ecc->severity(), v1::SEVERITY_WARNING);
-  EXPECT_EQ(ecc->summary(), "GPU 0 has 2 uncorrected ECC errors (board lifetime)");
+  EXPECT_EQ(ecc->summary(),
+            "GPU 0 has 2 uncorrected ECC errors (board lifetime)");
   EXPECT_EQ(Find(findings, "pcie.link_degraded")->summary(),
             "GPU 0 PCIe link Gen4 x8 at rest, max Gen5 x16");
 }
