@@ -6,6 +6,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 
 namespace fleetbench::gpu {
 
@@ -79,6 +80,22 @@ double PcieTheoreticalGBps(int generation, int width) {
   }
   if (width <= 0) return 0;
   return per_lane * width;
+}
+
+std::string FormatPcieLink(int generation, int width) {
+  return absl::StrCat("Gen", generation, " x", width);
+}
+
+std::optional<std::pair<int, int>> ParsePcieLink(absl::string_view text) {
+  std::vector<absl::string_view> parts = absl::StrSplit(text, ' ');
+  int generation = 0, width = 0;
+  if (parts.size() != 2 || !absl::ConsumePrefix(&parts[0], "Gen") ||
+      !absl::ConsumePrefix(&parts[1], "x") ||
+      !absl::SimpleAtoi(parts[0], &generation) ||
+      !absl::SimpleAtoi(parts[1], &width) || generation <= 0 || width <= 0) {
+    return std::nullopt;
+  }
+  return std::make_pair(generation, width);
 }
 
 std::string FormatCudaVersion(int version) {

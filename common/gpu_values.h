@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/string_view.h"
@@ -60,6 +61,13 @@ bool SamePciAddress(absl::string_view a, absl::string_view b);
 // payload for Gen6), before packet overhead. Gen3/4/5 x16: 15.75/31.5/63.0.
 // 0 for an unknown generation or a width of 0.
 double PcieTheoreticalGBps(int generation, int width);
+
+// A PCIe link as the GPU plugins' sample params spell it ("Gen4 x8", the
+// pcie benchmark's pcie_link and pcie_link_max) and as the diagnosis rules
+// read it back: {generation, width}; nullopt unless "Gen<g> x<w>" with both
+// positive.
+std::string FormatPcieLink(int generation, int width);
+std::optional<std::pair<int, int>> ParsePcieLink(absl::string_view text);
 
 // NVML's CUDA driver version integer (12040) as "12.4".
 std::string FormatCudaVersion(int version);

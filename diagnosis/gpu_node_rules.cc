@@ -8,11 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/str_split.h"
-#include "absl/strings/strip.h"
 #include "common/gpu_skus.h"
 #include "common/gpu_values.h"
 #include "common/units.h"
@@ -70,19 +67,6 @@ std::vector<const v1::Sample*> GpuSamples(const NodeEvidence& e,
     if (SampleIsOf(*s, g)) found.push_back(s);
   }
   return found;
-}
-
-// "Gen4 x8" -> {4, 8}.
-std::optional<std::pair<int, int>> ParseLink(absl::string_view text) {
-  std::vector<absl::string_view> parts = absl::StrSplit(text, ' ');
-  int gen = 0, width = 0;
-  if (parts.size() != 2 || !absl::ConsumePrefix(&parts[0], "Gen") ||
-      !absl::ConsumePrefix(&parts[1], "x") ||
-      !absl::SimpleAtoi(parts[0], &gen) ||
-      !absl::SimpleAtoi(parts[1], &width) || gen <= 0 || width <= 0) {
-    return std::nullopt;
-  }
-  return std::make_pair(gen, width);
 }
 
 // The largest share among the throttle_<reason> params of a stress sample.
@@ -181,7 +165,7 @@ void GpuLinkDegraded(const NodeEvidence& e, const RuleInfo& rule,
   for (const char* metric : {"pcie.h2d.GBps", "pcie.d2h.GBps"}) {
     for (const v1::Sample* s : GpuSamples(e, metric, g)) {
       std::optional<std::pair<int, int>> link =
-          ParseLink(Param(*s, "pcie_link"));
+          gpu::ParsePcieLink(Param(*s, "pcie_link"));
       if (!link) continue;
       if (worst == nullptr ||
           gpu::PcieTheoreticalGBps(link->first, link->second) <

@@ -6,6 +6,7 @@
 
 #include "common/gpu_values.h"
 #include "diagnosis/node_rules.h"
+#include "diagnosis/rules_test_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -63,18 +64,6 @@ v1::Sample GpuSample(const std::string& metric, double value,
   // CUDA spells the address with a 16-bit domain and lower case.
   (*s.mutable_params())["gpu_pci_bus_id"] = gpu.pci_bus_id().substr(4);
   return s;
-}
-
-std::vector<std::string> Codes(const std::vector<v1::Finding>& findings) {
-  std::vector<std::string> codes;
-  for (const v1::Finding& f : findings) codes.push_back(f.code());
-  return codes;
-}
-
-// The one finding expected (a copy: callers pass temporaries).
-v1::Finding Only(const std::vector<v1::Finding>& findings) {
-  EXPECT_EQ(findings.size(), 1u) << ::testing::PrintToString(Codes(findings));
-  return findings.empty() ? v1::Finding() : findings[0];
 }
 
 TEST(GpuNodeRulesTest, HealthyBoardHasNoFindings) {

@@ -4,6 +4,7 @@
 // the scratch folder) and fall back to facts where facts can tell.
 #include <algorithm>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -168,17 +169,12 @@ struct GpuRate {
 GpuRate MeasuredGpuRate(const NodeEvidence& e) {
   for (const char* metric : {"stress.gpu.sustained.tflops",
                              "gemm.gpu.bf16.tflops", "gemm.gpu.fp16.tflops"}) {
-    std::vector<std::pair<std::string, double>> per_gpu;  // best per GPU
+    std::map<std::string, double> per_gpu;  // the best sample per GPU
     for (const v1::Sample* s : SamplesOf(e, metric)) {
       std::string key = Param(*s, "gpu_pci_bus_id");
       if (key.empty()) key = Param(*s, "gpu");
-      auto it = std::find_if(per_gpu.begin(), per_gpu.end(),
-                             [&](const auto& p) { return p.first == key; });
-      if (it == per_gpu.end()) {
-        per_gpu.emplace_back(key, s->value());
-      } else {
-        it->second = std::max(it->second, s->value());
-      }
+      double& best = per_gpu[key];
+      best = std::max(best, s->value());
     }
     if (per_gpu.empty()) continue;
     GpuRate rate;

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "diagnosis/node_rules.h"
+#include "diagnosis/rules_test_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -12,17 +13,6 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
-
-std::vector<std::string> Codes(const std::vector<v1::Finding>& findings) {
-  std::vector<std::string> codes;
-  for (const v1::Finding& f : findings) codes.push_back(f.code());
-  return codes;
-}
-
-v1::Finding Only(const std::vector<v1::Finding>& findings) {
-  EXPECT_EQ(findings.size(), 1u) << ::testing::PrintToString(Codes(findings));
-  return findings.empty() ? v1::Finding() : findings[0];
-}
 
 // A CPU node: no GPU, scratch on local ext4.
 NodeEvidence CpuNode() {

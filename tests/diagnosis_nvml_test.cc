@@ -11,6 +11,7 @@
 #include "agent/benchmarks/gpu/gpu_stress.h"
 #include "agent/facts/gpu_facts.h"
 #include "diagnosis/node_rules.h"
+#include "diagnosis/rules_test_util.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/fake_nvml/fake_nvml_script.h"
@@ -45,12 +46,6 @@ class DiagnosisFromNvmlTest : public ::testing::Test {
     (*s->mutable_params())["gpu_pci_bus_id"] = g.pci_bus_id();
   }
 };
-
-std::vector<std::string> Codes(const std::vector<v1::Finding>& findings) {
-  std::vector<std::string> codes;
-  for (const v1::Finding& f : findings) codes.push_back(f.code());
-  return codes;
-}
 
 std::vector<std::string> CodesOfGpu(const std::vector<v1::Finding>& findings,
                                     int gpu) {
