@@ -29,11 +29,9 @@ using gpu::kReasonSwThermalSlowdown;
 constexpr uint64_t kHeatReasons = kReasonSwThermalSlowdown |
                                   kReasonHwThermalSlowdown | kReasonHwSlowdown |
                                   kReasonHwPowerBrakeSlowdown;
-constexpr const char* kHeatReasonNames[] = {
-    "sw_thermal_slowdown", "hw_thermal_slowdown", "hw_slowdown",
-    "hw_power_brake_slowdown"};
-constexpr const char* kHwReasonNames[] = {"hw_thermal_slowdown", "hw_slowdown",
-                                          "hw_power_brake_slowdown"};
+// Of those, the ones the hardware signals (critical past a share of a run).
+constexpr uint64_t kHardwareReasons =
+    kReasonHwThermalSlowdown | kReasonHwSlowdown | kReasonHwPowerBrakeSlowdown;
 
 std::string GpuLabel(const v1::GpuFacts& g) {
   return absl::StrCat("GPU ", g.index());
@@ -69,11 +67,11 @@ std::vector<const v1::Sample*> GpuSamples(const NodeEvidence& e,
   return found;
 }
 
-// The largest share among the throttle_<reason> params of a stress sample.
-double MaxReasonShare(const v1::Sample& s, const auto& names,
-                      std::string* which) {
+// The largest share among the stress sample's throttle_<reason> params for
+// the reasons in `mask`, and which reason it is.
+double MaxReasonShare(const v1::Sample& s, uint64_t mask, std::string* which) {
   double best = 0;
-  for (const char* name : names) {
+  for (const std::string& name : gpu::DecodeClockEventReasons(mask)) {
     const double share =
         NumberParam(s, absl::StrCat("throttle_", name)).value_or(0);
     if (share > best) {
@@ -397,8 +395,8 @@ void ThermalThrottle(const NodeEvidence& e, const RuleInfo& rule,
     for (const v1::Sample* s :
          GpuSamples(e, "stress.gpu.throttle_fraction.ratio", g)) {
       std::string heat_name, hw_name;
-      const double heat = MaxReasonShare(*s, kHeatReasonNames, &heat_name);
-      const double hw = MaxReasonShare(*s, kHwReasonNames, &hw_name);
+      const double heat = MaxReasonShare(*s, kHeatReasons, &heat_name);
+      const double hw = MaxReasonShare(*s, kHardwareReasons, &hw_name);
       if (heat < kThrottleShareWarning) continue;
       AddEvidence(&f, absl::StrCat(s->metric(), "[", heat_name, "]"), heat, 0,
                   "ratio",
