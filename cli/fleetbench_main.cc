@@ -29,7 +29,8 @@ constexpr Command kCommands[] = {
     {"history", fleetbench::cli::HistoryCommand, "a node's results for one metric over time"},
     {"prices", fleetbench::cli::PricesCommand, "import or list the price catalog (CSV)"},
     {"cost", fleetbench::cli::CostCommand, "how long and how much W units of work take per offer"},
-    {"probe", fleetbench::cli::ProbeCommand, "run the suite on this machine, no controller"},
+    {"probe", fleetbench::cli::ProbeCommand,
+     "run the suite on this machine, no controller; findings and a PASS/WARN/FAIL verdict"},
 };
 
 int PrintUsage(std::ostream& out) {
