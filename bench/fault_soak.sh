@@ -130,8 +130,16 @@ start_controller
 for name in "${AGENTS[@]}"; do start_agent "$name"; done
 wait_for 60 all_online || { echo "agents did not come online" >&2; exit 1; }
 
+# A session counts as healthy (the agents' reconnect backoff starts over)
+# after --backoff-reset-after, 1 s here. Killing the controller sooner is a
+# crash loop, where the backoff is meant to grow; the return time is
+# measured for restarts that each follow a healthy session.
+ONLINE_SINCE=$(now)
+healthy() { (($(echo "$(since "$ONLINE_SINCE") > 1.5" | bc))); }
+
 echo "controller kills: $CONTROLLER_KILLS"
 for ((i = 1; i <= CONTROLLER_KILLS; i++)); do
+  wait_for 30 healthy
   run=$(start_run)
   RUNS+=("$run")
   wait_for 30 running "$run" || true
@@ -142,6 +150,7 @@ for ((i = 1; i <= CONTROLLER_KILLS; i++)); do
   t0=$(now)
   wait_for 60 all_online || { echo "nodes did not return after restart $i" >&2; exit 1; }
   RETURNS+=("$(since "$t0")")
+  ONLINE_SINCE=$(now)
   wait_for 120 terminal "$run" || echo "run $run not terminal after restart $i" >&2
 done
 

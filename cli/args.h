@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 
 namespace fleetbench::cli {
 
@@ -38,6 +39,17 @@ std::string FlagsHelp(const std::vector<FlagSpec>& specs);
 std::vector<std::string> SplitList(const std::string& list);
 // "key=value" -> pair; INVALID_ARGUMENT if there is no '=' or the key is empty.
 absl::StatusOr<std::pair<std::string, std::string>> ParseKeyValue(const std::string& kv);
+
+// OK for HOST:PORT (a name, an IPv4 address or a bracketed IPv6 address,
+// a port 1..65535, or 0 with `allow_any_port`) and for gRPC's unix:PATH;
+// INVALID_ARGUMENT saying what is wrong, quoting `flag`, otherwise. Checked
+// at start, so a typo is refused instead of redialled forever.
+absl::Status CheckHostPort(const std::string& flag, const std::string& address,
+                           bool allow_any_port = false);
+
+// A ranking window: "7d" (days) or an absl duration ("24h", "90m"), > 0 and
+// at most ten years; INVALID_ARGUMENT (quoting it clipped) otherwise.
+absl::StatusOr<absl::Duration> ParseWindow(const std::string& window);
 
 }  // namespace fleetbench::cli
 

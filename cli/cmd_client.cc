@@ -14,14 +14,16 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/str_replace.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "common/proto_json.h"
 #include "common/suites.h"
 #include "common/api_enums.h"
+#include "common/reason.h"
 #include "common/token.h"
+#include "common/wire_limits.h"
 #include "fleetbench/v1/fleet_service.grpc.pb.h"
 #include "fleetbench/v1/history.pb.h"
 #include "fleetbench/v1/node.pb.h"
@@ -29,94 +31,14 @@
 #include "fleetbench/v1/run.pb.h"
 #include "grpcpp/grpcpp.h"
 #include "cli/args.h"
+#include "cli/client.h"
 #include "cli/commands.h"
 #include "cli/interrupt.h"
 #include "cli/table.h"
+#include "cli/usage.h"
 
 namespace fleetbench::cli {
 namespace {
-
-const FlagSpec kControllerFlag{"controller", true, false,
-                               "controller address (default $FLEETBENCH_CONTROLLER or 127.0.0.1:7070)"};
-const FlagSpec kTokenFlag{"token-file", true, false, "file with the token (else $FLEETBENCH_TOKEN)"};
-const FlagSpec kJsonFlag{"json", false, false, "print protobuf JSON (snake_case field names)"};
-
-int Fail(const std::string& command, const std::string& message) {
-  std::cerr << "fleetbench " << command << ": " << message << "\n";
-  return kExitFailure;
-}
-
-int Usage(const std::string& command, const std::string& error, const std::vector<FlagSpec>& flags) {
-  std::cerr << "fleetbench " << command << ": " << error << "\nflags:\n" << FlagsHelp(flags);
-  return kExitUsage;
-}
-
-// A connection to the controller's user API with the token attached.
-class Client {
- public:
-  static absl::StatusOr<Client> Connect(const Args& args) {
-    const char* env = std::getenv("FLEETBENCH_CONTROLLER");
-    const std::string address = args.Get("controller", env && *env ? env : "127.0.0.1:7070");
-    absl::StatusOr<std::string> token = LoadToken(args.Get("token-file"));
-    if (!token.ok()) return token.status();
-    Client c;
-    c.address_ = address;
-    c.token_ = *token;
-    c.stub_ = v1::Fleet::NewStub(
-        grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
-    return c;
-  }
-
-  // Calls `method` with a deadline; UNAVAILABLE explains which address.
-  template <typename Request, typename Response, typename Method>
-  absl::Status Call(Method method, const Request& request, Response* response,
-                    absl::Duration deadline = absl::Seconds(30)) {
-    grpc::ClientContext context;
-    context.AddMetadata(kAuthMetadataKey, "Bearer " + token_);
-    context.set_deadline(absl::ToChronoTime(absl::Now() + deadline));
-    grpc::Status s = (stub_.get()->*method)(&context, request, response);
-    if (s.ok()) return absl::OkStatus();
-    if (s.error_code() == grpc::StatusCode::UNAVAILABLE) {
-      return absl::UnavailableError(
-          absl::StrCat("cannot reach the controller at ", address_, ": ", s.error_message()));
-    }
-    return absl::Status(static_cast<absl::StatusCode>(s.error_code()), s.error_message());
-  }
-
- private:
-  std::string address_;
-  std::string token_;
-  std::unique_ptr<v1::Fleet::Stub> stub_;
-};
-
-// Parses flags and connects; on error prints and sets *exit_code.
-struct Prepared {
-  Args args;
-  std::optional<Client> client;
-};
-std::optional<Prepared> Prepare(const std::string& command, const Argv& argv,
-                                std::vector<FlagSpec> flags, size_t positional, int* exit_code) {
-  flags.push_back(kControllerFlag);
-  flags.push_back(kTokenFlag);
-  auto args = ParseArgs(argv, flags);
-  if (!args.ok()) {
-    *exit_code = Usage(command, std::string(args.status().message()), flags);
-    return std::nullopt;
-  }
-  if (args->positional.size() != positional) {
-    *exit_code = Usage(command,
-                       positional ? "expects " + std::to_string(positional) + " argument(s)"
-                                  : "unexpected argument " + args->positional[0],
-                       flags);
-    return std::nullopt;
-  }
-  auto client = Client::Connect(*args);
-  if (!client.ok()) {
-    *exit_code = Fail(command, std::string(client.status().message()));
-    return std::nullopt;
-  }
-  return Prepared{std::move(*args), std::move(*client)};
-}
 
 std::string Labels(const google::protobuf::Map<std::string, std::string>& labels) {
   std::map<std::string, std::string> sorted(labels.begin(), labels.end());
@@ -202,6 +124,30 @@ bool RunFailed(const v1::Run& run) {
 
 bool RunDone(const v1::Run& run) { return IsTerminal(run.state()); }
 
+// The run with every sample: the controller hands them out a page at a time
+// (a run of 200k samples does not fit one message), and the tasks of the
+// last page are the newest.
+absl::Status GetRunWithSamples(Client* client, const std::string& run_id, v1::Run* run) {
+  v1::GetRunRequest request;
+  request.set_run_id(run_id);
+  request.set_include_samples(true);
+  google::protobuf::RepeatedPtrField<v1::Sample> samples;
+  while (true) {
+    v1::Run page;
+    if (absl::Status s = client->Call(&v1::Fleet::Stub::GetRun, request, &page); !s.ok()) {
+      return s;
+    }
+    samples.Reserve(samples.size() + page.samples_size());
+    for (v1::Sample& sample : *page.mutable_samples()) samples.Add(std::move(sample));
+    if (page.samples_next_page_token().empty()) {
+      *run = std::move(page);
+      run->mutable_samples()->Swap(&samples);
+      return absl::OkStatus();
+    }
+    request.set_samples_page_token(page.samples_next_page_token());
+  }
+}
+
 // On a terminal, where the next page starts (--json carries the token).
 void PrintNextPage(const std::string& command, const std::string& token) {
   if (!token.empty()) std::cerr << "more: fleetbench " << command << " --page-token " << token << "\n";
@@ -254,6 +200,87 @@ int NodesRmCommand(const Argv& argv) {
   return kExitOk;
 }
 
+// The price cell: "24.5 USD", or "-" when unpriced.
+std::string PriceText(double price, const std::string& currency) {
+  return price > 0 && !currency.empty() ? FormatNumber(price) + " " + currency : "-";
+}
+
+// Where the price came from: "label", "catalog 2025-02-01", "-".
+std::string PriceSourceText(const std::string& source, int64_t effective_from_ms) {
+  if (source.empty()) return "-";
+  if (effective_from_ms == 0) return source;
+  return source + " " +
+         absl::FormatTime("%Y-%m-%d", absl::FromUnixMillis(effective_from_ms),
+                          absl::UTCTimeZone());
+}
+
+void PrintNotes(const std::vector<std::pair<std::string, std::string>>& notes) {
+  if (notes.empty()) return;
+  std::cout << "\nnotes:\n";
+  for (const auto& [group, note] : notes) std::cout << "  " << group << ": " << note << "\n";
+}
+
+void PrintRanking(const v1::RankResponse& response) {
+  const bool profile = !response.profile().empty();
+  const std::string unit = profile ? "score" : response.unit();
+  // Cost per unit: price per hour over a rate, or times a latency.
+  const std::string cost_header =
+      profile ? "COST_PER_H_PER_SCORE"
+              : (response.higher_is_better() ? "COST_PER_H_PER_" : "COST_PER_H_x_") + unit;
+  std::vector<std::string> header = {"#", absl::AsciiStrToUpper(RankGroupingName(response.by())),
+                                     "NODES", "RUNS"};
+  if (profile) {
+    header.push_back("SCORE");
+    for (const v1::ProfileMetric& m : response.profile_metrics()) header.push_back(m.metric());
+  } else {
+    for (const std::string& h : {"MEDIAN_" + unit, std::string("P10"), std::string("P90")}) {
+      header.push_back(h);
+    }
+  }
+  for (const char* h : {"PRICE_PER_H", "PRICE_SOURCE"}) header.push_back(h);
+  header.push_back(cost_header);
+  Table table(header);
+  std::vector<std::pair<std::string, std::string>> notes;
+  int rank = 0;
+  for (const v1::RankRow& r : response.rows()) {
+    std::vector<std::string> line = {std::to_string(++rank), r.group(),
+                                     std::to_string(r.node_count()),
+                                     std::to_string(r.run_count())};
+    if (profile) {
+      line.push_back(r.median() > 0 ? FormatNumber(r.median()) : "-");
+      // Each component: the group's median and its score against the fleet.
+      for (const v1::ProfileComponent& c : r.components()) {
+        line.push_back(c.present() ? FormatNumber(c.median()) + " (x" + FormatNumber(c.score()) + ")"
+                                   : "missing");
+      }
+    } else {
+      for (double v : {r.median(), r.p10(), r.p90()}) line.push_back(FormatNumber(v));
+    }
+    line.push_back(PriceText(r.price_per_hour(), r.currency()));
+    line.push_back(PriceSourceText(r.price_source(), r.price_effective_from_unix_ms()));
+    line.push_back(r.priced() ? FormatNumber(r.cost_per_unit()) : "-");
+    table.AddRow(line);
+    if (!r.price_note().empty()) notes.emplace_back(r.group(), r.price_note());
+  }
+  if (profile) {
+    std::cout << "rank by profile " << response.profile() << ", " << PriceKindName(response.price())
+              << " prices; score = weighted geometric mean of each metric over its fleet median "
+                 "(higher is better)\n";
+    for (const v1::ProfileMetric& m : response.profile_metrics()) {
+      std::cout << "  " << m.metric() << " weight " << absl::StrFormat("%g", m.weight()) << ", fleet median "
+                << (m.node_count() > 0 ? FormatNumber(m.fleet_median()) + " " + m.unit()
+                                       : std::string("- (no node measured it)"))
+                << ", " << (m.higher_is_better() ? "higher" : "lower") << " is better\n";
+    }
+  } else {
+    std::cout << "rank by " << response.metric() << " ("
+              << (response.higher_is_better() ? "higher" : "lower") << " is better), "
+              << PriceKindName(response.price()) << " prices\n";
+  }
+  std::cout << table.Render();
+  PrintNotes(notes);
+}
+
 }  // namespace
 
 int NodesCommand(const Argv& argv) {
@@ -264,7 +291,7 @@ int NodesCommand(const Argv& argv) {
   v1::ListNodesResponse response;
   if (auto s = p->client->Call(&v1::Fleet::Stub::ListNodes, v1::ListNodesRequest(), &response);
       !s.ok()) {
-    return Fail("nodes", std::string(s.message()));
+    return RemoteError("nodes", s);
   }
   if (p->args.Has("json")) {
     std::cout << ToJson(response) << "\n";
@@ -328,7 +355,7 @@ int RunCommand(const Argv& argv) {
     auto pair = ParseKeyValue(kv);
     const size_t dot = pair.ok() ? pair->first.find('.') : std::string::npos;
     if (dot == std::string::npos) {
-      return Usage("run", "--param wants BENCH.KEY=VALUE, got '" + kv + "'", flags);
+      return Usage("run", "--param wants BENCH.KEY=VALUE, got '" + ClipInput(kv) + "'", flags);
     }
     const std::string bench = pair->first.substr(0, dot);
     bool found = false;
@@ -338,7 +365,10 @@ int RunCommand(const Argv& argv) {
         found = true;
       }
     }
-    if (!found) return Usage("run", "--param names benchmark '" + bench + "' that is not in the run", flags);
+    if (!found) {
+      return Usage("run", "--param names benchmark '" + ClipInput(bench) + "' that is not in the run",
+                   flags);
+    }
   }
   for (const std::string& n : SplitList(args.Get("nodes"))) request.add_nodes(n);
   for (const std::string& kv : args.All("select")) {
@@ -368,15 +398,15 @@ int RunCommand(const Argv& argv) {
       (!absl::ParseDuration(args.Get("timeout"), &timeout) || timeout <= absl::ZeroDuration())) {
     return Usage("run", "--timeout wants a duration like 10m", flags);
   }
+  // The bounds the controller enforces, checked before sending megabytes.
+  if (absl::Status s = CheckStartRunBounds(request); !s.ok()) {
+    return Usage("run", std::string(s.message()), flags);
+  }
   v1::StartRunResponse started;
   if (auto s = p->client->Call(&v1::Fleet::Stub::StartRun, request, &started); !s.ok()) {
-    // The controller refused what was asked (an unknown benchmark, a
-    // parameter its plugin rejects): a usage error, and no run was stored.
-    if (absl::IsInvalidArgument(s)) {
-      std::cerr << "fleetbench run: " << absl::StrReplaceAll(s.message(), {{"\n", " "}}) << "\n";
-      return kExitUsage;
-    }
-    return Fail("run", std::string(s.message()));
+    // The controller refused what was asked (an unknown benchmark or node,
+    // a parameter its plugin rejects): a usage error, and no run was stored.
+    return RemoteError("run", s);
   }
   const bool json = args.Has("json");
   if (!args.Has("wait")) {
@@ -399,7 +429,7 @@ int RunCommand(const Argv& argv) {
   std::string last_line;
   while (true) {
     if (auto s = p->client->Call(&v1::Fleet::Stub::GetRun, get, &run); !s.ok()) {
-      return Fail("run", std::string(s.message()));
+      return RemoteError("run", s);
     }
     if (RunDone(run)) break;
     if (absl::Now() > give_up) {
@@ -433,9 +463,8 @@ int RunCommand(const Argv& argv) {
     }
   }
   if (!json && tty) std::cerr << "\r\033[K";
-  get.set_include_samples(true);
-  if (auto s = p->client->Call(&v1::Fleet::Stub::GetRun, get, &run); !s.ok()) {
-    return Fail("run", std::string(s.message()));
+  if (auto s = GetRunWithSamples(&*p->client, started.run_id(), &run); !s.ok()) {
+    return RemoteError("run", s);
   }
   if (json) {
     std::cout << ToJson(run) << "\n";
@@ -449,12 +478,9 @@ int ResultsCommand(const Argv& argv) {
   int code = 0;
   auto p = Prepare("results", argv, {kJsonFlag}, 1, &code);
   if (!p) return code;
-  v1::GetRunRequest request;
-  request.set_run_id(p->args.positional[0]);
-  request.set_include_samples(true);
   v1::Run run;
-  if (auto s = p->client->Call(&v1::Fleet::Stub::GetRun, request, &run); !s.ok()) {
-    return Fail("results", std::string(s.message()));
+  if (auto s = GetRunWithSamples(&*p->client, p->args.positional[0], &run); !s.ok()) {
+    return RemoteError("results", s);
   }
   if (p->args.Has("json")) {
     std::cout << ToJson(run) << "\n";
@@ -481,7 +507,7 @@ int RunsCommand(const Argv& argv) {
   request.set_page_token(p->args.Get("page-token"));
   v1::ListRunsResponse response;
   if (auto s = p->client->Call(&v1::Fleet::Stub::ListRuns, request, &response); !s.ok()) {
-    return Fail("runs", std::string(s.message()));
+    return RemoteError("runs", s);
   }
   if (p->args.Has("json")) {
     std::cout << ToJson(response) << "\n";
@@ -509,7 +535,7 @@ int CancelCommand(const Argv& argv) {
   request.set_run_id(p->args.positional[0]);
   v1::CancelRunResponse response;
   if (auto s = p->client->Call(&v1::Fleet::Stub::CancelRun, request, &response); !s.ok()) {
-    return Fail("cancel", std::string(s.message()));
+    return RemoteError("cancel", s);
   }
   std::cout << "cancelling " << request.run_id() << "\n";
   return kExitOk;
@@ -518,7 +544,10 @@ int CancelCommand(const Argv& argv) {
 int RankCommand(const Argv& argv) {
   const std::vector<FlagSpec> flags = {
       {"metric", true, false, "metric to rank by, e.g. gemm.cpu.fp32.tflops"},
+      {"profile", true, false,
+       "rank by a named mix of metrics instead: cpu, io, training (docs/ranking.md)"},
       {"by", true, false, "node, instance_type, region or provider (default node)"},
+      {"price", true, false, "on_demand or spot (default on_demand)"},
       {"window", true, false, "how far back, e.g. 7d, 24h (default 7 days)"},
       kJsonFlag};
   int code = 0;
@@ -526,44 +555,30 @@ int RankCommand(const Argv& argv) {
   if (!p) return code;
   v1::RankRequest request;
   request.set_metric(p->args.Get("metric"));
-  if (request.metric().empty()) return Usage("rank", "--metric is required", flags);
+  request.set_profile(p->args.Get("profile"));
+  if (request.metric().empty() == request.profile().empty()) {
+    return Usage("rank", "give --metric or --profile (one of them)", flags);
+  }
   absl::StatusOr<v1::RankGrouping> by = ParseRankGrouping(p->args.Get("by", "node"));
   if (!by.ok()) return Usage("rank", "--" + std::string(by.status().message()), flags);
   request.set_by(*by);
+  absl::StatusOr<v1::PriceKind> price = ParsePriceKind(p->args.Get("price", "on_demand"));
+  if (!price.ok()) return Usage("rank", "--" + std::string(price.status().message()), flags);
+  request.set_price(*price);
   if (p->args.Has("window")) {
-    std::string w = p->args.Get("window");
-    absl::Duration d;
-    int64_t days = 0;
-    if (!w.empty() && w.back() == 'd' && absl::SimpleAtoi(w.substr(0, w.size() - 1), &days) && days > 0) {
-      d = absl::Hours(24 * days);
-    } else if (!absl::ParseDuration(w, &d) || d <= absl::ZeroDuration()) {
-      return Usage("rank", "--window wants a duration like 7d or 24h", flags);
-    }
-    request.set_window_ms(absl::ToInt64Milliseconds(d));
+    absl::StatusOr<absl::Duration> window = ParseWindow(p->args.Get("window"));
+    if (!window.ok()) return Usage("rank", std::string(window.status().message()), flags);
+    request.set_window_ms(absl::ToInt64Milliseconds(*window));
   }
   v1::RankResponse response;
   if (auto s = p->client->Call(&v1::Fleet::Stub::Rank, request, &response); !s.ok()) {
-    return Fail("rank", std::string(s.message()));
+    return RemoteError("rank", s);
   }
   if (p->args.Has("json")) {
     std::cout << ToJson(response) << "\n";
-    return kExitOk;
+  } else {
+    PrintRanking(response);
   }
-  const std::string cost_unit = response.higher_is_better()
-                                    ? "USD_PER_H_PER_" + response.unit()
-                                    : "USD_PER_H_x_" + response.unit();
-  Table table({"#", absl::AsciiStrToUpper(RankGroupingName(response.by())), "NODES", "RUNS",
-               "MEDIAN_" + response.unit(), "P10", "P90", "USD_PER_H", cost_unit});
-  int rank = 0;
-  for (const v1::RankRow& r : response.rows()) {
-    table.AddRow({std::to_string(++rank), r.group(), std::to_string(r.node_count()),
-                  std::to_string(r.run_count()), FormatNumber(r.median()), FormatNumber(r.p10()),
-                  FormatNumber(r.p90()), r.priced() ? FormatNumber(r.price_per_hour()) : "-",
-                  r.priced() ? FormatNumber(r.cost_per_unit()) : "-"});
-  }
-  std::cout << "rank by " << response.metric() << " ("
-            << (response.higher_is_better() ? "higher" : "lower") << " is better)\n"
-            << table.Render();
   return kExitOk;
 }
 
@@ -591,7 +606,7 @@ int HistoryCommand(const Argv& argv) {
   request.set_page_token(p->args.Get("page-token"));
   v1::HistoryResponse response;
   if (auto s = p->client->Call(&v1::Fleet::Stub::History, request, &response); !s.ok()) {
-    return Fail("history", std::string(s.message()));
+    return RemoteError("history", s);
   }
   if (p->args.Has("json")) {
     std::cout << ToJson(response) << "\n";

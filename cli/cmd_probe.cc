@@ -1,12 +1,17 @@
 // `fleetbench probe`: the five-minute check for a machine just rented. Runs
-// the suite in this process, no controller, and prints facts and results.
+// the suite in this process, no controller, prints facts and results, then
+// the node rules' findings (diagnosis/node_rules.h) and a verdict, and exits
+// with a code a script can act on (docs/findings.md, "Exit codes").
 #include <atomic>
-#include <filesystem>
 #include <iostream>
+#include <map>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "agent/benchmarks/host/scratch_path.h"
 #include "agent/benchmarks/registry.h"
-#include "agent/benchmarks/gpu/gpu_findings.h"
 #include "agent/facts/facts.h"
 #include "agent/facts/gpu_facts.h"
 #include "agent/runtime/task_runner.h"
@@ -14,12 +19,58 @@
 #include "common/suites.h"
 #include "common/api_enums.h"
 #include "common/ulid.h"
+#include "diagnosis/finding.h"
+#include "diagnosis/node_rules.h"
 #include "fleetbench/v1/probe.pb.h"
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/finding_text.h"
 #include "cli/table.h"
+#include "cli/usage.h"
+#include "common/reason.h"
 
 namespace fleetbench::cli {
+namespace {
+
+constexpr char kExitCodesHelp[] =
+    "exit codes: 0 PASS or WARN (warnings only), 3 FAIL with a critical finding,\n"
+    "1 a benchmark failed (and no critical finding), 2 usage; see docs/findings.md\n";
+
+// The verdict and exit code of a probe: a critical finding outranks a failed
+// benchmark (it says why not to train here); a failed benchmark is FAIL too,
+// since the probe could not check what it was asked to.
+void Judge(v1::ProbeReport* report) {
+  std::vector<v1::Finding> findings(report->findings().begin(), report->findings().end());
+  const diagnosis::Verdict verdict = diagnosis::VerdictOf(findings);
+  bool failed = false;
+  for (const auto& o : report->outcomes()) failed |= o.state() == v1::TASK_STATE_FAILED;
+  if (verdict == diagnosis::Verdict::kFail) {
+    report->set_exit_code(kExitCritical);
+  } else if (failed) {
+    report->set_exit_code(kExitFailure);
+  } else {
+    report->set_exit_code(kExitOk);
+  }
+  report->set_verdict(failed ? "FAIL" : diagnosis::VerdictName(verdict));
+}
+
+std::string VerdictLine(const v1::ProbeReport& report) {
+  std::map<v1::Severity, int> counts;
+  for (const v1::Finding& f : report.findings()) ++counts[f.severity()];
+  std::vector<std::string> failed;
+  for (const auto& o : report.outcomes()) {
+    if (o.state() == v1::TASK_STATE_FAILED) failed.push_back(o.benchmark());
+  }
+  std::string line = absl::StrCat(
+      "verdict: ", report.verdict(), " (", counts[v1::SEVERITY_CRITICAL], " critical, ",
+      counts[v1::SEVERITY_WARNING], " warning, ", counts[v1::SEVERITY_INFO], " info");
+  if (!failed.empty()) {
+    absl::StrAppend(&line, "; failed: ", absl::StrJoin(failed, ", "));
+  }
+  return line + ")";
+}
+
+}  // namespace
 
 int ProbeCommand(const Argv& argv) {
   const std::vector<FlagSpec> flags = {
@@ -27,14 +78,19 @@ int ProbeCommand(const Argv& argv) {
       {"suite", true, false, "a named suite (quick, full)"},
       {"param", true, true, "BENCH.KEY=VALUE"},
       {"scratch", true, false, "folder benchmarks may write to (default /var/tmp/fleetbench-probe)"},
+      {"label", true, true,
+       "KEY=VALUE the rules read, as an agent's labels: spot=true (node.preemptible), "
+       "gpus=N (gpu.none when NVML sees none)"},
       {"json", false, false, "print protobuf JSON"}};
   auto args = ParseArgs(argv, flags);
   auto usage = [&](const std::string& error) {
-    std::cerr << "fleetbench probe: " << error << "\nflags:\n" << FlagsHelp(flags);
-    return kExitUsage;
+    const int code = UsageError("probe", error, flags);
+    // The exit codes are part of the probe's interface: --help lists them.
+    if (error == "help") std::cout << kExitCodesHelp;
+    return code;
   };
   if (!args.ok()) return usage(std::string(args.status().message()));
-  if (!args->positional.empty()) return usage("unexpected argument " + args->positional[0]);
+  if (!args->positional.empty()) return usage("unexpected argument " + ClipInput(args->positional[0]));
   if (args->Has("bench") && args->Has("suite")) return usage("give --bench or --suite, not both");
   v1::RunTask task;
   task.set_task_id(NewUlid());
@@ -51,7 +107,7 @@ int ProbeCommand(const Argv& argv) {
   for (const std::string& kv : args->All("param")) {
     auto pair = ParseKeyValue(kv);
     const size_t dot = pair.ok() ? pair->first.find('.') : std::string::npos;
-    if (dot == std::string::npos) return usage("--param wants BENCH.KEY=VALUE, got '" + kv + "'");
+    if (dot == std::string::npos) return usage("--param wants BENCH.KEY=VALUE, got '" + ClipInput(kv) + "'");
     bool found = false;
     for (auto& spec : *task.mutable_benchmarks()) {
       if (spec.name() == pair->first.substr(0, dot)) {
@@ -61,11 +117,15 @@ int ProbeCommand(const Argv& argv) {
     }
     if (!found) return usage("--param names a benchmark that is not in the probe");
   }
+  std::map<std::string, std::string> labels;
+  for (const std::string& kv : args->All("label")) {
+    auto pair = ParseKeyValue(kv);
+    if (!pair.ok()) return usage("--label " + std::string(pair.status().message()));
+    labels[pair->first] = pair->second;
+  }
   const std::string scratch = args->Get("scratch", "/var/tmp/fleetbench-probe");
-  std::error_code ec;
-  std::filesystem::create_directories(scratch, ec);
-  if (ec) {
-    std::cerr << "fleetbench probe: cannot create " << scratch << ": " << ec.message() << "\n";
+  if (absl::Status s = agent::CreateScratchDirs(scratch); !s.ok()) {
+    std::cerr << "fleetbench probe: scratch folder: " << s.message() << "\n";
     return kExitFailure;
   }
   const bool json = args->Has("json");
@@ -88,32 +148,32 @@ int ProbeCommand(const Argv& argv) {
     }
   };
   runner.Execute(task, cancelled, hooks);
-  bool failed = false;
-  for (const auto& o : report.outcomes()) failed |= o.state() == v1::TASK_STATE_FAILED;
+  diagnosis::NodeEvidence evidence;
+  evidence.node = report.facts().hostname();
+  evidence.facts = report.facts();
+  evidence.labels = labels;
+  evidence.run_id = task.run_id();
+  evidence.samples.assign(report.samples().begin(), report.samples().end());
+  evidence.outcomes.assign(report.outcomes().begin(), report.outcomes().end());
+  evidence.time_unix_ms = absl::ToUnixMillis(absl::Now());
+  for (v1::Finding& finding : diagnosis::DiagnoseNode(evidence)) {
+    *report.add_findings() = std::move(finding);
+  }
+  Judge(&report);
   if (json) {
     std::cout << ToJson(report) << "\n";
-    return failed ? kExitFailure : kExitOk;
+    return report.exit_code();
   }
   const v1::NodeFacts& f = report.facts();
   std::cout << f.hostname() << ": " << f.cpu().model() << ", " << f.cpu().logical_cores()
             << " logical cores, " << FormatNumber(static_cast<double>(f.memory_total_bytes()) / (1 << 30))
             << " GiB, kernel " << f.kernel() << (f.virtualization().hypervisor() ? ", virtualised" : "")
             << "\n";
-  for (const auto& d : f.pcie_devices()) {
-    if (d.degraded()) {
-      std::cout << "finding: PCIe " << d.address() << " runs at " << d.current_link_speed() << " x"
-                << d.current_link_width() << " of " << d.max_link_speed() << " x"
-                << d.max_link_width() << "\n";
-    }
-  }
   if (f.gpus().empty()) {
     std::cout << "GPUs: none (" << f.gpu_unavailable_reason() << ")\n";
   }
   for (const v1::GpuFacts& g : f.gpus()) {
-    std::cout << "GPU " << g.name() << " " << g.uuid() << "\n";
-    for (const std::string& finding : gpu::DiagnoseGpu(g)) {
-      std::cout << "finding: " << finding << "\n";
-    }
+    std::cout << "GPU " << g.index() << ": " << g.name() << " " << g.uuid() << "\n";
   }
   std::cout << "\n";
   Table outcomes({"BENCHMARK", "STATE", "REASON"});
@@ -127,8 +187,11 @@ int ProbeCommand(const Argv& argv) {
     samples.AddRow({s.metric(), FormatNumber(s.value()), s.unit(),
                     spread == s.params().end() ? "" : spread->second});
   }
-  std::cout << samples.Render();
-  return failed ? kExitFailure : kExitOk;
+  std::cout << samples.Render() << "\n";
+  std::cout << "findings:" << (report.findings().empty() ? " none\n" : "\n");
+  for (const v1::Finding& finding : report.findings()) std::cout << FormatFinding(finding);
+  std::cout << VerdictLine(report) << "\n";
+  return report.exit_code();
 }
 
 }  // namespace fleetbench::cli

@@ -14,6 +14,8 @@ using Argv = std::vector<std::string>;
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailure = 1;
 inline constexpr int kExitUsage = 2;
+// `probe`: a critical finding (docs/findings.md, "Exit codes").
+inline constexpr int kExitCritical = 3;
 
 int ControllerCommand(const Argv& args);
 int AgentCommand(const Argv& args);
@@ -24,6 +26,8 @@ int RunsCommand(const Argv& args);
 int CancelCommand(const Argv& args);
 int RankCommand(const Argv& args);
 int HistoryCommand(const Argv& args);
+int PricesCommand(const Argv& args);
+int CostCommand(const Argv& args);
 int ProbeCommand(const Argv& args);
 
 }  // namespace fleetbench::cli

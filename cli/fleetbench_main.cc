@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "common/reason.h"
 
 namespace {
 
@@ -26,7 +27,10 @@ constexpr Command kCommands[] = {
     {"cancel", fleetbench::cli::CancelCommand, "cancel a run"},
     {"rank", fleetbench::cli::RankCommand, "rank nodes or groups by cost per unit of throughput"},
     {"history", fleetbench::cli::HistoryCommand, "a node's results for one metric over time"},
-    {"probe", fleetbench::cli::ProbeCommand, "run the suite on this machine, no controller"},
+    {"prices", fleetbench::cli::PricesCommand, "import or list the price catalog (CSV)"},
+    {"cost", fleetbench::cli::CostCommand, "how long and how much W units of work take per offer"},
+    {"probe", fleetbench::cli::ProbeCommand,
+     "run the suite on this machine, no controller; findings and a PASS/WARN/FAIL verdict"},
 };
 
 int PrintUsage(std::ostream& out) {
@@ -60,14 +64,15 @@ int main(int argc, char** argv) {
     if (name != c.name) continue;
     for (const std::string& a : args) {
       if (a == "--help" || a == "-h") {
-        // Every command answers --help with its flags (on stderr, exit 2);
-        // asked for, it is not an error.
+        // Every command answers --help with its flags on stdout; asked
+        // for, it is not an error.
         c.run({"--help"});
         return 0;
       }
     }
     return c.run(args);
   }
-  std::cerr << "fleetbench: unknown command '" << name << "'\n";
-  return PrintUsage(std::cerr);
+  std::cerr << "fleetbench: unknown command '" << fleetbench::ClipInput(name)
+            << "'; see `fleetbench --help`\n";
+  return fleetbench::cli::kExitUsage;
 }

@@ -83,6 +83,23 @@ absl::StatusOr<v1::RankGrouping> ParseRankGrouping(absl::string_view name) {
       "by '", name, "' is not one of node, instance_type, region, provider"));
 }
 
+std::string PriceKindName(v1::PriceKind kind) {
+  switch (kind) {
+    case v1::PRICE_KIND_UNSPECIFIED:
+    case v1::PRICE_KIND_ON_DEMAND: return "on_demand";
+    case v1::PRICE_KIND_SPOT: return "spot";
+    default: return absl::StrCat("unknown(", static_cast<int>(kind), ")");
+  }
+}
+
+absl::StatusOr<v1::PriceKind> ParsePriceKind(absl::string_view name) {
+  for (v1::PriceKind kind : {v1::PRICE_KIND_ON_DEMAND, v1::PRICE_KIND_SPOT}) {
+    if (PriceKindName(kind) == name) return kind;
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("price '", name.substr(0, 64), "' is not one of on_demand, spot"));
+}
+
 std::string StatusCodeName(v1::StatusCode code) {
   const std::string& full = v1::StatusCode_Name(code);
   constexpr absl::string_view kPrefix = "STATUS_CODE_";

@@ -11,6 +11,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "fleetbench/v1/node.pb.h"
+#include "fleetbench/v1/price.pb.h"
 #include "fleetbench/v1/rank.pb.h"
 #include "fleetbench/v1/result.pb.h"
 #include "fleetbench/v1/run.pb.h"
@@ -36,6 +37,11 @@ std::string NodeStatusName(v1::NodeStatus status);
 std::string RankGroupingName(v1::RankGrouping by);
 // INVALID_ARGUMENT naming the allowed words for anything else.
 absl::StatusOr<v1::RankGrouping> ParseRankGrouping(absl::string_view name);
+
+// "on_demand", "spot" (UNSPECIFIED reads as on_demand), and the inverse:
+// INVALID_ARGUMENT naming the allowed words for anything else.
+std::string PriceKindName(v1::PriceKind kind);
+absl::StatusOr<v1::PriceKind> ParsePriceKind(absl::string_view name);
 
 // "DEADLINE_EXCEEDED", ... (the google.rpc.Code name).
 std::string StatusCodeName(v1::StatusCode code);

@@ -60,5 +60,15 @@ TEST(StatusCodeTest, NamesDropThePrefix) {
   EXPECT_EQ(NodeStatusName(v1::NODE_STATUS_OFFLINE), "offline");
 }
 
+TEST(ApiEnumsTest, PriceKindsReadAsTheirWords) {
+  EXPECT_EQ(PriceKindName(v1::PRICE_KIND_UNSPECIFIED), "on_demand");
+  EXPECT_EQ(PriceKindName(v1::PRICE_KIND_SPOT), "spot");
+  EXPECT_EQ(*ParsePriceKind("on_demand"), v1::PRICE_KIND_ON_DEMAND);
+  EXPECT_EQ(*ParsePriceKind("spot"), v1::PRICE_KIND_SPOT);
+  auto bad = ParsePriceKind("reserved");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message(), "price 'reserved' is not one of on_demand, spot");
+}
+
 }  // namespace
 }  // namespace fleetbench

@@ -19,19 +19,27 @@ v1::BenchmarkSpec Spec(const std::string& name,
 const std::vector<SuiteInfo>& AllSuites() {
   // quick: at most about five minutes per node. Node facts come with every
   // hello; net pairs each node with the first one (skipped with one node).
+  // The GPU entries are skipped, with the reason, on a node without a GPU;
+  // on a GPU node stress runs 60 s of sustained GEMM so that throttling that
+  // shows only after a minute of load reaches the findings
+  // (gpu.thermal_throttle, gpu.sustained_drop; docs/findings.md).
   static const std::vector<SuiteInfo> kSuites = {
-      {"quick", "minutes per node: CPU GEMM, memory, short disk, network against one peer",
+      {"quick",
+       "minutes per node: CPU GEMM, memory, short disk, network against one peer; on GPU "
+       "nodes GPU GEMM, PCIe, HBM and 60 s of sustained stress",
        {Spec("gemm", {{"sizes", "2048"}, {"min_seconds", "1"}}),
         Spec("mem", {}),
         Spec("disk", {{"file_mib", "256"}, {"ramp_seconds", "1"}, {"runtime_seconds", "5"}}),
         Spec("net", {{"pairing", "star"}, {"duration_s", "5"}, {"warmup_s", "1"}}),
-        Spec("gpu_gemm", {}), Spec("pcie", {}), Spec("hbm", {})}},
+        Spec("gpu_gemm", {}), Spec("pcie", {}), Spec("hbm", {}),
+        Spec("stress", {{"profile", "quick"}})}},
       {"full", "the long version: larger GEMMs, larger disk files, every network pair",
        {Spec("gemm", {{"sizes", "4096,8192"}, {"min_seconds", "5"}}),
         Spec("mem", {{"repetitions", "20"}}),
         Spec("disk", {{"file_mib", "4096"}, {"ramp_seconds", "5"}, {"runtime_seconds", "30"}}),
         Spec("net", {{"pairing", "all"}, {"duration_s", "20"}, {"warmup_s", "2"}}),
-        Spec("gpu_gemm", {}), Spec("pcie", {}), Spec("hbm", {})}},
+        Spec("gpu_gemm", {}), Spec("pcie", {}), Spec("hbm", {}),
+        Spec("stress", {{"profile", "full"}})}},
   };
   return kSuites;
 }

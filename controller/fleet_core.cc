@@ -196,6 +196,15 @@ absl::StatusOr<v1::RemoveNodeResponse> FleetCore::RemoveNode(const std::string& 
       [this, name] { return HandleRemoveNode(name); }, deadline);
 }
 
+absl::StatusOr<v1::ImportPricesResponse> FleetCore::ImportPrices(
+    const v1::ImportPricesRequest& request, absl::Time deadline) {
+  // Parsed on the caller's thread: a megabyte of CSV does not stall ingest.
+  absl::StatusOr<std::vector<v1::CatalogPrice>> rows = ParsePriceImport(request);
+  if (!rows.ok()) return rows.status();
+  return Call<absl::StatusOr<v1::ImportPricesResponse>>(
+      [this, rows = *std::move(rows)] { return HandleImportPrices(rows); }, deadline);
+}
+
 FleetCore::Stats FleetCore::GetStats() {
   absl::MutexLock lock(&stats_mu_);
   return stats_;

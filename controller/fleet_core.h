@@ -9,8 +9,8 @@
 // Layout: one class whose member functions are defined by domain in
 // fleet_core.cc (the actor and entry points), fleet_core_sessions.cc,
 // fleet_core_node_removal.cc, fleet_core_dispatch.cc, fleet_core_runs.cc,
-// fleet_core_ingest.cc, fleet_core_retry.cc and fleet_core_views.cc; the
-// private section below is grouped the same way.
+// fleet_core_ingest.cc, fleet_core_retry.cc, fleet_core_views.cc and
+// fleet_core_prices.cc; the private section below is grouped the same way.
 //
 // Threading: one actor thread applies every state change in order; callers
 // post events and return at once (agent side) or wait for the answer (user
@@ -36,6 +36,9 @@
 // the heartbeat timeout) settles the task from the report, noting that it
 // came late, and the run's state is recomputed (issue 9).
 //
+// Prices: node labels, else the imported price catalog, at the row in force
+// when each result was measured (controller/ranking.h).
+//
 // Errors: user calls return absl::Status with codes chosen to map 1:1 to
 // gRPC: INVALID_ARGUMENT for bad requests, NOT_FOUND for unknown runs or
 // nodes and for ranking a metric no agent declared, FAILED_PRECONDITION
@@ -59,9 +62,11 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "common/clock.h"
+#include "controller/ranking.h"
 #include "fleetbench/v1/agent.pb.h"
 #include "fleetbench/v1/history.pb.h"
 #include "fleetbench/v1/node.pb.h"
+#include "fleetbench/v1/price.pb.h"
 #include "fleetbench/v1/rank.pb.h"
 #include "fleetbench/v1/run.pb.h"
 #include "storage/store.h"
@@ -160,6 +165,17 @@ class FleetCore {
   // at its next hello) or has a task queued or in flight.
   absl::StatusOr<v1::RemoveNodeResponse> RemoveNode(
       const std::string& name, absl::Time deadline = absl::InfiniteFuture());
+  // The price catalog (docs/ranking.md). ImportPrices stores every row of
+  // the file or, when any row is bad, none: INVALID_ARGUMENT whose message
+  // has one line per bad row (the first 50), "SOURCE:LINE: reason".
+  absl::StatusOr<v1::ImportPricesResponse> ImportPrices(
+      const v1::ImportPricesRequest& request, absl::Time deadline = absl::InfiniteFuture());
+  absl::StatusOr<v1::ListPricesResponse> ListPrices(
+      absl::Time deadline = absl::InfiniteFuture());
+  // How long and how much `work` units take on each group (Rank's grouping
+  // and prices).
+  absl::StatusOr<v1::CostResponse> Cost(const v1::CostRequest& request,
+                                        absl::Time deadline = absl::InfiniteFuture());
 
   // Counters for /metrics and benchmarks.
   struct Stats {
@@ -302,6 +318,22 @@ class FleetCore {
   absl::StatusOr<v1::Run> HandleGetRun(const v1::GetRunRequest& request);
   // Any thread (reads the store only).
   absl::Status UndeclaredMetric(const std::string& metric);
+  // Every node's values of `metric` (with their times) since `since`, with
+  // the node's labels; nodes without values are left out.
+  absl::StatusOr<std::vector<NodeSeries>> MetricSeries(
+      const std::string& metric, absl::Time since,
+      const std::vector<storage::NodeRecord>& nodes);
+  absl::StatusOr<v1::RankResponse> RankProfile(const v1::RankRequest& request,
+                                               const RankPricing& pricing, absl::Time since,
+                                               absl::Time deadline);
+
+  // --- Prices (fleet_core_prices.cc). ---
+  // Any thread: the request's rows, or INVALID_ARGUMENT for a file over the
+  // bounds or with bad rows.
+  static absl::StatusOr<std::vector<v1::CatalogPrice>> ParsePriceImport(
+      const v1::ImportPricesRequest& request);
+  absl::StatusOr<v1::ImportPricesResponse> HandleImportPrices(
+      const std::vector<v1::CatalogPrice>& rows);
 
   storage::Store* const store_;
   Clock* const clock_;

@@ -14,7 +14,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/api_enums.h"
+#include "common/wire_limits.h"
 #include "controller/page_tokens.h"
+#include "controller/price_catalog.h"
+#include "controller/rank_profiles.h"
 #include "controller/ranking.h"
 
 namespace fleetbench::controller {
@@ -83,9 +86,30 @@ absl::StatusOr<v1::Run> FleetCore::HandleGetRun(const v1::GetRunRequest& request
     }
   }
   if (request.include_samples()) {
-    auto samples = store_->ListSamplesForRun(request.run_id());
+    // A page, by count and by bytes: a run of any size must fit the
+    // messages every peer accepts (common/wire_limits.h).
+    const uint32_t page_size = std::clamp<uint32_t>(
+        request.samples_page_size() ? request.samples_page_size() : 10000, 1, 20000);
+    std::optional<storage::RunSampleCursor> after;
+    if (!request.samples_page_token().empty()) {
+      auto parsed = ParseRunSamplesPageToken(request.samples_page_token(), request.run_id());
+      if (!parsed.ok()) return parsed.status();
+      after = *std::move(parsed);
+    }
+    std::vector<storage::RunSampleCursor> cursors;
+    auto samples = store_->ListSamplesForRunPage(request.run_id(), static_cast<int>(page_size) + 1,
+                                                 after, &cursors);
     if (!samples.ok()) return samples.status();
-    for (auto& s : *samples) *out.add_samples() = std::move(s);
+    size_t bytes = out.ByteSizeLong();
+    size_t taken = 0;
+    for (; taken < samples->size() && taken < page_size; ++taken) {
+      bytes += (*samples)[taken].ByteSizeLong() + 8;  // + the field's tag and length
+      if (taken > 0 && bytes > kPageBudgetBytes) break;
+      *out.add_samples() = std::move((*samples)[taken]);
+    }
+    if (taken < samples->size()) {
+      out.set_samples_next_page_token(RunSamplesPageToken(request.run_id(), cursors[taken - 1]));
+    }
   }
   return out;
 }
@@ -109,7 +133,12 @@ absl::StatusOr<v1::ListRunsResponse> FleetCore::ListRuns(const v1::ListRunsReque
   if (!runs.ok()) return runs.status();
   if (absl::Now() >= deadline) return CallerDeadlinePassed();
   v1::ListRunsResponse response;
-  for (size_t i = 0; i < runs->size() && i < page_size; ++i) {
+  // A page ends at page_size runs or kPageBudgetBytes, whichever comes
+  // first (at least one run): a page of large runs still fits a message.
+  size_t bytes = 0;
+  size_t taken = 0;
+  for (size_t i = 0; i < runs->size() && i < page_size; ++i, ++taken) {
+    if (i > 0 && bytes > kPageBudgetBytes) break;
     const storage::RunRecord& r = (*runs)[i];
     v1::Run* run = response.add_runs();
     run->set_run_id(r.run_id);
@@ -120,8 +149,9 @@ absl::StatusOr<v1::ListRunsResponse> FleetCore::ListRuns(const v1::ListRunsReque
     }
     run->set_suite(r.suite);
     for (const auto& b : r.benchmarks) *run->add_benchmarks() = b;
+    bytes += run->ByteSizeLong() + 8;
   }
-  if (runs->size() > page_size) {
+  if (runs->size() > taken) {
     response.set_next_page_token(RunsPageToken(response.runs(response.runs_size() - 1).run_id()));
   }
   return response;
@@ -155,28 +185,15 @@ absl::Status FleetCore::UndeclaredMetric(const std::string& metric) {
       "metric ", metric, " is not declared by any agent's plugins; known: ", known));
 }
 
-absl::StatusOr<v1::RankResponse> FleetCore::Rank(const v1::RankRequest& request,
-                                                 absl::Time deadline) {
-  if (request.metric().empty()) {
-    return absl::InvalidArgumentError("--metric is required, e.g. gemm.cpu.fp32.tflops");
-  }
-  if (absl::Status s = CheckRankGrouping(request.by()); !s.ok()) return s;
-  // Unit and direction as the plugins declared them; checked before the
-  // scan so a mistyped name costs nothing.
-  absl::StatusOr<v1::MetricDescriptor> metric = store_->GetMetricDescriptor(request.metric());
-  if (absl::IsNotFound(metric.status())) return UndeclaredMetric(request.metric());
-  if (!metric.ok()) return metric.status();
-  const absl::Duration window = request.window_ms() > 0
-                                    ? absl::Milliseconds(request.window_ms())
-                                    : options_.rank_window;
+absl::StatusOr<std::vector<NodeSeries>> FleetCore::MetricSeries(
+    const std::string& metric, absl::Time since,
+    const std::vector<storage::NodeRecord>& nodes) {
   // The compact table names each node once: a million points cost a
   // million doubles, not two million strings (docs/storage.md).
-  auto table = store_->MetricPointTableSince(request.metric(), clock_->Now() - window);
+  auto table = store_->MetricPointTableSince(metric, since);
   if (!table.ok()) return table.status();
-  auto nodes = store_->ListNodes();
-  if (!nodes.ok()) return nodes.status();
   std::map<std::string, NodeSeries> series;
-  for (const storage::NodeRecord& n : *nodes) {
+  for (const storage::NodeRecord& n : nodes) {
     series[n.name].node = n.name;
     series[n.name].labels = n.labels;
   }
@@ -186,15 +203,85 @@ absl::StatusOr<v1::RankResponse> FleetCore::Rank(const v1::RankRequest& request,
     s.node = name;
     by_index.push_back(&s);
   }
+  // Sized first: a million points would otherwise grow two vectors per
+  // node a dozen times each.
+  std::vector<size_t> counts(by_index.size());
+  for (const storage::MetricPointTable::Point& p : table->points) ++counts[p.node];
+  for (size_t i = 0; i < by_index.size(); ++i) {
+    by_index[i]->values.reserve(counts[i]);
+    by_index[i]->times.reserve(counts[i]);
+  }
   for (const storage::MetricPointTable::Point& p : table->points) {
     by_index[p.node]->values.push_back(p.value);
+    // The time prices the value: the catalog row in force then.
+    by_index[p.node]->times.push_back(p.time);
   }
   std::vector<NodeSeries> list;
   for (auto& [name, s] : series) {
     if (!s.values.empty()) list.push_back(std::move(s));
   }
+  return list;
+}
+
+absl::StatusOr<v1::RankResponse> FleetCore::Rank(const v1::RankRequest& request,
+                                                 absl::Time deadline) {
+  if (request.metric().empty() == request.profile().empty()) {
+    return absl::InvalidArgumentError(
+        "give --metric (e.g. gemm.cpu.fp32.tflops) or --profile (e.g. cpu), not both");
+  }
+  if (absl::Status s = CheckRankGrouping(request.by()); !s.ok()) return s;
+  if (!v1::PriceKind_IsValid(request.price())) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "rank: price kind ", static_cast<int>(request.price()), "; use on_demand or spot"));
+  }
+  const absl::Duration window = request.window_ms() > 0
+                                    ? absl::Milliseconds(request.window_ms())
+                                    : options_.rank_window;
+  const absl::Time since = clock_->Now() - window;
+  auto prices = store_->ListPrices();
+  if (!prices.ok()) return prices.status();
+  const PriceCatalog catalog(*prices);
+  const RankPricing pricing{request.price(), &catalog};
+  if (!request.profile().empty()) return RankProfile(request, pricing, since, deadline);
+  // Unit and direction as the plugins declared them; checked before the
+  // scan so a mistyped name costs nothing.
+  absl::StatusOr<v1::MetricDescriptor> metric = store_->GetMetricDescriptor(request.metric());
+  if (absl::IsNotFound(metric.status())) return UndeclaredMetric(request.metric());
+  if (!metric.ok()) return metric.status();
+  auto nodes = store_->ListNodes();
+  if (!nodes.ok()) return nodes.status();
+  auto series = MetricSeries(request.metric(), since, *nodes);
+  if (!series.ok()) return series.status();
   if (absl::Now() >= deadline) return CallerDeadlinePassed();
-  return RankByCostPerThroughput(*metric, request.by(), list);
+  return RankByCostPerThroughput(*metric, request.by(), *series, pricing);
+}
+
+absl::StatusOr<v1::RankResponse> FleetCore::RankProfile(const v1::RankRequest& request,
+                                                        const RankPricing& pricing,
+                                                        absl::Time since, absl::Time deadline) {
+  absl::StatusOr<const controller::RankProfile*> profile = FindRankProfile(request.profile());
+  if (!profile.ok()) return profile.status();
+  auto nodes = store_->ListNodes();
+  if (!nodes.ok()) return nodes.status();
+  std::vector<ProfileInput> inputs;
+  for (const ProfileWeight& w : (*profile)->metrics) {
+    ProfileInput& input = inputs.emplace_back();
+    input.weight = w.weight;
+    absl::StatusOr<v1::MetricDescriptor> metric = store_->GetMetricDescriptor(w.metric);
+    if (absl::IsNotFound(metric.status())) {
+      // No agent declared it (no GPU in this fleet, say): every group
+      // lacks it, and the response says so.
+      input.metric.set_name(w.metric);
+      continue;
+    }
+    if (!metric.ok()) return metric.status();
+    input.metric = *std::move(metric);
+    auto series = MetricSeries(w.metric, since, *nodes);
+    if (!series.ok()) return series.status();
+    input.series = *std::move(series);
+    if (absl::Now() >= deadline) return CallerDeadlinePassed();
+  }
+  return RankByProfileCost((*profile)->name, inputs, request.by(), pricing);
 }
 
 absl::StatusOr<v1::HistoryResponse> FleetCore::History(const v1::HistoryRequest& request,
@@ -215,9 +302,15 @@ absl::StatusOr<v1::HistoryResponse> FleetCore::History(const v1::HistoryRequest&
   if (!samples.ok()) return samples.status();
   if (absl::Now() >= deadline) return CallerDeadlinePassed();
   v1::HistoryResponse response;
-  const bool more = samples->size() > page_size;
-  if (more) samples->resize(page_size);
-  for (auto& s : *samples) *response.add_samples() = std::move(s);
+  // A page ends at page_size samples or kPageBudgetBytes (at least one).
+  size_t bytes = 0;
+  size_t taken = 0;
+  for (; taken < samples->size() && taken < page_size; ++taken) {
+    bytes += (*samples)[taken].ByteSizeLong() + 8;
+    if (taken > 0 && bytes > kPageBudgetBytes) break;
+    *response.add_samples() = std::move((*samples)[taken]);
+  }
+  const bool more = samples->size() > taken;
   if (more) {
     const v1::Sample& last = response.samples(response.samples_size() - 1);
     response.set_next_page_token(HistoryPageToken(

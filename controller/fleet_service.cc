@@ -79,4 +79,20 @@ grpc::Status FleetService::RemoveNode(grpc::ServerContext* context,
                [&](absl::Time deadline) { return core_->RemoveNode(request->name(), deadline); });
 }
 
+grpc::Status FleetService::ImportPrices(grpc::ServerContext* context,
+                                        const v1::ImportPricesRequest* request,
+                                        v1::ImportPricesResponse* response) {
+  return Serve(*context, token_, response, [&](absl::Time deadline) { return core_->ImportPrices(*request, deadline); });
+}
+
+grpc::Status FleetService::ListPrices(grpc::ServerContext* context, const v1::ListPricesRequest*,
+                                      v1::ListPricesResponse* response) {
+  return Serve(*context, token_, response, [&](absl::Time deadline) { return core_->ListPrices(deadline); });
+}
+
+grpc::Status FleetService::Cost(grpc::ServerContext* context, const v1::CostRequest* request,
+                                v1::CostResponse* response) {
+  return Serve(*context, token_, response, [&](absl::Time deadline) { return core_->Cost(*request, deadline); });
+}
+
 }  // namespace fleetbench::controller

@@ -31,6 +31,12 @@ class FleetService final : public v1::Fleet::Service {
                        v1::HistoryResponse* response) override;
   grpc::Status RemoveNode(grpc::ServerContext* context, const v1::RemoveNodeRequest* request,
                           v1::RemoveNodeResponse* response) override;
+  grpc::Status ImportPrices(grpc::ServerContext* context, const v1::ImportPricesRequest* request,
+                            v1::ImportPricesResponse* response) override;
+  grpc::Status ListPrices(grpc::ServerContext* context, const v1::ListPricesRequest* request,
+                          v1::ListPricesResponse* response) override;
+  grpc::Status Cost(grpc::ServerContext* context, const v1::CostRequest* request,
+                    v1::CostResponse* response) override;
 
  private:
   FleetCore* const core_;

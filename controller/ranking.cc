@@ -3,32 +3,21 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <optional>
+#include <map>
 #include <set>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/api_enums.h"
 #include "common/stats.h"
+#include "controller/ranking_internal.h"
 
 namespace fleetbench::controller {
-namespace {
+namespace ranking_internal {
 
-
-// A price is usable when it is a finite number of USD per hour above zero.
-std::optional<double> PriceOf(const NodeSeries& node) {
-  auto it = node.labels.find(kPriceLabel);
-  if (it == node.labels.end()) return std::nullopt;
-  double price = 0;
-  if (!absl::SimpleAtod(it->second, &price) || !std::isfinite(price) ||
-      price <= 0) {
-    return std::nullopt;
-  }
-  return price;
-}
-
-// `label` is empty when grouping by node.
 std::string GroupOf(const NodeSeries& node, const std::string& label) {
   if (label.empty()) return node.node;
   auto it = node.labels.find(label);
@@ -36,13 +25,60 @@ std::string GroupOf(const NodeSeries& node, const std::string& label) {
                                                        : it->second;
 }
 
+const NodeSeries& FiniteValues(const NodeSeries& node, NodeSeries& filtered) {
+  if (std::all_of(node.values.begin(), node.values.end(),
+                  [](double v) { return std::isfinite(v); })) {
+    return node;
+  }
+  NodeSeries& out = filtered;
+  out = NodeSeries{node.node, node.labels, {}, {}};
+  for (size_t i = 0; i < node.values.size(); ++i) {
+    if (!std::isfinite(node.values[i])) continue;
+    out.values.push_back(node.values[i]);
+    if (!node.times.empty()) out.times.push_back(node.times[i]);
+  }
+  return out;
+}
+
+absl::Status CheckSeries(const std::vector<NodeSeries>& series) {
+  std::set<std::string> seen;
+  for (const NodeSeries& node : series) {
+    if (!seen.insert(node.node).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("rank: node '", node.node, "' is listed twice"));
+    }
+    if (!node.times.empty() && node.times.size() != node.values.size()) {
+      return absl::InvalidArgumentError(absl::StrCat("rank: node '", node.node, "' has ",
+                                                     node.values.size(), " values and ",
+                                                     node.times.size(), " times"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+v1::PriceKind KindOf(const RankPricing& pricing) {
+  return pricing.kind == v1::PRICE_KIND_UNSPECIFIED ? v1::PRICE_KIND_ON_DEMAND : pricing.kind;
+}
+
+}  // namespace ranking_internal
+
+namespace {
+
+using ranking_internal::CheckSeries;
+using ranking_internal::FiniteValues;
+using ranking_internal::GroupOf;
+using ranking_internal::KindOf;
+using ranking_internal::NodePrice;
+using ranking_internal::PriceGroup;
+using ranking_internal::PriceOf;
+
 struct Group {
   uint32_t node_count = 0;
   uint32_t run_count = 0;
   // What median/p10/p90 are taken over: the node's own values for by=node,
   // the member nodes' medians otherwise.
   std::vector<double> points;
-  std::vector<double> prices;
+  std::vector<std::pair<std::string, NodePrice>> prices;
 };
 
 bool Better(double a, double b, bool higher_is_better) {
@@ -60,7 +96,7 @@ absl::Status CheckRankGrouping(v1::RankGrouping by) {
 
 absl::StatusOr<v1::RankResponse> RankByCostPerThroughput(
     const v1::MetricDescriptor& metric, v1::RankGrouping by,
-    const std::vector<NodeSeries>& series) {
+    const std::vector<NodeSeries>& series, const RankPricing& pricing) {
   if (absl::Status s = CheckRankGrouping(by); !s.ok()) return s;
   if (by == v1::RANK_GROUPING_UNSPECIFIED) by = v1::RANK_GROUPING_NODE;
   if (metric.name().empty()) {
@@ -71,35 +107,27 @@ absl::StatusOr<v1::RankResponse> RankByCostPerThroughput(
     return absl::InvalidArgumentError(absl::StrCat(
         "rank: metric ", metric.name(), " has no direction (higher or lower is better)"));
   }
+  if (absl::Status s = CheckSeries(series); !s.ok()) return s;
   const bool higher_is_better =
       metric.direction() == v1::METRIC_DIRECTION_HIGHER_IS_BETTER;
   // The label a grouping reads is its own name (instance_type, ...).
   const bool by_node = by == v1::RANK_GROUPING_NODE;
   const std::string label = by_node ? "" : RankGroupingName(by);
-  std::set<std::string> seen;
   std::map<std::string, Group> groups;  // ordered: output is deterministic
-  for (const NodeSeries& node : series) {
-    if (!seen.insert(node.node).second) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("rank: node '", node.node, "' is listed twice"));
-    }
-    std::vector<double> values;
-    for (double v : node.values) {
-      if (std::isfinite(v)) values.push_back(v);
-    }
-    if (values.empty()) continue;
+  for (const NodeSeries& input : series) {
+    NodeSeries filtered;
+    const NodeSeries& node = FiniteValues(input, filtered);
+    if (node.values.empty()) continue;
 
     Group& group = groups[GroupOf(node, label)];
     ++group.node_count;
-    group.run_count += static_cast<uint32_t>(values.size());
+    group.run_count += static_cast<uint32_t>(node.values.size());
     if (by_node) {
-      group.points = values;
+      group.points = node.values;
     } else {
-      group.points.push_back(Median(values));
+      group.points.push_back(Median(node.values));
     }
-    if (std::optional<double> price = PriceOf(node)) {
-      group.prices.push_back(*price);
-    }
+    group.prices.emplace_back(node.node, PriceOf(node, pricing));
   }
 
   std::vector<v1::RankRow> rows;
@@ -113,9 +141,8 @@ absl::StatusOr<v1::RankResponse> RankByCostPerThroughput(
     row.set_median(summary.median);
     row.set_p10(summary.p10);
     row.set_p90(summary.p90);
-    if (group.prices.empty()) continue;
-    const double price = Median(group.prices);
-    row.set_price_per_hour(price);
+    if (!PriceGroup(group.prices, by_node, row)) continue;
+    const double price = row.price_per_hour();
     // Cost needs a positive median: dividing by zero (or a negative
     // throughput) means nothing, and a zero latency is a failed measurement
     // that must not come out as "free".
@@ -144,6 +171,7 @@ absl::StatusOr<v1::RankResponse> RankByCostPerThroughput(
   response.set_unit(metric.unit());
   response.set_by(by);
   response.set_higher_is_better(higher_is_better);
+  response.set_price(KindOf(pricing));
   for (v1::RankRow& row : rows) *response.add_rows() = std::move(row);
   return response;
 }

@@ -1,10 +1,14 @@
 #include "controller/ranking.h"
 
 #include <cmath>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "controller/price_catalog.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -27,7 +31,7 @@ v1::MetricDescriptor Metric(const std::string& name, bool higher_is_better) {
 
 NodeSeries Node(std::string name, std::vector<double> values,
                 std::map<std::string, std::string> labels = {}) {
-  return NodeSeries{std::move(name), std::move(labels), std::move(values)};
+  return NodeSeries{std::move(name), std::move(labels), std::move(values), {}};
 }
 
 NodeSeries Priced(std::string name, std::vector<double> values,
@@ -316,6 +320,161 @@ TEST(RankTest, WorkedExampleFromDocs) {
   EXPECT_NEAR(a1.p10(), 1.184, 1e-12);
   EXPECT_NEAR(a1.p90(), 1.216, 1e-12);
   EXPECT_NEAR(a1.cost_per_unit(), 0.68 / 1.20, 1e-12);
+}
+
+// --- Prices: labels, the catalog at the time of measurement, spot. ---
+
+const absl::Time kJan = absl::FromUnixMillis(1'735'689'600'000);  // 2025-01-01
+const absl::Time kFeb = absl::FromUnixMillis(1'738'368'000'000);  // 2025-02-01
+
+v1::CatalogPrice Row(const std::string& type, absl::Time from, double price,
+                     std::optional<double> spot = std::nullopt,
+                     const std::string& currency = "USD") {
+  v1::CatalogPrice p;
+  p.set_provider("acme");
+  p.set_region("us-east");
+  p.set_instance_type(type);
+  p.set_effective_from_unix_ms(absl::ToUnixMillis(from));
+  p.set_price_per_hour(price);
+  if (spot) p.set_spot_price_per_hour(*spot);
+  p.set_currency(currency);
+  return p;
+}
+
+// A node of an offer, measured at the given times (one value of 2 each).
+NodeSeries Offer(std::string name, const std::string& type, std::vector<absl::Time> times,
+                 std::map<std::string, std::string> labels = {}) {
+  labels["provider"] = "acme";
+  labels["region"] = "us-east";
+  labels["instance_type"] = type;
+  std::vector<double> values(times.size(), 2.0);
+  return NodeSeries{std::move(name), std::move(labels), std::move(values), std::move(times)};
+}
+
+TEST(RankPriceTest, TheCatalogPricesEachResultAtThePriceInForceWhenMeasured) {
+  const PriceCatalog catalog({Row("h100x8", kJan, 26), Row("h100x8", kFeb, 24)});
+  const absl::Duration day = absl::Hours(24);
+  auto response = RankByCostPerThroughput(
+      Metric("gemm.cpu.fp32.tflops", true), v1::RANK_GROUPING_NODE,
+      {Offer("both", "h100x8", {kJan + 14 * day, kJan + 20 * day, kFeb + 9 * day, kFeb + 19 * day}),
+       Offer("feb", "h100x8", {kFeb + day}), Offer("jan", "h100x8", {kJan + day})},
+      {v1::PRICE_KIND_ON_DEMAND, &catalog});
+  ASSERT_TRUE(response.ok()) << response.status();
+  EXPECT_EQ(response->price(), v1::PRICE_KIND_ON_DEMAND);
+  EXPECT_THAT(Groups(*response), ElementsAre("feb", "both", "jan"));
+  const v1::RankRow& feb = response->rows(0);
+  EXPECT_EQ(feb.price_per_hour(), 24);
+  EXPECT_EQ(feb.cost_per_unit(), 12);
+  EXPECT_EQ(feb.price_source(), kPriceFromCatalog);
+  EXPECT_EQ(feb.currency(), "USD");
+  EXPECT_EQ(feb.price_effective_from_unix_ms(), absl::ToUnixMillis(kFeb));
+  const v1::RankRow& both = response->rows(1);
+  EXPECT_EQ(both.price_per_hour(), 25);  // median of 26, 26, 24, 24
+  EXPECT_EQ(both.price_effective_from_unix_ms(), absl::ToUnixMillis(kFeb));
+  EXPECT_EQ(response->rows(2).price_per_hour(), 26);
+  EXPECT_EQ(response->rows(2).price_effective_from_unix_ms(), absl::ToUnixMillis(kJan));
+}
+
+TEST(RankPriceTest, ALabelOverridesTheCatalogAndAGroupSaysItUsedBoth) {
+  const PriceCatalog catalog({Row("h100x8", kJan, 26)});
+  auto response = RankByCostPerThroughput(
+      Metric("gemm.cpu.fp32.tflops", true), v1::RANK_GROUPING_INSTANCE_TYPE,
+      {Offer("labelled", "h100x8", {kFeb}, {{kPriceLabel, "10"}}),
+       Offer("listed", "h100x8", {kFeb})},
+      {v1::PRICE_KIND_ON_DEMAND, &catalog});
+  ASSERT_TRUE(response.ok()) << response.status();
+  ASSERT_EQ(response->rows_size(), 1);
+  EXPECT_EQ(response->rows(0).price_per_hour(), 18);  // median of 10 and 26
+  EXPECT_EQ(response->rows(0).price_source(), kPriceFromBoth);
+  auto by_node = RankByCostPerThroughput(Metric("gemm.cpu.fp32.tflops", true),
+                                         v1::RANK_GROUPING_NODE,
+                                         {Offer("labelled", "h100x8", {kFeb}, {{kPriceLabel, "10"}})},
+                                         {v1::PRICE_KIND_ON_DEMAND, &catalog});
+  ASSERT_TRUE(by_node.ok()) << by_node.status();
+  EXPECT_EQ(by_node->rows(0).price_per_hour(), 10);
+  EXPECT_EQ(by_node->rows(0).price_source(), kPriceFromLabel);
+  EXPECT_EQ(by_node->rows(0).price_effective_from_unix_ms(), 0);
+}
+
+TEST(RankPriceTest, SpotUsesSpotPricesAndSaysWhereThereAreNone) {
+  const PriceCatalog catalog({Row("h100x8", kJan, 26, 9), Row("a10", kJan, 1.1)});
+  auto response = RankByCostPerThroughput(
+      Metric("gemm.cpu.fp32.tflops", true), v1::RANK_GROUPING_NODE,
+      {// An on-demand label does not price spot: the catalog's spot price does.
+       Offer("h100", "h100x8", {kFeb}, {{kPriceLabel, "30"}}),
+       Offer("a10", "a10", {kFeb}),
+       Offer("spot-label", "a10", {kFeb}, {{kSpotPriceLabel, "0.5"}})},
+      {v1::PRICE_KIND_SPOT, &catalog});
+  ASSERT_TRUE(response.ok()) << response.status();
+  EXPECT_EQ(response->price(), v1::PRICE_KIND_SPOT);
+  EXPECT_THAT(Groups(*response), ElementsAre("spot-label", "h100", "a10"));
+  EXPECT_EQ(response->rows(0).price_per_hour(), 0.5);
+  EXPECT_EQ(response->rows(0).price_source(), kPriceFromLabel);
+  EXPECT_EQ(response->rows(1).price_per_hour(), 9);
+  EXPECT_EQ(response->rows(1).price_source(), kPriceFromCatalog);
+  const v1::RankRow& a10 = response->rows(2);
+  EXPECT_FALSE(a10.priced());
+  EXPECT_THAT(a10.price_note(), HasSubstr("no spot price for acme/us-east/a10"));
+}
+
+TEST(RankPriceTest, UnpricedNodesSayWhy) {
+  const PriceCatalog catalog({Row("h100x8", kFeb, 24)});
+  auto response = RankByCostPerThroughput(
+      Metric("gemm.cpu.fp32.tflops", true), v1::RANK_GROUPING_NODE,
+      {Offer("early", "h100x8", {kJan}), Offer("partly", "h100x8", {kJan, kFeb}),
+       Offer("unlisted", "b200", {kFeb}), Node("bare", {2}),
+       Offer("bad-label", "h100x8", {kFeb}, {{kPriceLabel, "cheap"}})},
+      {v1::PRICE_KIND_ON_DEMAND, &catalog});
+  ASSERT_TRUE(response.ok()) << response.status();
+  std::map<std::string, v1::RankRow> rows;
+  for (const v1::RankRow& r : response->rows()) rows[r.group()] = r;
+  EXPECT_FALSE(rows["early"].priced());
+  EXPECT_THAT(rows["early"].price_note(),
+              HasSubstr("1 measured before the catalog's first row for acme/us-east/h100x8 "
+                        "(2025-02-01)"));
+  EXPECT_TRUE(rows["partly"].priced());
+  EXPECT_EQ(rows["partly"].price_per_hour(), 24);
+  EXPECT_THAT(rows["partly"].price_note(), HasSubstr("priced by 1 of 2 results"));
+  EXPECT_THAT(rows["unlisted"].price_note(), HasSubstr("no catalog row for acme/us-east/b200"));
+  EXPECT_THAT(rows["bare"].price_note(),
+              HasSubstr("no provider, region and instance_type labels"));
+  // A label that is not a price is the user's mistake, not a reason to
+  // fall back to the catalog.
+  EXPECT_FALSE(rows["bad-label"].priced());
+  EXPECT_THAT(rows["bad-label"].price_note(), HasSubstr("price_per_hour='cheap'"));
+  auto no_catalog = RankByCostPerThroughput(Metric("gemm.cpu.fp32.tflops", true),
+                                            v1::RANK_GROUPING_NODE, {Node("bare", {2})});
+  ASSERT_TRUE(no_catalog.ok());
+  EXPECT_EQ(no_catalog->rows(0).price_note(), "no price_per_hour label and no price catalog");
+}
+
+TEST(RankPriceTest, ACurrencyLabelPricesInItsCurrencyAndMixedCurrenciesAreNotCompared) {
+  const PriceCatalog catalog({Row("h100x8", kJan, 22, std::nullopt, "EUR")});
+  auto response = RankByCostPerThroughput(
+      Metric("gemm.cpu.fp32.tflops", true), v1::RANK_GROUPING_INSTANCE_TYPE,
+      {Offer("eur", "h100x8", {kFeb}), Offer("usd", "h100x8", {kFeb}, {{kPriceLabel, "26"}}),
+       Offer("eur-label", "a10", {kFeb}, {{kPriceLabel, "1"}, {kCurrencyLabel, "EUR"}}),
+       Offer("odd", "l4", {kFeb}, {{kPriceLabel, "1"}, {kCurrencyLabel, "euro"}})},
+      {v1::PRICE_KIND_ON_DEMAND, &catalog});
+  ASSERT_TRUE(response.ok()) << response.status();
+  std::map<std::string, v1::RankRow> rows;
+  for (const v1::RankRow& r : response->rows()) rows[r.group()] = r;
+  EXPECT_FALSE(rows["h100x8"].priced());
+  EXPECT_EQ(rows["h100x8"].price_per_hour(), 0);
+  EXPECT_THAT(rows["h100x8"].price_note(), HasSubstr("several currencies (EUR, USD)"));
+  EXPECT_TRUE(rows["a10"].priced());
+  EXPECT_EQ(rows["a10"].currency(), "EUR");
+  EXPECT_FALSE(rows["l4"].priced());
+  EXPECT_THAT(rows["l4"].price_note(), HasSubstr("currency='euro'"));
+}
+
+TEST(RankPriceTest, TimesMustMatchValues) {
+  NodeSeries node = Offer("n", "h100x8", {kJan, kFeb});
+  node.values.pop_back();
+  auto response = RankByCostPerThroughput(Metric("gemm.cpu.fp32.tflops", true),
+                                          v1::RANK_GROUPING_NODE, {node});
+  EXPECT_EQ(response.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(response.status().message(), HasSubstr("has 1 values and 2 times"));
 }
 
 }  // namespace

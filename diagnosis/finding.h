@@ -43,7 +43,8 @@ absl::StatusOr<v1::Severity> ParseSeverity(absl::string_view name);
 // diagnosis_test checks both ways that the tables and the doc agree.
 struct RuleInfo {
   absl::string_view code;       // stable, dotted
-  v1::Severity severity;        // the default; a rule may raise it
+  v1::Severity severity;        // the default; a rule may raise or lower it
+                                // in a case its threshold text names
   absl::string_view source;     // where the threshold comes from
   absl::string_view threshold;  // the threshold in words, as the doc says
 };

@@ -6,6 +6,10 @@
 //
 // Used by `probe` (no controller, no fleet) and by the controller for every
 // node of a run. Pure; see diagnosis/finding.h for the layer's contract.
+// The rules, their thresholds and where each expectation comes from are
+// listed in docs/findings.md ("Node rules"); the constants below are those
+// thresholds. GPU rules are in gpu_node_rules.cc, the host's (disk, network,
+// software stack, instance, balance) in host_node_rules.cc.
 #ifndef FLEETBENCH_DIAGNOSIS_NODE_RULES_H_
 #define FLEETBENCH_DIAGNOSIS_NODE_RULES_H_
 
@@ -26,8 +30,46 @@ struct NodeEvidence {
   std::map<std::string, std::string> labels;
   std::string run_id;  // copied into each finding; empty for facts only
   std::vector<v1::Sample> samples;
+  // How each benchmark of the run ended (a skipped rdma says "no RDMA").
+  std::vector<v1::BenchmarkOutcome> outcomes;
   int64_t time_unix_ms = 0;  // copied into each finding
 };
+
+// Thresholds (docs/findings.md says why each is what it is).
+// gpu.power_capped: enforced power limit below this share of NVML's default.
+inline constexpr double kPowerCapShare = 0.99;
+// gpu.board_power_low: default limit below this share of the SKU's board
+// power (a board configured by the vendor or cloud below its datasheet).
+inline constexpr double kBoardPowerShare = 0.95;
+// gpu.thermal_throttle: share of a sustained run's NVML samples with a heat
+// or hardware slowdown reason that warns, and the hardware-slowdown share
+// (hw_slowdown, hw_thermal_slowdown, hw_power_brake_slowdown) that is
+// critical.
+inline constexpr double kThrottleShareWarning = 0.10;
+inline constexpr double kHwSlowdownShareCritical = 0.25;
+// gpu.power_throttle: share of a sustained run held at the power limit.
+inline constexpr double kPowerThrottleShareInfo = 0.50;
+// gpu.sustained_drop: sustained throughput below this share of the burst.
+inline constexpr double kSustainedShareOfBurst = 0.90;
+// gpu.below_datasheet: GEMM below this share of the SKU's dense peak.
+inline constexpr double kGemmShareOfPeak = 0.50;
+// host.cpu_starved: logical CPU cores per GPU below this.
+inline constexpr double kMinCoresPerGpu = 4;
+// host.mem_bandwidth_low: host memory bandwidth (STREAM copy) below this
+// share of what all GPUs' links can take at once (one direction).
+inline constexpr double kHostMemoryShareOfPcie = 0.5;
+// disk.too_slow_to_feed: the data-loader model. An image-training loader
+// (ResNet-50 class, MLPerf-like throughput) reads kBytesPerSample per sample
+// and a GPU trains kSamplesPerSecondPerTflop samples per second per TFLOP/s
+// of its measured dense bf16 GEMM rate; the disk should read what all GPUs
+// consume, times kDiskHeadroom for shuffling and epochs past the page cache.
+inline constexpr double kBytesPerSample = 110e3;
+inline constexpr double kSamplesPerSecondPerTflop = 3.5;
+inline constexpr double kDiskHeadroom = 1.0;
+// gpu.none: PCI vendor id of NVIDIA and the class prefix of display / 3D
+// controllers (an NVSwitch is a bridge, 0x0680, and does not count).
+inline constexpr char kNvidiaVendorId[] = "0x10de";
+inline constexpr char kDisplayClassPrefix[] = "0x03";
 
 // The node rules' table, in the order they run.
 const std::vector<RuleInfo>& NodeRuleTable();

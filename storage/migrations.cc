@@ -123,7 +123,24 @@ CREATE TABLE metric_descriptors (
   benchmark   TEXT NOT NULL          -- the plugin that produces it
 );
 )sql"},
-      {4, "nodes taken out of the fleet keep their row while they have history",
+      {4, "the price catalog, rows with the date they take effect",
+       R"sql(
+-- One row per offer and date (docs/ranking.md, Price catalog): the price
+-- in force from effective_from_ms until the offer's next row. A ranking
+-- costs each sample at the row in force at the sample's time.
+CREATE TABLE prices (
+  provider            TEXT NOT NULL,
+  region              TEXT NOT NULL,
+  instance_type       TEXT NOT NULL,
+  effective_from_ms   INTEGER NOT NULL,
+  price_per_hour      REAL NOT NULL,
+  spot_price_per_hour REAL,          -- NULL: no spot offer
+  currency            TEXT NOT NULL,
+  imported_ms         INTEGER NOT NULL,
+  PRIMARY KEY (provider, region, instance_type, effective_from_ms)
+) WITHOUT ROWID;
+)sql"},
+      {5, "nodes taken out of the fleet keep their row while they have history",
        R"sql(
 -- Set by `fleetbench nodes rm` and node expiry for a node that has tasks
 -- (and so maybe samples): it leaves the node list, its results stay

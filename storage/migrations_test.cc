@@ -157,6 +157,45 @@ TEST_F(StoreTest, UpgradesAVersionTwoFileKeepingItsData) {
   EXPECT_TRUE(store_->CheckIntegrity().ok());
 }
 
+TEST_F(StoreTest, UpgradesAVersionThreeFileKeepingItsDataAndTakesPrices) {
+  store_.reset();
+  std::filesystem::remove(path_);
+  SqliteOptions options;
+  options.path = path_;
+  {
+    // A file at version 3: everything but the price catalog (version 4).
+    auto v3 = OpenSqliteStoreWithMigrations(
+        options, {SchemaMigrations()[0], SchemaMigrations()[1], SchemaMigrations()[2]});
+    ASSERT_TRUE(v3.ok()) << v3.status();
+    ASSERT_TRUE((*v3)->UpsertNode(MakeNode("n1", "6.1", kT0)).ok());
+    ASSERT_TRUE((*v3)->CreateRun(MakeRun("r1", kT0), {MakeTask("r1-n1", "r1", "n1", kT0)}).ok());
+    Store::ReportWrite report;
+    report.samples = {MakeSample("s1", "r1", "n1", kMetric, 1.5, 1)};
+    ASSERT_EQ(*(*v3)->CommitReports({report}), 1);
+    // The catalog's table does not exist yet.
+    EXPECT_FALSE((*v3)->ListPrices().ok());
+  }
+  ASSERT_EQ(ReadHeaderUserVersion(path_), 3);
+  Reopen();
+  store_.reset();
+  EXPECT_EQ(ReadHeaderUserVersion(path_), LatestSchemaVersion());
+  Reopen();
+  EXPECT_EQ(store_->ListSamplesForRun("r1")->size(), 1u);
+  auto empty = store_->ListPrices();
+  ASSERT_TRUE(empty.ok()) << empty.status();
+  EXPECT_TRUE(empty->empty());
+  v1::CatalogPrice p;
+  p.set_provider("acme");
+  p.set_region("us-east");
+  p.set_instance_type("h100x8");
+  p.set_price_per_hour(24.5);
+  p.set_currency("USD");
+  p.set_effective_from_unix_ms(absl::ToUnixMillis(kT0));
+  ASSERT_TRUE(store_->ImportPrices({p}, kT0).ok());
+  EXPECT_EQ(store_->ListPrices()->size(), 1u);
+  EXPECT_TRUE(store_->CheckIntegrity().ok());
+}
+
 TEST_F(StoreTest, RefusesASchemaNewerThanThisBuild) {
   AddNodeAndRun("n1", "r1");
   store_.reset();

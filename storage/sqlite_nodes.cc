@@ -178,7 +178,7 @@ absl::StatusOr<bool> SqliteStore::RemoveNode(const std::string& name,
       kept = row && s.Int(0) != 0;
     }
     if (kept) {
-      // Removed until it is seen after this (see migration 4).
+      // Removed until it is seen after this (see migration 5).
       return RunCached("UPDATE nodes SET removed_ms = ?1 WHERE id = ?2",
                        "marking the node removed",
                        std::max(ToMillis(when), last_seen_ms), id);

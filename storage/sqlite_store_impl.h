@@ -14,12 +14,14 @@
 // pragmas, migrations), sqlite_store.cc (connection, transactions, key
 // caches, integrity), sqlite_nodes.cc, sqlite_runs.cc (runs and tasks),
 // sqlite_ingest.cc (CommitReports and the ranking points it stages),
-// sqlite_samples.cc (sample reads, History), sqlite_rank_scan.cc and
-// sqlite_metrics.cc (metric descriptors).
+// sqlite_samples.cc (sample reads, History), sqlite_rank_scan.cc,
+// sqlite_metrics.cc (metric descriptors) and sqlite_prices.cc (the price
+// catalog).
 #ifndef FLEETBENCH_STORAGE_SQLITE_STORE_IMPL_H_
 #define FLEETBENCH_STORAGE_SQLITE_STORE_IMPL_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -81,6 +83,9 @@ class SqliteStore final : public Store {
 
   absl::StatusOr<std::vector<v1::Sample>> ListSamplesForRun(
       const std::string& run_id) override;
+  absl::StatusOr<std::vector<v1::Sample>> ListSamplesForRunPage(
+      const std::string& run_id, int limit, const std::optional<RunSampleCursor>& after,
+      std::vector<RunSampleCursor>* cursors) override;
   absl::StatusOr<std::vector<v1::Sample>> History(
       const std::string& node, const std::string& metric, int limit,
       const std::optional<SampleCursor>& after) override;
@@ -97,6 +102,10 @@ class SqliteStore final : public Store {
       override;
   absl::StatusOr<v1::MetricDescriptor> GetMetricDescriptor(
       const std::string& name) override;
+
+  absl::StatusOr<PriceImport> ImportPrices(
+      const std::vector<v1::CatalogPrice>& prices, absl::Time imported) override;
+  absl::StatusOr<std::vector<v1::CatalogPrice>> ListPrices() override;
 
  private:
   // ---- sqlite_store.cc and the statement helpers ----
@@ -195,6 +204,11 @@ class SqliteStore final : public Store {
   // ---- sqlite_samples.cc ----
   // Every row of a bound sample query, stepped to its end.
   absl::StatusOr<std::vector<v1::Sample>> ReadSamples(Statement& s)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The same, calling `also(statement)` after each row is read (for columns
+  // past the sample's nine).
+  absl::StatusOr<std::vector<v1::Sample>> ReadSamples(
+      Statement& s, const std::function<void(Statement&)>& also)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // ---- sqlite_rank_scan.cc ----

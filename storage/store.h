@@ -1,8 +1,8 @@
 // storage/store.h — the history store.
 //
 // Owns: nodes (identity, labels, facts history), runs, node tasks with their
-// benchmark outcomes, result samples, and the descriptors (unit, direction)
-// the agents declare for the metrics. Everything the controller must not
+// benchmark outcomes, result samples, the descriptors (unit, direction)
+// the agents declare for the metrics, and the price catalog. Everything the controller must not
 // forget lives here; everything else (who is connected, live progress) is in
 // memory in the controller.
 //
@@ -35,6 +35,7 @@
 #include "fleetbench/v1/facts.pb.h"
 #include "fleetbench/v1/metric.pb.h"
 #include "fleetbench/v1/node.pb.h"
+#include "fleetbench/v1/price.pb.h"
 #include "fleetbench/v1/run.pb.h"
 #include "fleetbench/v1/result.pb.h"
 
@@ -54,6 +55,16 @@ struct NodeRecord {
 
 // Where a page of History ended: its last sample's time and id.
 struct SampleCursor {
+  int64_t time_ms = 0;
+  std::string id;
+};
+
+// Where a page of a run's samples ended, in the store's own order (its
+// node and metric keys, then time and id). Valid for the database that
+// made it; callers carry it, they do not read it.
+struct RunSampleCursor {
+  int64_t node_key = 0;
+  int64_t metric_key = 0;
   int64_t time_ms = 0;
   std::string id;
 };
@@ -168,6 +179,13 @@ class Store {
   // Grouped by node, then metric, each group in time order.
   virtual absl::StatusOr<std::vector<v1::Sample>> ListSamplesForRun(
       const std::string& run_id) = 0;
+  // One page of the same: at most `limit` samples (> 0) that come after
+  // `after` in that order, and in `cursors` each one's place (the cursor to
+  // pass as `after` for the page that follows it). NOT_FOUND for an unknown
+  // run.
+  virtual absl::StatusOr<std::vector<v1::Sample>> ListSamplesForRunPage(
+      const std::string& run_id, int limit, const std::optional<RunSampleCursor>& after,
+      std::vector<RunSampleCursor>* cursors) = 0;
   // The node's newest `limit` samples of the metric (all when limit <= 0),
   // newest first (time, then id, descending). With `after`, only those
   // that come after it in this order (the next page). NOT_FOUND for an
@@ -216,6 +234,24 @@ class Store {
   // samples: names are not descriptors).
   virtual absl::StatusOr<v1::MetricDescriptor> GetMetricDescriptor(
       const std::string& name) = 0;
+
+  // The price catalog (docs/ranking.md). A row's key is (provider, region,
+  // instance_type, effective_from). ImportPrices stores every row in one
+  // transaction: a row whose key is stored replaces it, a new key is added,
+  // stored rows not in the call stay (a later effective_from supersedes an
+  // earlier one from that date; nothing is ever deleted by an import).
+  // INVALID_ARGUMENT, with nothing stored, for an empty key field, a price
+  // that is not finite and > 0, a currency that is not 3 letters, or a key
+  // given twice in the call. imported_unix_ms is set to `imported`.
+  struct PriceImport {
+    int added = 0;
+    int replaced = 0;
+    int unchanged = 0;
+  };
+  virtual absl::StatusOr<PriceImport> ImportPrices(
+      const std::vector<v1::CatalogPrice>& prices, absl::Time imported) = 0;
+  // Every stored row, by provider, region, instance_type, effective_from.
+  virtual absl::StatusOr<std::vector<v1::CatalogPrice>> ListPrices() = 0;
 
   // PRAGMA integrity_check; OK when SQLite answers "ok". The SQLite store
   // also runs foreign_key_check and checks its ranking points against the

@@ -137,6 +137,13 @@ def self_test():
         "agent/benchmarks/rdma/r.cc": ('#include "agent/benchmarks/net/tcp.h"', True),
         "cli/c.cc": ('#include "controller/fleet_core.h"', True),
         "newlayer/n.cc": ('#include "common/ids.h"', True),
+        # Judgment stays pure: no facts reader, plugin or store; and the
+        # plugins measure, they do not judge. Shared GPU data is common/.
+        "diagnosis/d.cc": ('#include "agent/facts/gpu_facts.h"', True),
+        "diagnosis/e.cc": ('#include "storage/store.h"', True),
+        "agent/benchmarks/gpu/g.cc": ('#include "diagnosis/node_rules.h"', True),
+        "diagnosis/ok.cc": ('#include "common/gpu_skus.h"', False),
+        "agent/benchmarks/gpu/ok.cc": ('#include "common/gpu_skus.h"', False),
         "agent/benchmarks/rdma/ok.cc": ('#include "agent/benchmarks/pairwise/p.h"', False),
         "controller/ok.cc": ('#include "storage/store.h"\n#include "absl/status/status.h"', False),
         "cli/ok.cc": ('#include "controller/controller_server.h"', False),

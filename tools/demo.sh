@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The main job, end to end on one machine: install what is missing, build,
 # start a controller on an embedded SQLite file and three local agents with
-# different labels and prices, run the quick suite, print the ranking.
+# different labels, import a price catalog (one agent's label overrides it),
+# run the quick suite, print the rankings and a cost of work.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./deploy/install-deps.sh
@@ -33,9 +34,12 @@ start_agent() {
   "$FB" agent --name "$name" --state-dir "$STATE/agent-$name" "$@" 2>>"$STATE/agent-$name.log" &
   pids+=("$!")
 }
+# tokyo-1's price label overrides the catalog; the others are priced by it.
 start_agent tokyo-1 --label provider=acme --label region=ap-tokyo --label instance_type=c6.large --label price_per_hour=0.34
-start_agent ohio-1  --label provider=acme --label region=us-ohio  --label instance_type=c6.large --label price_per_hour=0.17
-start_agent paris-1 --label provider=zeta --label region=eu-paris --label instance_type=z2.std   --label price_per_hour=0.25 --label spot=true
+start_agent ohio-1  --label provider=acme --label region=us-ohio  --label instance_type=c6.large
+start_agent paris-1 --label provider=zeta --label region=eu-paris --label instance_type=z2.std   --label spot=true
+"$FB" prices import deploy/prices.example.csv
+"$FB" prices list
 
 for _ in $(seq 1 100); do
   online=$("$FB" nodes --json | grep -c '"status": "NODE_STATUS_ONLINE"' || true)
@@ -49,6 +53,10 @@ echo
 echo
 "$FB" rank --metric gemm.cpu.fp32.tflops --by node
 echo
-"$FB" rank --metric gemm.cpu.fp32.tflops --by instance_type
+"$FB" rank --metric gemm.cpu.fp32.tflops --by instance_type --price spot
+echo
+"$FB" rank --profile cpu
+echo
+"$FB" cost --metric gemm.cpu.fp32.tflops --work 1e15
 echo
 echo "history: $DB (sqlite3 $DB 'select count(*) from samples')"

@@ -20,6 +20,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "agent/facts/parsers.h"
+#include "common/filesystems.h"
 
 namespace fleetbench::agent {
 namespace {
@@ -172,6 +173,7 @@ class FactsReader {
     ReadScratchFilesystem();
     ReadNics();
     ReadPcieDevices();
+    ReadRdmaDevices();
   }
 
  private:
@@ -390,6 +392,18 @@ class FactsReader {
       }
       nic->set_driver(tree_.LinkBasename(dir + "/device/driver"));
     }
+  }
+
+  // No folder is the usual case (no RDMA driver loaded), not unreadable.
+  void ReadRdmaDevices() {
+    if (!tree_.Exists("/sys/class/infiniband")) return;
+    absl::StatusOr<std::vector<std::string>> names =
+        tree_.List("/sys/class/infiniband");
+    if (!names.ok()) {
+      NoteUnreadable("rdma_devices", names.status());
+      return;
+    }
+    for (const std::string& name : *names) facts_->add_rdma_devices(name);
   }
 
   void ReadPcieDevices() {

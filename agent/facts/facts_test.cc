@@ -20,7 +20,9 @@ namespace fs = std::filesystem;
 
 using ::testing::Contains;
 using ::testing::ElementsAre;
+using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::Not;
 
 std::string TestTree(const std::string& name) {
   return std::string(FLEETBENCH_SOURCE_DIR) + "/agent/facts/testdata/" + name;
@@ -242,6 +244,22 @@ TEST(ReadNodeFactsTest, OsReleaseFallsBackToUsrLib) {
   FactsOptions options;
   options.root = tree.root();
   EXPECT_EQ(ReadNodeFacts(options).os(), "Fedora Linux 40");
+}
+
+TEST(ReadNodeFactsTest, RdmaDevicesSortedAndAbsentIsNormal) {
+  TempTree tree;
+  fs::create_directories(tree.At("/sys/class/infiniband/mlx5_1"));
+  fs::create_directories(tree.At("/sys/class/infiniband/mlx5_0"));
+  FactsOptions options;
+  options.root = tree.root();
+  v1::NodeFacts facts = ReadNodeFacts(options);
+  EXPECT_THAT(facts.rdma_devices(), ElementsAre("mlx5_0", "mlx5_1"));
+  EXPECT_THAT(facts.unreadable(), Not(Contains(HasSubstr("rdma"))));
+
+  options.root = TestTree("gpu_server");  // no /sys/class/infiniband
+  facts = ReadNodeFacts(options);
+  EXPECT_THAT(facts.rdma_devices(), IsEmpty());
+  EXPECT_THAT(facts.unreadable(), Not(Contains(HasSubstr("rdma"))));
 }
 
 TEST(ReadNodeFactsTest, ScratchDirFollowsSymlinks) {

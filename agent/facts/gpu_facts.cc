@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "agent/facts/gpu_values.h"
+#include "common/gpu_values.h"
 #include "agent/facts/nvml_api.h"
 #include "common/status_macros.h"
 #include "kernels/gpu_status.h"

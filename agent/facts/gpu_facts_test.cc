@@ -8,7 +8,7 @@
 
 #include <string>
 
-#include "agent/facts/gpu_values.h"
+#include "common/gpu_values.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/fake_nvml/fake_nvml_script.h"

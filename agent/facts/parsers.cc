@@ -218,27 +218,6 @@ bool IsVirtualBlockDeviceName(absl::string_view name) {
   return false;
 }
 
-bool IsNetworkFilesystem(absl::string_view fs_type) {
-  static constexpr absl::string_view kNetwork[] = {
-      "nfs",    "nfs4",   "cifs",      "smb3",  "smbfs",     "ceph",
-      "lustre", "gpfs",   "beegfs",    "9p",    "afs",       "glusterfs",
-      "ncpfs",  "coda",   "orangefs"};
-  for (absl::string_view name : kNetwork) {
-    if (fs_type == name) return true;
-  }
-  // FUSE clients of remote storage: sshfs, s3fs, gcsfuse, rclone, goofys,
-  // blobfuse(2), mountpoint-s3, juicefs, ceph-fuse, glusterfs.
-  static constexpr absl::string_view kFuseRemote[] = {
-      "sshfs",  "s3fs",    "gcsfuse",       "rclone", "goofys",
-      "blobfuse", "mountpoint-s3", "juicefs", "ceph",   "glusterfs"};
-  if (absl::ConsumePrefix(&fs_type, "fuse.")) {
-    for (absl::string_view name : kFuseRemote) {
-      if (absl::StartsWith(fs_type, name)) return true;
-    }
-  }
-  return false;
-}
-
 std::string NetworkBlockDeviceReason(absl::string_view name,
                                      absl::string_view sysfs_path,
                                      absl::string_view model) {

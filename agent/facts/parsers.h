@@ -77,9 +77,8 @@ std::string ParseActiveScheduler(absl::string_view scheduler);
 // Names of block devices that are never real disks.
 bool IsVirtualBlockDeviceName(absl::string_view name);
 
-// Filesystems whose data lives across a network (nfs, cifs, ceph, lustre,
-// 9p, and FUSE clients of object stores and remote shells, ...).
-bool IsNetworkFilesystem(absl::string_view fs_type);
+// Which filesystem types are network or ephemeral: common/filesystems.h
+// (the diagnosis rules read them too).
 
 // Why a block device is reached over a network, from its name (rbd, nbd,
 // drbd), its sysfs path (an iSCSI session, NVMe over fabrics) or a model

@@ -221,18 +221,6 @@ TEST(IsVirtualBlockDeviceNameTest, Names) {
   }
 }
 
-TEST(IsNetworkFilesystemTest, Types) {
-  for (const char* fs : {"nfs", "nfs4", "cifs", "smb3", "ceph", "lustre",
-                         "9p", "fuse.sshfs", "fuse.s3fs", "fuse.gcsfuse",
-                         "fuse.juicefs", "fuse.mountpoint-s3"}) {
-    EXPECT_TRUE(IsNetworkFilesystem(fs)) << fs;
-  }
-  for (const char* fs : {"ext4", "xfs", "btrfs", "tmpfs", "overlay", "zfs",
-                         "fuse.lxcfs", "fuse", "nfsd", ""}) {
-    EXPECT_FALSE(IsNetworkFilesystem(fs)) << fs;
-  }
-}
-
 TEST(NetworkBlockDeviceReasonTest, NamePathOrModel) {
   EXPECT_EQ(NetworkBlockDeviceReason("rbd0", "/sys/devices/virtual/block/rbd0", ""),
             "block device rbd0");

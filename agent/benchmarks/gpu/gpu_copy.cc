@@ -7,6 +7,7 @@
 #include "agent/benchmarks/gpu/gpu_math.h"
 #include "agent/benchmarks/gpu/gpu_params.h"
 #include "agent/benchmarks/sample_summary.h"
+#include "common/gpu_values.h"
 #include "common/stats.h"
 #include "common/units.h"
 
@@ -100,10 +101,6 @@ v1::Sample MakeSample(const GpuRun& run, const GpuTarget& target,
   return sample;
 }
 
-std::string LinkName(int gen, int width) {
-  return absl::StrCat("Gen", gen, " x", width);
-}
-
 // The params that compare `sample` with `reference`; none when the
 // reference is unknown for this GPU (no NVML, no SKU).
 void AddReferenceParams(GpuCopyReference reference, const GpuRun& run,
@@ -121,8 +118,8 @@ void AddReferenceParams(GpuCopyReference reference, const GpuRun& run,
       }
       const double link_gbps =
           PcieTheoreticalGBps(link->gen_current, link->width_current);
-      p["pcie_link"] = LinkName(link->gen_current, link->width_current);
-      p["pcie_link_max"] = LinkName(link->gen_max, link->width_max);
+      p["pcie_link"] = FormatPcieLink(link->gen_current, link->width_current);
+      p["pcie_link_max"] = FormatPcieLink(link->gen_max, link->width_max);
       p["link_GBps"] = FormatNumber(link_gbps);
       p["pct_of_link"] =
           FormatNumber(PercentOfPeak(sample->value(), link_gbps));

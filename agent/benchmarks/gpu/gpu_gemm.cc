@@ -12,7 +12,7 @@
 #include "agent/benchmarks/gpu/gpu_params.h"
 #include "agent/benchmarks/gpu/gpu_samplers.h"
 #include "agent/benchmarks/sample_summary.h"
-#include "agent/facts/gpu_values.h"
+#include "common/gpu_values.h"
 #include "common/stats.h"
 #include "common/units.h"
 

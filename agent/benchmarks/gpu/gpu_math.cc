@@ -9,22 +9,6 @@ double PercentOfPeak(double measured, double peak) {
   return 100.0 * measured / peak;
 }
 
-double PcieTheoreticalGBps(int generation, int width) {
-  // Per lane, one direction, in GB/s: transfer rate × encoding efficiency / 8.
-  double per_lane = 0;
-  switch (generation) {
-    case 1: per_lane = 2.5 * 8 / 10 / 8; break;        // 0.25
-    case 2: per_lane = 5.0 * 8 / 10 / 8; break;        // 0.5
-    case 3: per_lane = 8.0 * 128 / 130 / 8; break;     // 0.985
-    case 4: per_lane = 16.0 * 128 / 130 / 8; break;    // 1.969
-    case 5: per_lane = 32.0 * 128 / 130 / 8; break;    // 3.938
-    case 6: per_lane = 64.0 * 242 / 256 / 8; break;    // 7.563
-    default: return 0;
-  }
-  if (width <= 0) return 0;
-  return per_lane * width;
-}
-
 double BusBandwidthFactor(Collective collective, int ranks) {
   switch (collective) {
     case Collective::kBroadcast:

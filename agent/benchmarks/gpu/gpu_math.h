@@ -11,18 +11,16 @@
 #include <cstdint>
 #include <vector>
 
-#include "agent/facts/gpu_values.h"
+#include "common/gpu_values.h"  // kThrottlingReasons, PcieTheoreticalGBps
 
 namespace fleetbench::gpu {
 
 // 100·measured/peak; 0 when the peak is not positive (unknown).
 double PercentOfPeak(double measured, double peak);
 
-// Theoretical data rate of a PCIe link in one direction, GB/s, after line
-// encoding (8b/10b for Gen1-2, 128b/130b for Gen3-5, 1b/1b FLIT with 242/256
-// payload for Gen6), before packet overhead. Gen3/4/5 x16: 15.75/31.5/63.0.
-// 0 for an unknown generation or a width of 0.
-double PcieTheoreticalGBps(int generation, int width);
+// PcieTheoreticalGBps (a link's rate) and kThrottlingReasons (which clock
+// event reasons mean power or heat) are in common/gpu_values.h, shared with
+// the diagnosis rules.
 
 // nccl-tests' bus bandwidth: the per-link rate a collective needs, so that
 // results for different GPU counts compare to the hardware's link rate.
@@ -33,14 +31,6 @@ enum class Collective { kAllReduce, kAllGather, kReduceScatter, kAllToAll,
                         kBroadcast, kReduce };
 double BusBandwidthFactor(Collective collective, int ranks);
 double BusBandwidth(Collective collective, int ranks, double algbw_GBps);
-
-// The clock event reasons (agent/facts/gpu_values.h) that mean "slower than
-// the board could be right now because of power or heat": what a benchmark
-// result should be flagged for. Idle, application clocks, sync boost and
-// display settings are not.
-inline constexpr uint64_t kThrottlingReasons =
-    kReasonSwPowerCap | kReasonHwSlowdown | kReasonSwThermalSlowdown |
-    kReasonHwThermalSlowdown | kReasonHwPowerBrakeSlowdown;
 
 // Share of samples (NVML reason bitmasks taken during a run) in which any
 // bit of `mask` was set, in [0, 1]; 0 for no samples.

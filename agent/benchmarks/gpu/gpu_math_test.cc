@@ -24,19 +24,6 @@ TEST(GpuMathTest, PercentOfPeak) {
   EXPECT_EQ(PercentOfPeak(50, -1), 0);
 }
 
-TEST(GpuMathTest, PcieTheoreticalRatesPerDirection) {
-  EXPECT_NEAR(PcieTheoreticalGBps(3, 16), 15.75, 0.01);
-  EXPECT_NEAR(PcieTheoreticalGBps(4, 16), 31.5, 0.02);
-  EXPECT_NEAR(PcieTheoreticalGBps(5, 16), 63.0, 0.03);
-  EXPECT_NEAR(PcieTheoreticalGBps(4, 8), 15.75, 0.01);
-  EXPECT_DOUBLE_EQ(PcieTheoreticalGBps(1, 16), 4.0);   // 8b/10b
-  EXPECT_DOUBLE_EQ(PcieTheoreticalGBps(2, 16), 8.0);
-  EXPECT_NEAR(PcieTheoreticalGBps(6, 16), 121.0, 0.05);
-  EXPECT_EQ(PcieTheoreticalGBps(0, 16), 0);
-  EXPECT_EQ(PcieTheoreticalGBps(7, 16), 0);
-  EXPECT_EQ(PcieTheoreticalGBps(4, 0), 0);
-}
-
 TEST(GpuMathTest, BusBandwidthFactorsMatchNcclTests) {
   EXPECT_DOUBLE_EQ(BusBandwidthFactor(Collective::kAllReduce, 8), 2.0 * 7 / 8);
   EXPECT_DOUBLE_EQ(BusBandwidthFactor(Collective::kAllReduce, 2), 1.0);

@@ -5,7 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "agent/facts/gpu_values.h"
+#include "common/gpu_values.h"
 
 namespace fleetbench::gpu {
 

@@ -17,7 +17,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "agent/benchmarks/gpu/gpu_module_loader.h"
-#include "agent/benchmarks/gpu/gpu_skus.h"
+#include "common/gpu_skus.h"
 #include "agent/facts/gpu_facts.h"
 #include "fleetbench/v1/result.pb.h"
 

@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "agent/benchmarks/gpu/gpu_math.h"
-#include "agent/facts/gpu_values.h"
+#include "common/gpu_values.h"
 
 namespace fleetbench::gpu {
 

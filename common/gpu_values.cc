@@ -1,4 +1,4 @@
-#include "agent/facts/gpu_values.h"
+#include "common/gpu_values.h"
 
 #include <algorithm>
 #include <iterator>
@@ -6,6 +6,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 
 namespace fleetbench::gpu {
 
@@ -63,6 +64,38 @@ bool SamePciAddress(absl::string_view a, absl::string_view b) {
   const std::optional<PciAddress> pa = ParsePciAddress(a);
   const std::optional<PciAddress> pb = ParsePciAddress(b);
   return pa.has_value() && pb.has_value() && *pa == *pb;
+}
+
+double PcieTheoreticalGBps(int generation, int width) {
+  // Per lane, one direction, in GB/s: transfer rate × encoding efficiency / 8.
+  double per_lane = 0;
+  switch (generation) {
+    case 1: per_lane = 2.5 * 8 / 10 / 8; break;        // 0.25
+    case 2: per_lane = 5.0 * 8 / 10 / 8; break;        // 0.5
+    case 3: per_lane = 8.0 * 128 / 130 / 8; break;     // 0.985
+    case 4: per_lane = 16.0 * 128 / 130 / 8; break;    // 1.969
+    case 5: per_lane = 32.0 * 128 / 130 / 8; break;    // 3.938
+    case 6: per_lane = 64.0 * 242 / 256 / 8; break;    // 7.563
+    default: return 0;
+  }
+  if (width <= 0) return 0;
+  return per_lane * width;
+}
+
+std::string FormatPcieLink(int generation, int width) {
+  return absl::StrCat("Gen", generation, " x", width);
+}
+
+std::optional<std::pair<int, int>> ParsePcieLink(absl::string_view text) {
+  std::vector<absl::string_view> parts = absl::StrSplit(text, ' ');
+  int generation = 0, width = 0;
+  if (parts.size() != 2 || !absl::ConsumePrefix(&parts[0], "Gen") ||
+      !absl::ConsumePrefix(&parts[1], "x") ||
+      !absl::SimpleAtoi(parts[0], &generation) ||
+      !absl::SimpleAtoi(parts[1], &width) || generation <= 0 || width <= 0) {
+    return std::nullopt;
+  }
+  return std::make_pair(generation, width);
 }
 
 std::string FormatCudaVersion(int version) {

@@ -1,4 +1,4 @@
-#include "agent/benchmarks/gpu/gpu_skus.h"
+#include "common/gpu_skus.h"
 
 #include <set>
 #include <string>

@@ -1,4 +1,4 @@
-#include "agent/facts/gpu_values.h"
+#include "common/gpu_values.h"
 
 #include <cstdint>
 #include <optional>
@@ -47,6 +47,28 @@ TEST(GpuValuesTest, FormatsCudaVersions) {
   EXPECT_EQ(FormatCudaVersion(13000), "13.0");
   EXPECT_EQ(FormatCudaVersion(11080), "11.8");
   EXPECT_EQ(FormatCudaVersion(0), "");
+}
+
+TEST(GpuValuesTest, PcieTheoreticalRatesPerDirection) {
+  EXPECT_NEAR(PcieTheoreticalGBps(3, 16), 15.75, 0.01);
+  EXPECT_NEAR(PcieTheoreticalGBps(4, 16), 31.5, 0.02);
+  EXPECT_NEAR(PcieTheoreticalGBps(5, 16), 63.0, 0.03);
+  EXPECT_NEAR(PcieTheoreticalGBps(4, 8), 15.75, 0.01);
+  EXPECT_DOUBLE_EQ(PcieTheoreticalGBps(1, 16), 4.0);  // 8b/10b
+  EXPECT_DOUBLE_EQ(PcieTheoreticalGBps(2, 16), 8.0);
+  EXPECT_NEAR(PcieTheoreticalGBps(6, 16), 121.0, 0.05);
+  EXPECT_EQ(PcieTheoreticalGBps(0, 16), 0);
+  EXPECT_EQ(PcieTheoreticalGBps(7, 16), 0);
+  EXPECT_EQ(PcieTheoreticalGBps(4, 0), 0);
+}
+
+TEST(GpuValuesTest, PcieLinksRoundTrip) {
+  EXPECT_EQ(FormatPcieLink(4, 8), "Gen4 x8");
+  EXPECT_EQ(ParsePcieLink(FormatPcieLink(5, 16)), std::make_pair(5, 16));
+  for (const char* bad : {"", "Gen4", "Gen4 x", "gen4 x8", "Gen0 x8",
+                          "Gen4 x-1", "unknown: not supported", "Gen4  x8"}) {
+    EXPECT_EQ(ParsePcieLink(bad), std::nullopt) << bad;
+  }
 }
 
 }  // namespace

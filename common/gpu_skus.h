@@ -1,4 +1,4 @@
-// agent/benchmarks/gpu/gpu_skus.h — known GPU boards and their datasheet
+// common/gpu_skus.h — known GPU boards and their datasheet
 // peaks, so a measured number can be read as "% of what NVIDIA promises".
 //
 // Peaks are DENSE tensor-core rates (datasheets print the 2:4-sparsity
@@ -11,8 +11,8 @@
 // end ("NVIDIA A10" does not match "NVIDIA A100"); the first row wins, so
 // "H200 NVL" is listed before "H200".
 // Pure data and lookups; thread-safe.
-#ifndef FLEETBENCH_AGENT_BENCHMARKS_GPU_GPU_SKUS_H_
-#define FLEETBENCH_AGENT_BENCHMARKS_GPU_GPU_SKUS_H_
+#ifndef FLEETBENCH_COMMON_GPU_SKUS_H_
+#define FLEETBENCH_COMMON_GPU_SKUS_H_
 
 #include <string>
 #include <vector>
@@ -51,4 +51,4 @@ double PeakTflops(const GpuSku& sku, absl::string_view dtype);
 
 }  // namespace fleetbench::gpu
 
-#endif  // FLEETBENCH_AGENT_BENCHMARKS_GPU_GPU_SKUS_H_
+#endif  // FLEETBENCH_COMMON_GPU_SKUS_H_

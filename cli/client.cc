@@ -1,0 +1,71 @@
+#include "cli/client.h"
+
+#include <cstdlib>
+#include <iostream>
+
+#include "cli/usage.h"
+#include "common/reason.h"
+#include "common/wire_limits.h"
+
+namespace fleetbench::cli {
+
+const FlagSpec kControllerFlag{"controller", true, false,
+                               "controller address (default $FLEETBENCH_CONTROLLER or 127.0.0.1:7070)"};
+const FlagSpec kTokenFlag{"token-file", true, false, "file with the token (else $FLEETBENCH_TOKEN)"};
+const FlagSpec kJsonFlag{"json", false, false, "print protobuf JSON (snake_case field names)"};
+
+int Fail(const std::string& command, const std::string& message) {
+  std::cerr << "fleetbench " << command << ": " << message << "\n";
+  return kExitFailure;
+}
+
+int Usage(const std::string& command, const std::string& error, const std::vector<FlagSpec>& flags) {
+  return UsageError(command, error, flags);
+}
+
+absl::StatusOr<Client> Client::Connect(const Args& args) {
+  const char* env = std::getenv("FLEETBENCH_CONTROLLER");
+  const std::string address = args.Get("controller", env && *env ? env : "127.0.0.1:7070");
+  if (absl::Status s = CheckHostPort("--controller", address); !s.ok()) return s;
+  absl::StatusOr<std::string> token = LoadToken(args.Get("token-file"));
+  if (!token.ok()) return token.status();
+  Client c;
+  c.address_ = address;
+  c.token_ = *token;
+  // The limit every peer agrees on (common/wire_limits.h); large reads
+  // come in pages below it.
+  grpc::ChannelArguments channel_args;
+  channel_args.SetMaxReceiveMessageSize(kMaxMessageBytes);
+  channel_args.SetMaxSendMessageSize(kMaxMessageBytes);
+  c.stub_ = v1::Fleet::NewStub(grpc::CreateCustomChannel(
+      address, grpc::InsecureChannelCredentials(), channel_args));
+  return c;
+}
+
+std::optional<Prepared> Prepare(const std::string& command, const Argv& argv,
+                                std::vector<FlagSpec> flags, size_t positional, int* exit_code) {
+  flags.push_back(kControllerFlag);
+  flags.push_back(kTokenFlag);
+  auto args = ParseArgs(argv, flags);
+  if (!args.ok()) {
+    *exit_code = Usage(command, std::string(args.status().message()), flags);
+    return std::nullopt;
+  }
+  if (args->positional.size() != positional) {
+    *exit_code = Usage(command,
+                       positional ? "expects " + std::to_string(positional) + " argument(s)"
+                                  : "unexpected argument " + ClipInput(args->positional[0]),
+                       flags);
+    return std::nullopt;
+  }
+  auto client = Client::Connect(*args);
+  if (!client.ok()) {
+    *exit_code = absl::IsInvalidArgument(client.status())
+                     ? Usage(command, std::string(client.status().message()), flags)
+                     : Fail(command, std::string(client.status().message()));
+    return std::nullopt;
+  }
+  return Prepared{std::move(*args), std::move(*client)};
+}
+
+}  // namespace fleetbench::cli

@@ -1,0 +1,73 @@
+// cli/client.h — what the user commands share: the controller connection
+// (address, token, a deadline on every call), the common flags, and the
+// one-line error and usage messages with their exit codes.
+#ifndef FLEETBENCH_CLI_CLIENT_H_
+#define FLEETBENCH_CLI_CLIENT_H_
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "cli/args.h"
+#include "cli/commands.h"
+#include "common/token.h"
+#include "fleetbench/v1/fleet_service.grpc.pb.h"
+#include "grpcpp/grpcpp.h"
+
+namespace fleetbench::cli {
+
+extern const FlagSpec kControllerFlag;
+extern const FlagSpec kTokenFlag;
+extern const FlagSpec kJsonFlag;
+
+// "fleetbench COMMAND: message" on stderr; returns kExitFailure.
+int Fail(const std::string& command, const std::string& message);
+// The error in one line and a hint to --help (cli/usage.h); kExitUsage.
+int Usage(const std::string& command, const std::string& error,
+          const std::vector<FlagSpec>& flags);
+
+// A connection to the controller's user API with the token attached.
+class Client {
+ public:
+  static absl::StatusOr<Client> Connect(const Args& args);
+
+  // Calls `method` with a deadline; UNAVAILABLE explains which address.
+  template <typename Request, typename Response, typename Method>
+  absl::Status Call(Method method, const Request& request, Response* response,
+                    absl::Duration deadline = absl::Seconds(30)) {
+    grpc::ClientContext context;
+    context.AddMetadata(kAuthMetadataKey, "Bearer " + token_);
+    context.set_deadline(absl::ToChronoTime(absl::Now() + deadline));
+    grpc::Status s = (stub_.get()->*method)(&context, request, response);
+    if (s.ok()) return absl::OkStatus();
+    if (s.error_code() == grpc::StatusCode::UNAVAILABLE) {
+      return absl::UnavailableError(
+          absl::StrCat("cannot reach the controller at ", address_, ": ", s.error_message()));
+    }
+    return absl::Status(static_cast<absl::StatusCode>(s.error_code()), s.error_message());
+  }
+
+ private:
+  std::string address_;
+  std::string token_;
+  std::unique_ptr<v1::Fleet::Stub> stub_;
+};
+
+// Parses flags (adding --controller and --token-file) and connects; on
+// error prints and sets *exit_code.
+struct Prepared {
+  Args args;
+  std::optional<Client> client;
+};
+std::optional<Prepared> Prepare(const std::string& command, const Argv& argv,
+                                std::vector<FlagSpec> flags, size_t positional, int* exit_code);
+
+}  // namespace fleetbench::cli
+
+#endif  // FLEETBENCH_CLI_CLIENT_H_

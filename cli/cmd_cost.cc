@@ -1,0 +1,117 @@
+// fleetbench cost --metric M --work W: how long and how much W units of work
+// take on each offer at its measured rate (docs/ranking.md, Cost of work).
+#include <cmath>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/time.h"
+#include "cli/args.h"
+#include "cli/client.h"
+#include "cli/usage.h"
+#include "cli/commands.h"
+#include "cli/table.h"
+#include "common/api_enums.h"
+#include "common/proto_json.h"
+#include "fleetbench/v1/fleet_service.grpc.pb.h"
+#include "fleetbench/v1/rank.pb.h"
+
+namespace fleetbench::cli {
+namespace {
+
+// "1250 s (20m50s)"; the human form only while it fits a Duration.
+std::string SecondsText(double seconds) {
+  if (!(seconds > 0)) return "-";
+  std::string out = absl::StrCat(FormatNumber(seconds), " s");
+  constexpr double kYear = 365.25 * 24 * 3600;
+  if (seconds >= 1 && seconds < 100 * kYear) {
+    absl::StrAppend(&out, " (",
+                    absl::FormatDuration(absl::Trunc(absl::Seconds(seconds), absl::Seconds(1))),
+                    ")");
+  } else if (seconds >= 100 * kYear) {
+    absl::StrAppend(&out, " (", FormatNumber(seconds / kYear), " years)");
+  }
+  return out;
+}
+
+}  // namespace
+
+int CostCommand(const Argv& argv) {
+  const std::vector<FlagSpec> flags = {
+      {"metric", true, false, "the rate to cost at, e.g. gemm.gpu.bf16.tflops"},
+      {"work", true, false,
+       "how much work, in what the metric's unit is a rate of: FLOP for tflops, bytes for GBps "
+       "and MBps, bits for Gbps, I/O operations for iops, operations for a latency in us; "
+       "e.g. 1e18"},
+      {"by", true, false, "node, instance_type, region or provider (default node)"},
+      {"price", true, false, "on_demand or spot (default on_demand)"},
+      {"window", true, false, "how far back, e.g. 7d, 24h (default 7 days)"},
+      kJsonFlag};
+  int code = 0;
+  auto p = Prepare("cost", argv, flags, 0, &code);
+  if (!p) return code;
+  v1::CostRequest request;
+  request.set_metric(p->args.Get("metric"));
+  if (request.metric().empty() || !p->args.Has("work")) {
+    return Usage("cost", "--metric and --work are required", flags);
+  }
+  double work = 0;
+  if (!absl::SimpleAtod(p->args.Get("work"), &work) || !std::isfinite(work) || work <= 0) {
+    return Usage("cost", "--work wants a number above 0, e.g. 1e18", flags);
+  }
+  request.set_work(work);
+  absl::StatusOr<v1::RankGrouping> by = ParseRankGrouping(p->args.Get("by", "node"));
+  if (!by.ok()) return Usage("cost", "--" + std::string(by.status().message()), flags);
+  request.set_by(*by);
+  absl::StatusOr<v1::PriceKind> price = ParsePriceKind(p->args.Get("price", "on_demand"));
+  if (!price.ok()) return Usage("cost", "--" + std::string(price.status().message()), flags);
+  request.set_price(*price);
+  if (p->args.Has("window")) {
+    absl::StatusOr<absl::Duration> window = ParseWindow(p->args.Get("window"));
+    if (!window.ok()) return Usage("cost", std::string(window.status().message()), flags);
+    request.set_window_ms(absl::ToInt64Milliseconds(*window));
+  }
+  v1::CostResponse response;
+  if (auto s = p->client->Call(&v1::Fleet::Stub::Cost, request, &response); !s.ok()) {
+    return RemoteError("cost", s);
+  }
+  if (p->args.Has("json")) {
+    std::cout << ToJson(response) << "\n";
+    return kExitOk;
+  }
+  std::cout << "cost of " << FormatNumber(response.work()) << " " << response.work_unit()
+            << " at the measured " << response.metric() << " (" << response.unit() << "), "
+            << PriceKindName(response.price()) << " prices\n";
+  Table table({"#", absl::AsciiStrToUpper(RankGroupingName(response.by())), "NODES",
+               "MEDIAN_" + response.unit(), "RATE_" + response.work_unit() + "_PER_S", "TIME",
+               "PRICE_PER_H", "PRICE_SOURCE", "COST"});
+  std::vector<std::pair<std::string, std::string>> notes;
+  int rank = 0;
+  for (const v1::CostRow& r : response.rows()) {
+    std::string source = r.price_source().empty() ? "-" : r.price_source();
+    if (r.price_effective_from_unix_ms() != 0) {
+      absl::StrAppend(&source, " ",
+                      absl::FormatTime("%Y-%m-%d", absl::FromUnixMillis(r.price_effective_from_unix_ms()),
+                                       absl::UTCTimeZone()));
+    }
+    table.AddRow({std::to_string(++rank), r.group(), std::to_string(r.node_count()),
+                  FormatNumber(r.median()),
+                  r.rate_per_second() > 0 ? absl::StrFormat("%.4g", r.rate_per_second()) : "-",
+                  SecondsText(r.seconds()),
+                  r.priced() ? FormatNumber(r.price_per_hour()) + " " + r.currency() : "-", source,
+                  r.priced() ? FormatNumber(r.cost()) + " " + r.currency() : "-"});
+    if (!r.price_note().empty()) notes.emplace_back(r.group(), r.price_note());
+  }
+  std::cout << table.Render();
+  if (!notes.empty()) {
+    std::cout << "\nnotes:\n";
+    for (const auto& [group, note] : notes) std::cout << "  " << group << ": " << note << "\n";
+  }
+  return kExitOk;
+}
+
+}  // namespace fleetbench::cli
