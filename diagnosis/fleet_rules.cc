@@ -1,0 +1,473 @@
+#include "diagnosis/fleet_rules.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <set>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "common/stats.h"
+
+namespace fleetbench::diagnosis {
+namespace {
+
+constexpr char kOutlier[] = "fleet.outlier";
+constexpr char kRegression[] = "node.regression";
+constexpr char kTimeOfDay[] = "node.time_of_day";
+
+// How much worse `value` is than `expected`, as a fraction of `expected`:
+// positive when worse, whichever way the metric points. 0 for an expected
+// value that is not positive (nothing to measure against).
+double Shortfall(double value, double expected, bool higher_is_better) {
+  if (!(expected > 0)) return 0;
+  return higher_is_better ? (expected - value) / expected : (value - expected) / expected;
+}
+
+// "3 significant digits" for numbers in sentences.
+std::string Num(double v) { return absl::StrFormat("%.3g", v); }
+std::string Percent(double fraction) { return absl::StrFormat("%.0f%%", 100 * fraction); }
+
+std::string Utc(int64_t unix_ms) {
+  return absl::FormatTime("%Y-%m-%d %H:%M UTC", absl::FromUnixMillis(unix_ms),
+                          absl::UTCTimeZone());
+}
+
+const v1::MetricDescriptor* Judged(const FleetEvidence& e, const std::string& metric) {
+  auto it = e.metrics.find(metric);
+  if (it == e.metrics.end() ||
+      it->second.direction() == v1::METRIC_DIRECTION_UNSPECIFIED) {
+    return nullptr;
+  }
+  return &it->second;
+}
+
+bool HigherIsBetter(const v1::MetricDescriptor& m) {
+  return m.direction() == v1::METRIC_DIRECTION_HIGHER_IS_BETTER;
+}
+
+std::vector<double> ValuesOf(const std::vector<RunValue>& runs) {
+  std::vector<double> out;
+  out.reserve(runs.size());
+  for (const RunValue& r : runs) out.push_back(r.value);
+  return out;
+}
+
+// The index of the run judged: `run_id`'s, or the latest; -1 when absent.
+int JudgedRun(const std::vector<RunValue>& runs, const std::string& run_id) {
+  if (runs.empty()) return -1;
+  if (run_id.empty()) return static_cast<int>(runs.size()) - 1;
+  for (size_t i = runs.size(); i-- > 0;) {
+    if (runs[i].run_id == run_id) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+v1::Finding NewFinding(const char* code, const std::string& node, const RunValue& run,
+                       double shortfall, const FleetRuleOptions& o) {
+  v1::Finding f;
+  f.set_code(code);
+  f.set_severity(shortfall >= o.critical_relative ? v1::SEVERITY_CRITICAL
+                                                  : v1::SEVERITY_WARNING);
+  f.mutable_subject()->set_node(node);
+  f.set_run_id(run.run_id);
+  f.set_time_unix_ms(run.time_unix_ms);
+  return f;
+}
+
+void AddEvidence(v1::Finding* f, const v1::MetricDescriptor& metric, double measured,
+                 double expected, const std::string& source) {
+  v1::Evidence* e = f->add_evidence();
+  e->set_name(metric.name());
+  e->set_measured(measured);
+  e->set_expected(expected);
+  e->set_unit(metric.unit());
+  e->set_expectation_source(source);
+}
+
+std::string Worse(bool higher_is_better) { return higher_is_better ? "below" : "above"; }
+
+// --- fleet.outlier ---------------------------------------------------------
+
+const SkuExpectation* SkuRowFor(const FleetNode& node, const std::string& metric) {
+  if (node.facts.gpus().empty()) return nullptr;
+  const std::string& name = node.facts.gpus(0).name();
+  for (const SkuExpectation& row : SkuTable()) {
+    if (row.metric == metric && absl::StrContains(name, row.gpu_name_contains)) return &row;
+  }
+  return nullptr;
+}
+
+void OutlierForMetric(const FleetEvidence& e, const FleetNode& node,
+                      const v1::MetricDescriptor& metric,
+                      const std::map<std::string, std::vector<RunValue>>& by_node,
+                      const std::string& run_id, std::vector<v1::Finding>* out) {
+  const FleetRuleOptions& o = e.options;
+  auto own = by_node.find(node.name);
+  if (own == by_node.end()) return;
+  const int at = JudgedRun(own->second, run_id);
+  if (at < 0) return;
+  const RunValue& run = own->second[at];
+  const bool higher = HigherIsBetter(metric);
+  const std::string group = PeerGroupOf(node);
+
+  // Peers: the other members of the group with values in the window, one
+  // vote each (their median), as ranking does (docs/ranking.md).
+  std::vector<std::string> peers;
+  std::vector<double> peer_medians;
+  std::vector<double> peer_noise;
+  if (!group.empty()) {
+    for (const FleetNode& other : e.nodes) {
+      if (other.name == node.name || PeerGroupOf(other) != group) continue;
+      auto it = by_node.find(other.name);
+      if (it == by_node.end() || it->second.empty()) continue;
+      const std::vector<double> values = ValuesOf(it->second);
+      peers.push_back(other.name);
+      peer_medians.push_back(Median(values));
+      if (values.size() >= 3) peer_noise.push_back(ScaledMad(values, Median(values)));
+    }
+  }
+  const int group_size = static_cast<int>(peers.size()) + 1;
+  if (group_size >= o.min_group) {
+    std::optional<Baseline> base = RobustBaseline(peer_medians, o.baseline);
+    if (!base) return;
+    // The noise a single run is judged against: how far the peers are from
+    // each other, or how much one peer varies from run to run, the larger.
+    const double noise = std::max(base->mad, peer_noise.empty() ? 0.0 : Median(peer_noise));
+    const double shortfall = Shortfall(run.value, base->median, higher);
+    const double distance = std::fabs(run.value - base->median);
+    if (shortfall <= o.outlier_relative || distance <= o.outlier_mads * noise) return;
+    v1::Finding f = NewFinding(kOutlier, node.name, run, shortfall, o);
+    f.set_summary(absl::StrCat(metric.name(), " ", Num(run.value), " ", metric.unit(), " is ",
+                               Percent(shortfall), " ", Worse(higher), " its ", peers.size(),
+                               " peers (median ", Num(base->median), ", ", group, ")"));
+    AddEvidence(&f, metric, run.value, base->median,
+                absl::StrCat("fleet peers: ", peers.size(), " nodes with ", group,
+                             " (median of their medians, MAD ", Num(base->mad),
+                             ", run-to-run noise ", Num(noise),
+                             base->dropped ? absl::StrCat(", ", base->dropped, " outliers dropped")
+                                           : "",
+                             ")"));
+    std::vector<std::string> listed;
+    for (size_t i = 0; i < peers.size(); ++i) {
+      listed.push_back(absl::StrCat(peers[i], " ", Num(peer_medians[i])));
+    }
+    f.add_context(absl::StrCat("peers (", peers.size(), ", ", group,
+                               "): ", absl::StrJoin(listed, ", ")));
+    f.add_context(absl::StrCat("threshold: ", Percent(o.outlier_relative), " and ",
+                               Num(o.outlier_mads), " MADs ", Worse(higher), " the peers; this is ",
+                               Num(noise > 0 ? distance / noise : 0), " MADs"));
+    f.set_effect(absl::StrCat("Work bound by ", metric.name(), " runs about ",
+                              Percent(shortfall), " slower here than on the same hardware "
+                              "elsewhere in the fleet."));
+    f.set_suggestion(
+        "Compare this node's facts with its peers' (fleetbench nodes --json); look for a "
+        "CPU quota, a throttled or shared disk, a busy neighbour or a lower power limit, and "
+        "re-run to rule out a one-off.");
+    out->push_back(std::move(f));
+    return;
+  }
+  // Too few peers to learn from: the SKU table, where it knows the metric.
+  const SkuExpectation* row = SkuRowFor(node, metric.name());
+  if (row == nullptr) return;
+  const double shortfall = Shortfall(run.value, row->expected, higher);
+  if (shortfall <= o.sku_relative) return;
+  v1::Finding f = NewFinding(kOutlier, node.name, run, shortfall, o);
+  f.set_summary(absl::StrCat(metric.name(), " ", Num(run.value), " ", metric.unit(), " is ",
+                             Percent(shortfall), " ", Worse(higher), " the SKU table's ",
+                             Num(row->expected), " for ", row->gpu_name_contains));
+  AddEvidence(&f, metric, run.value, row->expected,
+              absl::StrCat("SKU table: ", row->gpu_name_contains, ", ", row->source));
+  f.add_context(absl::StrCat("fleet peers: only ", group_size, " node(s) in ",
+                             group.empty() ? "its group" : group, ", fewer than ", o.min_group,
+                             "; used the SKU table"));
+  f.set_effect(absl::StrCat("Work bound by ", metric.name(), " runs about ", Percent(shortfall),
+                            " slower than this GPU model usually reaches."));
+  f.set_suggestion(
+      "Check the GPU's power limit, clocks and PCIe link (fleetbench nodes --json), and add "
+      "nodes of the same type so the fleet can judge it against peers.");
+  out->push_back(std::move(f));
+}
+
+// --- node.regression -------------------------------------------------------
+
+std::vector<std::string> ChangesBetween(const std::vector<FactsVersion>& history,
+                                        int64_t after_ms, int64_t until_ms) {
+  std::vector<std::string> lines;
+  for (size_t i = 1; i < history.size(); ++i) {
+    const FactsVersion& v = history[i];
+    if (v.seen_unix_ms <= after_ms || v.seen_unix_ms > until_ms) continue;
+    for (const std::string& change : FactChanges(history[i - 1].facts, v.facts)) {
+      lines.push_back(absl::StrCat(Utc(v.seen_unix_ms), " ", change));
+    }
+  }
+  return lines;
+}
+
+void RegressionForMetric(const FleetEvidence& e, const FleetNode& node,
+                         const v1::MetricDescriptor& metric, const std::vector<RunValue>& runs,
+                         const std::string& run_id, std::vector<v1::Finding>* out) {
+  const FleetRuleOptions& o = e.options;
+  const int at = JudgedRun(runs, run_id);
+  if (at < o.min_history_runs) return;
+  const int from = std::max(0, at - o.history_runs);
+  std::vector<double> history;
+  for (int i = from; i < at; ++i) history.push_back(runs[i].value);
+  std::optional<Baseline> base = RobustBaseline(history, o.baseline);
+  if (!base) return;
+  const RunValue& run = runs[at];
+  const bool higher = HigherIsBetter(metric);
+  const double shortfall = Shortfall(run.value, base->median, higher);
+  auto low = [&](double v) {
+    return Shortfall(v, base->median, higher) > o.regression_relative &&
+           std::fabs(v - base->median) > o.regression_mads * base->mad;
+  };
+  if (!low(run.value)) return;
+  // Where the step down began: the first of the low runs that end at this
+  // one. Facts changes from the last good run on are "near" it.
+  int step = at;
+  while (step > 0 && low(runs[step - 1].value)) --step;
+  const int64_t last_good_ms = step > 0 ? runs[step - 1].time_unix_ms : INT64_MIN;
+  v1::Finding f = NewFinding(kRegression, node.name, run, shortfall, o);
+  f.set_summary(absl::StrCat(metric.name(), " ", Num(run.value), " ", metric.unit(), " is ",
+                             Percent(shortfall), " ", Worse(higher),
+                             " this node's own median of ", Num(base->median), " over its last ",
+                             history.size(), " runs"));
+  AddEvidence(&f, metric, run.value, base->median,
+              absl::StrCat("own history: median of the last ", history.size(), " runs (",
+                           Utc(runs[from].time_unix_ms), " to ", Utc(runs[at - 1].time_unix_ms),
+                           ", MAD ", Num(base->mad), ")"));
+  f.add_context(absl::StrCat("low since ", Utc(runs[step].time_unix_ms), " (", at - step + 1,
+                             " run(s))"));
+  auto facts = e.facts_history.find(node.name);
+  std::vector<std::string> changes;
+  if (facts != e.facts_history.end()) {
+    changes = ChangesBetween(facts->second, last_good_ms, run.time_unix_ms);
+  }
+  for (const std::string& c : changes) f.add_context(absl::StrCat("facts changed: ", c));
+  if (changes.empty()) f.add_context("no change of facts stored between the last good run and this one");
+  f.set_effect(absl::StrCat("Work bound by ", metric.name(), " now runs about ",
+                            Percent(shortfall), " slower on this node than it used to."));
+  f.set_suggestion(changes.empty()
+                       ? "Re-run to confirm; look for a new neighbour, a thermal or power "
+                         "limit, or a change the facts do not record (BIOS, firmware)."
+                       : "The change listed beside it is the first suspect: undo it on one "
+                         "node and re-run to confirm.");
+  out->push_back(std::move(f));
+}
+
+// --- node.time_of_day ------------------------------------------------------
+
+void TimeOfDayForMetric(const FleetEvidence& e, const FleetNode& node,
+                        const v1::MetricDescriptor& metric, const std::vector<RunValue>& runs,
+                        const std::string& run_id, std::vector<v1::Finding>* out) {
+  const FleetRuleOptions& o = e.options;
+  const int at = JudgedRun(runs, run_id);
+  if (at < 0) return;
+  std::vector<TimedValue> values;
+  for (int i = 0; i <= at; ++i) values.push_back({runs[i].value, runs[i].time_unix_ms});
+  const bool higher = HigherIsBetter(metric);
+  // Day and night are the node's local ones when its zone is known.
+  const absl::TimeZone zone = node.time_zone.value_or(absl::UTCTimeZone());
+  const HourProfile local = ProfileByHour(values, zone, higher, o.time_of_day);
+  if (!local.beyond_noise) return;
+  const double slower = local.day_is_slower ? local.day_median : local.night_median;
+  const double faster = local.day_is_slower ? local.night_median : local.day_median;
+  v1::Finding f = NewFinding(kTimeOfDay, node.name, runs[at], local.gap_fraction, o);
+  const std::string when = local.day_is_slower ? "by day" : "by night";
+  f.set_summary(absl::StrCat(metric.name(), " is ", Percent(local.gap_fraction), " worse ", when,
+                             " (", Num(slower), " vs ", Num(faster), " ", metric.unit(),
+                             "); slow hours ", local.slow_hours, " ", local.time_zone));
+  AddEvidence(&f, metric, slower, faster,
+              absl::StrCat("own history by hour: median of the ",
+                           local.day_is_slower ? local.night_count : local.day_count, " ",
+                           local.day_is_slower ? "night" : "day", " runs (",
+                           local.time_zone, ", day ", o.time_of_day.day_start_hour, ":00-",
+                           o.time_of_day.day_end_hour, ":00, noise ", Num(local.noise), ")"));
+  f.add_context(absl::StrCat("slow hours (", local.time_zone, "): ", local.slow_hours));
+  if (node.time_zone) {
+    const HourProfile utc = ProfileByHour(values, absl::UTCTimeZone(), higher, o.time_of_day);
+    f.add_context(absl::StrCat("slow hours (UTC): ", utc.slow_hours));
+  }
+  f.add_context(absl::StrCat("runs: ", local.day_count, " by day, ", local.night_count,
+                             " by night"));
+  f.set_effect(absl::StrCat("A job here runs about ", Percent(local.gap_fraction),
+                            " slower ", when, ": likely contention from other tenants or "
+                            "shared storage and network at those hours."));
+  f.set_suggestion(absl::StrCat("Schedule long jobs outside ", local.slow_hours, " ",
+                                local.time_zone,
+                                ", or price the slow hours in when comparing offers."));
+  out->push_back(std::move(f));
+}
+
+// "kernel a -> b" when they differ.
+void Changed(std::vector<std::string>* out, const std::string& what, const std::string& a,
+             const std::string& b) {
+  if (a != b) {
+    out->push_back(absl::StrCat(what, " ", a.empty() ? "(none)" : a, " -> ",
+                                b.empty() ? "(none)" : b));
+  }
+}
+
+std::string Watts(const v1::GpuFacts& g) {
+  return g.has_power_enforced_limit_w() ? absl::StrCat(Num(g.power_enforced_limit_w()), " W")
+                                        : "";
+}
+
+}  // namespace
+
+std::string PeerGroupOf(const FleetNode& node) {
+  if (auto it = node.labels.find("instance_type"); it != node.labels.end() && !it->second.empty()) {
+    return absl::StrCat("instance_type=", it->second);
+  }
+  if (!node.facts.gpus().empty()) {
+    std::map<std::string, int> names;
+    for (const v1::GpuFacts& g : node.facts.gpus()) ++names[g.name()];
+    std::vector<std::string> parts;
+    for (const auto& [name, count] : names) parts.push_back(absl::StrCat(count, "x ", name));
+    return absl::StrCat("gpu=", absl::StrJoin(parts, " + "));
+  }
+  const v1::CpuFacts& cpu = node.facts.cpu();
+  if (!cpu.model().empty() && cpu.logical_cores() > 0) {
+    return absl::StrCat("cpu=", cpu.model(), " x ", cpu.logical_cores(), " threads");
+  }
+  return "";
+}
+
+const std::vector<SkuExpectation>& SkuTable() {
+  // Datasheet figures as docs/gpu.md transcribes them, times the fraction a
+  // healthy board reaches in these plugins' measurements (stated per row; an
+  // assumption, not a measurement on this project's machines).
+  static const std::vector<SkuExpectation>* table = new std::vector<SkuExpectation>{
+      {"H200", "gemm.gpu.bf16.tflops", 989.5 * 0.6,
+       "datasheet 989.5 TFLOP/s bf16 dense x 0.6 reached by cuBLASLt"},
+      {"H100 80GB HBM3", "gemm.gpu.bf16.tflops", 989.5 * 0.6,
+       "H100 SXM datasheet 989.5 TFLOP/s bf16 dense x 0.6 reached by cuBLASLt"},
+      {"A100-SXM4-80GB", "gemm.gpu.bf16.tflops", 312 * 0.7,
+       "datasheet 312 TFLOP/s bf16 dense x 0.7 reached by cuBLASLt"},
+      {"H200", "gpu.mem.GBps", 4800 * 0.8,
+       "datasheet 4800 GB/s x 0.8 for a device copy (read + write counted)"},
+      {"H100 80GB HBM3", "gpu.mem.GBps", 3350 * 0.8,
+       "H100 SXM datasheet 3350 GB/s x 0.8 for a device copy (read + write counted)"},
+      {"A100-SXM4-80GB", "gpu.mem.GBps", 2039 * 0.8,
+       "datasheet 2039 GB/s x 0.8 for a device copy (read + write counted)"},
+  };
+  return *table;
+}
+
+const std::vector<RuleInfo>& FleetRuleTable() {
+  static const std::vector<RuleInfo>* table = new std::vector<RuleInfo>{
+      {kOutlier, v1::SEVERITY_WARNING,
+       "fleet peers: median and MAD of the peer group's node medians (SKU table when the group "
+       "has fewer than 3 nodes)",
+       "worse than the peers by more than 10% and 3 MADs (SKU table: by more than 15%); "
+       "critical from 50%"},
+      {kRegression, v1::SEVERITY_WARNING,
+       "own history: median and MAD of the node's previous 10 runs (at least 5)",
+       "worse than its own median by more than 10% and 3 MADs; critical from 50%"},
+      {kTimeOfDay, v1::SEVERITY_WARNING,
+       "own history by hour of day (local time with a timezone label, else UTC): day "
+       "08:00-20:00 against night",
+       "the halves' medians differ by more than 10% and 3 MADs of the within-half noise, "
+       "at least 4 runs in each half; critical from 50%"},
+  };
+  return *table;
+}
+
+std::vector<std::string> FactChanges(const v1::NodeFacts& before, const v1::NodeFacts& after) {
+  std::vector<std::string> out;
+  Changed(&out, "kernel", before.kernel(), after.kernel());
+  Changed(&out, "os", before.os(), after.os());
+  Changed(&out, "CPU", before.cpu().model(), after.cpu().model());
+  if (before.cpu().logical_cores() != after.cpu().logical_cores()) {
+    out.push_back(absl::StrCat("CPU threads ", before.cpu().logical_cores(), " -> ",
+                               after.cpu().logical_cores()));
+  }
+  if (before.memory_total_bytes() != after.memory_total_bytes()) {
+    out.push_back(absl::StrCat("memory ", Num(before.memory_total_bytes() / 1073741824.0),
+                               " GiB -> ", Num(after.memory_total_bytes() / 1073741824.0),
+                               " GiB"));
+  }
+  std::map<uint32_t, const v1::GpuFacts*> gpus_before;
+  for (const v1::GpuFacts& g : before.gpus()) gpus_before[g.index()] = &g;
+  for (const v1::GpuFacts& g : after.gpus()) {
+    auto it = gpus_before.find(g.index());
+    const std::string gpu = absl::StrCat("GPU ", g.index());
+    if (it == gpus_before.end()) {
+      out.push_back(absl::StrCat(gpu, " appeared: ", g.name()));
+      continue;
+    }
+    const v1::GpuFacts& b = *it->second;
+    Changed(&out, gpu, b.name(), g.name());
+    Changed(&out, gpu + " driver", b.driver_version(), g.driver_version());
+    Changed(&out, gpu + " CUDA driver", b.cuda_driver_version(), g.cuda_driver_version());
+    Changed(&out, gpu + " power limit", Watts(b), Watts(g));
+    if (b.pcie_width_max() != g.pcie_width_max() || b.pcie_gen_max() != g.pcie_gen_max()) {
+      out.push_back(absl::StrCat(gpu, " PCIe max gen", b.pcie_gen_max(), " x",
+                                 b.pcie_width_max(), " -> gen", g.pcie_gen_max(), " x",
+                                 g.pcie_width_max()));
+    }
+    if (b.mig_enabled() != g.mig_enabled()) {
+      out.push_back(absl::StrCat(gpu, " MIG ", b.mig_enabled() ? "on" : "off", " -> ",
+                                 g.mig_enabled() ? "on" : "off"));
+    }
+    gpus_before.erase(it);
+  }
+  for (const auto& [index, g] : gpus_before) {
+    out.push_back(absl::StrCat("GPU ", index, " gone: ", g->name()));
+  }
+  std::map<std::string, const v1::PcieDeviceFacts*> pcie_before;
+  for (const v1::PcieDeviceFacts& p : before.pcie_devices()) pcie_before[p.address()] = &p;
+  for (const v1::PcieDeviceFacts& p : after.pcie_devices()) {
+    auto it = pcie_before.find(p.address());
+    if (it == pcie_before.end()) continue;
+    const std::string dev = absl::StrCat("PCIe ", p.address());
+    if (it->second->current_link_width() != p.current_link_width()) {
+      out.push_back(absl::StrCat(dev, " width x", it->second->current_link_width(), " -> x",
+                                 p.current_link_width()));
+    }
+    Changed(&out, dev + " speed", it->second->current_link_speed(), p.current_link_speed());
+  }
+  std::map<std::string, const v1::BlockDeviceFacts*> disks_before;
+  for (const v1::BlockDeviceFacts& d : before.block_devices()) disks_before[d.name()] = &d;
+  for (const v1::BlockDeviceFacts& d : after.block_devices()) {
+    auto it = disks_before.find(d.name());
+    if (it == disks_before.end()) {
+      out.push_back(absl::StrCat("disk ", d.name(), " appeared: ", d.model()));
+      continue;
+    }
+    Changed(&out, absl::StrCat("disk ", d.name(), " model"), it->second->model(), d.model());
+    disks_before.erase(it);
+  }
+  for (const auto& [name, d] : disks_before) {
+    out.push_back(absl::StrCat("disk ", name, " gone: ", d->model()));
+  }
+  Changed(&out, "scratch filesystem", before.scratch_filesystem(), after.scratch_filesystem());
+  return out;
+}
+
+std::vector<v1::Finding> DiagnoseFleetNode(const FleetEvidence& evidence,
+                                           const std::string& node,
+                                           const std::string& run_id) {
+  std::vector<v1::Finding> out;
+  const FleetNode* subject = nullptr;
+  for (const FleetNode& n : evidence.nodes) {
+    if (n.name == node) subject = &n;
+  }
+  if (subject == nullptr) return out;
+  for (const auto& [name, by_node] : evidence.series) {
+    const v1::MetricDescriptor* metric = Judged(evidence, name);
+    if (metric == nullptr) continue;
+    auto own = by_node.find(node);
+    if (own == by_node.end() || own->second.empty()) continue;
+    OutlierForMetric(evidence, *subject, *metric, by_node, run_id, &out);
+    RegressionForMetric(evidence, *subject, *metric, own->second, run_id, &out);
+    TimeOfDayForMetric(evidence, *subject, *metric, own->second, run_id, &out);
+  }
+  SortFindings(&out);
+  return out;
+}
+
+}  // namespace fleetbench::diagnosis
