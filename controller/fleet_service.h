@@ -29,6 +29,10 @@ class FleetService final : public v1::Fleet::Service {
                     v1::RankResponse* response) override;
   grpc::Status History(grpc::ServerContext* context, const v1::HistoryRequest* request,
                        v1::HistoryResponse* response) override;
+  grpc::Status ListFindings(grpc::ServerContext* context, const v1::ListFindingsRequest* request,
+                            v1::ListFindingsResponse* response) override;
+  grpc::Status Variance(grpc::ServerContext* context, const v1::VarianceRequest* request,
+                        v1::VarianceResponse* response) override;
 
  private:
   FleetCore* const core_;
