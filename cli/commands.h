@@ -25,6 +25,8 @@ int CancelCommand(const Argv& args);
 int RankCommand(const Argv& args);
 int HistoryCommand(const Argv& args);
 int ProbeCommand(const Argv& args);
+int FindingsCommand(const Argv& args);
+int VarianceCommand(const Argv& args);
 
 }  // namespace fleetbench::cli
 

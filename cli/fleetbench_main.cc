@@ -27,6 +27,8 @@ constexpr Command kCommands[] = {
     {"rank", fleetbench::cli::RankCommand, "rank nodes or groups by cost per unit of throughput"},
     {"history", fleetbench::cli::HistoryCommand, "a node's results for one metric over time"},
     {"probe", fleetbench::cli::ProbeCommand, "run the suite on this machine, no controller"},
+    {"findings", fleetbench::cli::FindingsCommand, "what the controller concludes about the nodes"},
+    {"variance", fleetbench::cli::VarianceCommand, "a metric's 24-hour profile and day/night gap"},
 };
 
 int PrintUsage(std::ostream& out) {

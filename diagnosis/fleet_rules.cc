@@ -100,6 +100,27 @@ const SkuExpectation* SkuRowFor(const FleetNode& node, const std::string& metric
   return nullptr;
 }
 
+// A peer's value to compare with `run`: its value in that run when it has
+// one, else the median of its `nearest` runs closest in time.
+double PeerValueNear(const std::vector<RunValue>& runs, const RunValue& run, int nearest) {
+  for (const RunValue& r : runs) {
+    if (r.run_id == run.run_id) return r.value;
+  }
+  std::vector<const RunValue*> by_distance;
+  for (const RunValue& r : runs) by_distance.push_back(&r);
+  auto distance = [&](const RunValue* r) {
+    return r->time_unix_ms > run.time_unix_ms ? r->time_unix_ms - run.time_unix_ms
+                                              : run.time_unix_ms - r->time_unix_ms;
+  };
+  std::stable_sort(by_distance.begin(), by_distance.end(),
+                   [&](const RunValue* a, const RunValue* b) { return distance(a) < distance(b); });
+  std::vector<double> values;
+  for (size_t i = 0; i < by_distance.size() && static_cast<int>(i) < std::max(nearest, 1); ++i) {
+    values.push_back(by_distance[i]->value);
+  }
+  return Median(values);
+}
+
 void OutlierForMetric(const FleetEvidence& e, const FleetNode& node,
                       const v1::MetricDescriptor& metric,
                       const std::map<std::string, std::vector<RunValue>>& by_node,
@@ -113,25 +134,28 @@ void OutlierForMetric(const FleetEvidence& e, const FleetNode& node,
   const bool higher = HigherIsBetter(metric);
   const std::string group = PeerGroupOf(node);
 
-  // Peers: the other members of the group with values in the window, one
-  // vote each (their median), as ranking does (docs/ranking.md).
+  // Peers: the other members of the group with values in the window. Each
+  // votes once, with its value in the same run when it has one, else the
+  // median of its runs nearest in time to the judged one: a change the whole
+  // group saw since (a busy shared host) moves the peers too. Their noise is
+  // each one's run-to-run spread over the window.
   std::vector<std::string> peers;
-  std::vector<double> peer_medians;
+  std::vector<double> peer_values;
   std::vector<double> peer_noise;
   if (!group.empty()) {
     for (const FleetNode& other : e.nodes) {
       if (other.name == node.name || PeerGroupOf(other) != group) continue;
       auto it = by_node.find(other.name);
       if (it == by_node.end() || it->second.empty()) continue;
-      const std::vector<double> values = ValuesOf(it->second);
       peers.push_back(other.name);
-      peer_medians.push_back(Median(values));
+      peer_values.push_back(PeerValueNear(it->second, run, o.peer_nearest_runs));
+      const std::vector<double> values = ValuesOf(it->second);
       if (values.size() >= 3) peer_noise.push_back(ScaledMad(values, Median(values)));
     }
   }
   const int group_size = static_cast<int>(peers.size()) + 1;
   if (group_size >= o.min_group) {
-    std::optional<Baseline> base = RobustBaseline(peer_medians, o.baseline);
+    std::optional<Baseline> base = RobustBaseline(peer_values, o.baseline);
     if (!base) return;
     // The noise a single run is judged against: how far the peers are from
     // each other, or how much one peer varies from run to run, the larger.
@@ -145,14 +169,14 @@ void OutlierForMetric(const FleetEvidence& e, const FleetNode& node,
                                " peers (median ", Num(base->median), ", ", group, ")"));
     AddEvidence(&f, metric, run.value, base->median,
                 absl::StrCat("fleet peers: ", peers.size(), " nodes with ", group,
-                             " (median of their medians, MAD ", Num(base->mad),
+                             " (median of their values near this run, MAD ", Num(base->mad),
                              ", run-to-run noise ", Num(noise),
                              base->dropped ? absl::StrCat(", ", base->dropped, " outliers dropped")
                                            : "",
                              ")"));
     std::vector<std::string> listed;
     for (size_t i = 0; i < peers.size(); ++i) {
-      listed.push_back(absl::StrCat(peers[i], " ", Num(peer_medians[i])));
+      listed.push_back(absl::StrCat(peers[i], " ", Num(peer_values[i])));
     }
     f.add_context(absl::StrCat("peers (", peers.size(), ", ", group,
                                "): ", absl::StrJoin(listed, ", ")));
@@ -206,9 +230,63 @@ std::vector<std::string> ChangesBetween(const std::vector<FactsVersion>& history
   return lines;
 }
 
+// How the node's peers moved between the node's baseline runs [from, step)
+// and its low runs [step, at]: the median over peers of the ratio of their
+// medians after and before. Peers are matched by run (the same runs measured
+// them), else by time (their runs in the same spans). 1 with no peer.
+struct PeerShift {
+  double ratio = 1;
+  int peers = 0;
+};
+PeerShift PeersMoved(const FleetEvidence& e, const FleetNode& node,
+                     const std::map<std::string, std::vector<RunValue>>& by_node,
+                     const std::vector<RunValue>& runs, int from, int step, int at) {
+  PeerShift shift;
+  const std::string group = PeerGroupOf(node);
+  if (group.empty() || step <= from) return shift;
+  std::set<std::string> before_ids;
+  std::set<std::string> after_ids;
+  for (int i = from; i < step; ++i) before_ids.insert(runs[i].run_id);
+  for (int i = step; i <= at; ++i) after_ids.insert(runs[i].run_id);
+  std::vector<double> ratios;
+  for (const FleetNode& other : e.nodes) {
+    if (other.name == node.name || PeerGroupOf(other) != group) continue;
+    auto it = by_node.find(other.name);
+    if (it == by_node.end()) continue;
+    std::vector<double> before;
+    std::vector<double> after;
+    for (const RunValue& r : it->second) {
+      if (before_ids.contains(r.run_id)) before.push_back(r.value);
+      if (after_ids.contains(r.run_id)) after.push_back(r.value);
+    }
+    if (before.empty() || after.empty()) {
+      before.clear();
+      after.clear();
+      for (const RunValue& r : it->second) {
+        if (r.time_unix_ms >= runs[from].time_unix_ms && r.time_unix_ms < runs[step].time_unix_ms) {
+          before.push_back(r.value);
+        } else if (r.time_unix_ms >= runs[step].time_unix_ms &&
+                   r.time_unix_ms <= runs[at].time_unix_ms) {
+          after.push_back(r.value);
+        }
+      }
+    }
+    if (before.empty() || after.empty()) continue;
+    const double b = Median(before);
+    if (!(b > 0)) continue;
+    ratios.push_back(Median(after) / b);
+  }
+  if (ratios.empty()) return shift;
+  shift.ratio = Median(ratios);
+  shift.peers = static_cast<int>(ratios.size());
+  return shift;
+}
+
 void RegressionForMetric(const FleetEvidence& e, const FleetNode& node,
-                         const v1::MetricDescriptor& metric, const std::vector<RunValue>& runs,
-                         const std::string& run_id, std::vector<v1::Finding>* out) {
+                         const v1::MetricDescriptor& metric,
+                         const std::map<std::string, std::vector<RunValue>>& by_node,
+                         const std::vector<RunValue>& runs, const std::string& run_id,
+                         std::vector<v1::Finding>* out) {
   const FleetRuleOptions& o = e.options;
   const int at = JudgedRun(runs, run_id);
   if (at < o.min_history_runs) return;
@@ -219,28 +297,41 @@ void RegressionForMetric(const FleetEvidence& e, const FleetNode& node,
   if (!base) return;
   const RunValue& run = runs[at];
   const bool higher = HigherIsBetter(metric);
-  const double shortfall = Shortfall(run.value, base->median, higher);
   auto low = [&](double v) {
     return Shortfall(v, base->median, higher) > o.regression_relative &&
            std::fabs(v - base->median) > o.regression_mads * base->mad;
   };
   if (!low(run.value)) return;
   // Where the step down began: the first of the low runs that end at this
-  // one. Facts changes from the last good run on are "near" it.
+  // one. One slow run is not a regression (a re-run tells); a level shift
+  // is at least `min_low_runs` of them.
   int step = at;
-  while (step > 0 && low(runs[step - 1].value)) --step;
+  while (step > from && low(runs[step - 1].value)) --step;
+  if (at - step + 1 < o.min_low_runs) return;
+  // A change the whole group saw over the same runs (the shared storage, a
+  // new benchmark build, the host's load) is not this node's: judge the
+  // node's value relative to how its peers moved.
+  const PeerShift peers = PeersMoved(e, node, by_node, runs, from, step, at);
+  const double adjusted = run.value / peers.ratio;
+  if (!low(adjusted)) return;
+  const double shortfall = Shortfall(adjusted, base->median, higher);
   const int64_t last_good_ms = step > 0 ? runs[step - 1].time_unix_ms : INT64_MIN;
   v1::Finding f = NewFinding(kRegression, node.name, run, shortfall, o);
   f.set_summary(absl::StrCat(metric.name(), " ", Num(run.value), " ", metric.unit(), " is ",
-                             Percent(shortfall), " ", Worse(higher),
-                             " this node's own median of ", Num(base->median), " over its last ",
-                             history.size(), " runs"));
+                             Percent(Shortfall(run.value, base->median, higher)), " ",
+                             Worse(higher), " this node's own median of ", Num(base->median),
+                             " over its last ", history.size(), " runs"));
   AddEvidence(&f, metric, run.value, base->median,
               absl::StrCat("own history: median of the last ", history.size(), " runs (",
                            Utc(runs[from].time_unix_ms), " to ", Utc(runs[at - 1].time_unix_ms),
                            ", MAD ", Num(base->mad), ")"));
   f.add_context(absl::StrCat("low since ", Utc(runs[step].time_unix_ms), " (", at - step + 1,
                              " run(s))"));
+  if (peers.peers > 0) {
+    f.add_context(absl::StrCat("peers over the same runs: ", peers.peers, " moved by ",
+                               absl::StrFormat("%+.0f%%", 100 * (peers.ratio - 1)),
+                               "; this node ", Percent(shortfall), " worse than that"));
+  }
   auto facts = e.facts_history.find(node.name);
   std::vector<std::string> changes;
   if (facts != e.facts_history.end()) {
@@ -360,18 +451,21 @@ const std::vector<SkuExpectation>& SkuTable() {
 const std::vector<RuleInfo>& FleetRuleTable() {
   static const std::vector<RuleInfo>* table = new std::vector<RuleInfo>{
       {kOutlier, v1::SEVERITY_WARNING,
-       "fleet peers: median and MAD of the peer group's node medians (SKU table when the group "
-       "has fewer than 3 nodes)",
+       "fleet peers: median and MAD of the peer group's values in the same run (else their "
+       "3 runs nearest in time), noise at least their run-to-run MAD; SKU table when the "
+       "group has fewer than 3 nodes",
        "worse than the peers by more than 10% and 3 MADs (SKU table: by more than 15%); "
        "critical from 50%"},
       {kRegression, v1::SEVERITY_WARNING,
-       "own history: median and MAD of the node's previous 10 runs (at least 5)",
-       "worse than its own median by more than 10% and 3 MADs; critical from 50%"},
+       "own history: median and MAD of the node's previous 10 runs (at least 5), relative to "
+       "how its peers moved over the same runs",
+       "worse than its own median by more than 10% and 3 MADs in the last 2 runs or more; "
+       "critical from 50%"},
       {kTimeOfDay, v1::SEVERITY_WARNING,
        "own history by hour of day (local time with a timezone label, else UTC): day "
        "08:00-20:00 against night",
        "the halves' medians differ by more than 10% and 3 MADs of the within-half noise, "
-       "at least 4 runs in each half; critical from 50%"},
+       "at least 4 runs on 2 days in each half; critical from 50%"},
   };
   return *table;
 }
@@ -463,7 +557,7 @@ std::vector<v1::Finding> DiagnoseFleetNode(const FleetEvidence& evidence,
     auto own = by_node.find(node);
     if (own == by_node.end() || own->second.empty()) continue;
     OutlierForMetric(evidence, *subject, *metric, by_node, run_id, &out);
-    RegressionForMetric(evidence, *subject, *metric, own->second, run_id, &out);
+    RegressionForMetric(evidence, *subject, *metric, by_node, own->second, run_id, &out);
     TimeOfDayForMetric(evidence, *subject, *metric, own->second, run_id, &out);
   }
   SortFindings(&out);

@@ -61,18 +61,28 @@ struct FactsVersion {
 
 struct FleetRuleOptions {
   // fleet.outlier: worse than the peers' baseline by more than `relative`
-  // of it AND by more than `mads` times the noise (below).
+  // of it AND by more than `mads` times the noise (the larger of the MAD
+  // between peers and a peer's typical run-to-run MAD).
   double outlier_relative = 0.10;
   double outlier_mads = 3.0;
   int min_group = 3;
+  // A peer without a value in the judged run votes with the median of its
+  // runs nearest in time to it.
+  int peer_nearest_runs = 3;
   // SKU-table fallback: worse than the table's expectation by this much.
   double sku_relative = 0.15;
-  // node.regression: the node's run against the median of its previous
-  // `history_runs` runs (at least `min_history_runs` of them).
+  // node.regression: the node's run worse than the median of its previous
+  // `history_runs` runs (at least `min_history_runs` of them) by more than
+  // `regression_relative` and `regression_mads` MADs of that history; in at
+  // least `min_low_runs` consecutive runs ending with the one judged (one
+  // slow run is for a re-run to tell, not a regression); and still so after
+  // dividing out how the node's peers (same group) moved over the same runs
+  // (a change the whole group saw is not the node's).
   double regression_relative = 0.10;
   double regression_mads = 3.0;
   int history_runs = 10;
   int min_history_runs = 5;
+  int min_low_runs = 2;
   // A shortfall of this much or more is critical rather than a warning.
   double critical_relative = 0.50;
   TimeOfDayOptions time_of_day;

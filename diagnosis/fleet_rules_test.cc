@@ -234,6 +234,31 @@ TEST_F(FleetRulesTest, AFactChangeLongBeforeTheStepIsNotListed) {
               HasSubstr("no change of facts stored between the last good run and this one"));
 }
 
+TEST_F(FleetRulesTest, OneSlowRunIsNotARegression) {
+  e_.nodes = {CpuNode("n")};
+  Runs("n", kGemm, 12, [](int i) { return i < 11 ? 1.0 + Jitter(i) : 0.7; });
+  EXPECT_THAT(Codes("n"), ::testing::IsEmpty());
+}
+
+TEST_F(FleetRulesTest, AStepTheWholeGroupTookIsNotANodesRegression) {
+  // The shared host got busy: every node drops 20% in the same runs.
+  for (const char* n : {"a", "b", "c"}) {
+    e_.nodes.push_back(CpuNode(n));
+    Runs(n, kGemm, 14, [&](int i) { return (i < 11 ? 1.0 : 0.8) * (1 + Jitter(i + n[0])); });
+  }
+  for (const char* n : {"a", "b", "c"}) EXPECT_THAT(Codes(n), ::testing::IsEmpty()) << n;
+  // One of them dropping further than the rest still is.
+  for (int i = 11; i < 14; ++i) e_.series[kGemm]["c"][i].value = 0.5;
+  std::vector<std::string> codes = Codes("c");
+  EXPECT_THAT(codes, ::testing::Contains("node.regression"));
+  std::vector<v1::Finding> f = DiagnoseFleetNode(e_, "c");
+  for (const v1::Finding& x : f) {
+    if (x.code() != "node.regression") continue;
+    EXPECT_THAT(absl::StrJoin(x.context(), "\n"),
+                HasSubstr("peers over the same runs: 2 moved by -20%"));
+  }
+}
+
 TEST_F(FleetRulesTest, ShortHistoryIsNotJudged) {
   e_.nodes = {CpuNode("n")};
   Runs("n", kGemm, 4, [](int i) { return i < 3 ? 1.0 : 0.5; });

@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/time/civil_time.h"
 #include "common/stats.h"
 #include "diagnosis/baseline.h"
 
@@ -52,13 +54,17 @@ HourProfile ProfileByHour(const std::vector<TimedValue>& values, const absl::Tim
   std::array<std::vector<double>, 24> by_hour;
   std::vector<double> day;
   std::vector<double> night;
+  std::set<absl::CivilDay> day_dates;
+  std::set<absl::CivilDay> night_dates;
   for (const TimedValue& v : values) {
     if (!std::isfinite(v.value)) continue;
     const absl::TimeZone::CivilInfo civil =
         zone.At(absl::FromUnixMillis(v.time_unix_ms));
     const int hour = civil.cs.hour();
     by_hour[hour].push_back(v.value);
-    (IsDay(hour, options) ? day : night).push_back(v.value);
+    const bool by_day = IsDay(hour, options);
+    (by_day ? day : night).push_back(v.value);
+    (by_day ? day_dates : night_dates).insert(absl::CivilDay(civil.cs));
   }
   for (int h = 0; h < 24; ++h) {
     p.hours[h].count = static_cast<int>(by_hour[h].size());
@@ -79,7 +85,9 @@ HourProfile ProfileByHour(const std::vector<TimedValue>& values, const absl::Tim
   if (better > 0) p.gap_fraction = gap / better;
   p.day_is_slower = higher_is_better ? p.day_median < p.night_median
                                      : p.day_median > p.night_median;
-  p.enough_data = p.day_count >= options.min_per_half && p.night_count >= options.min_per_half;
+  p.enough_data = p.day_count >= options.min_per_half && p.night_count >= options.min_per_half &&
+                  static_cast<int>(day_dates.size()) >= options.min_days_per_half &&
+                  static_cast<int>(night_dates.size()) >= options.min_days_per_half;
   p.beyond_noise = p.enough_data && better > 0 && p.gap_fraction > options.relative &&
                    gap > options.mads * p.noise;
   std::vector<bool> slow(24, false);

@@ -7,7 +7,8 @@
 // is "beyond the noise" when the two halves' medians differ by more than
 // `relative` of the better one AND by more than `mads` times the noise, the
 // scaled MAD of every value around its own half's median (what one run
-// varies by when the hour is known). Each half needs `min_per_half` values.
+// varies by when the hour is known). Each half needs `min_per_half` values
+// on `min_days_per_half` different days.
 //
 // Pure; see diagnosis/finding.h. The zone is loaded by the caller (time zone
 // files are I/O).
@@ -29,6 +30,9 @@ struct TimeOfDayOptions {
   double relative = 0.10;   // the gap as a fraction of the better half
   double mads = 3.0;        // the gap in noise units (scaled MADs)
   int min_per_half = 4;     // values needed in each half
+  // ... on at least this many calendar days each: a gap seen on one day only
+  // may be one event (a step, a busy afternoon), not the time of day.
+  int min_days_per_half = 2;
 };
 
 struct TimedValue {
@@ -51,7 +55,7 @@ struct HourProfile {
   double noise = 0;  // scaled MAD around each half's median
   // |day - night| / the better half's median; 0 when a half is empty.
   double gap_fraction = 0;
-  bool enough_data = false;  // both halves have min_per_half values
+  bool enough_data = false;  // both halves have enough values and days
   bool beyond_noise = false;
   bool day_is_slower = false;  // meaningful when beyond_noise
   // The hours whose median is worse than the better half's by more than

@@ -87,6 +87,15 @@ TEST(ProfileByHourTest, LocalZoneShiftsTheHours) {
   EXPECT_EQ(utc.slow_hours, "00-09");
 }
 
+TEST(ProfileByHourTest, AGapSeenOnOneDayOnlyIsNotEnough) {
+  // Two dozen runs in one day, slow in the afternoon: one busy afternoon.
+  std::vector<TimedValue> v;
+  for (int hour = 0; hour < 24; ++hour) v.push_back({hour >= 12 && hour < 18 ? 0.5 : 1.0, At(3, hour)});
+  HourProfile p = ProfileByHour(v, absl::UTCTimeZone(), true);
+  EXPECT_FALSE(p.enough_data);
+  EXPECT_FALSE(p.beyond_noise);
+}
+
 TEST(ProfileByHourTest, TooFewRunsInAHalfIsNotEnough) {
   std::vector<TimedValue> v;
   for (int day = 1; day <= 7; ++day) v.push_back({1.0, At(day, 2)});
