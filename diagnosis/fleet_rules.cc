@@ -236,6 +236,7 @@ std::vector<std::string> ChangesBetween(const std::vector<FactsVersion>& history
 // them), else by time (their runs in the same spans). 1 with no peer.
 struct PeerShift {
   double ratio = 1;
+  double ratio_mad = 0;  // how much the peers disagree about it
   int peers = 0;
 };
 PeerShift PeersMoved(const FleetEvidence& e, const FleetNode& node,
@@ -278,6 +279,7 @@ PeerShift PeersMoved(const FleetEvidence& e, const FleetNode& node,
   }
   if (ratios.empty()) return shift;
   shift.ratio = Median(ratios);
+  shift.ratio_mad = ScaledMad(ratios, shift.ratio);
   shift.peers = static_cast<int>(ratios.size());
   return shift;
 }
@@ -311,9 +313,14 @@ void RegressionForMetric(const FleetEvidence& e, const FleetNode& node,
   // A change the whole group saw over the same runs (the shared storage, a
   // new benchmark build, the host's load) is not this node's: judge the
   // node's value relative to how its peers moved.
+  // The peers' disagreement about how far they moved is noise as well.
   const PeerShift peers = PeersMoved(e, node, by_node, runs, from, step, at);
   const double adjusted = run.value / peers.ratio;
-  if (!low(adjusted)) return;
+  const double adjusted_noise = std::max(base->mad, peers.ratio_mad * base->median);
+  if (Shortfall(adjusted, base->median, higher) <= o.regression_relative ||
+      std::fabs(adjusted - base->median) <= o.regression_mads * adjusted_noise) {
+    return;
+  }
   const double shortfall = Shortfall(adjusted, base->median, higher);
   const int64_t last_good_ms = step > 0 ? runs[step - 1].time_unix_ms : INT64_MIN;
   v1::Finding f = NewFinding(kRegression, node.name, run, shortfall, o);
@@ -330,7 +337,8 @@ void RegressionForMetric(const FleetEvidence& e, const FleetNode& node,
   if (peers.peers > 0) {
     f.add_context(absl::StrCat("peers over the same runs: ", peers.peers, " moved by ",
                                absl::StrFormat("%+.0f%%", 100 * (peers.ratio - 1)),
-                               "; this node ", Percent(shortfall), " worse than that"));
+                               " (MAD ", Num(peers.ratio_mad), "); this node ", Percent(shortfall),
+                               " worse than that"));
   }
   auto facts = e.facts_history.find(node.name);
   std::vector<std::string> changes;
@@ -454,12 +462,12 @@ const std::vector<RuleInfo>& FleetRuleTable() {
        "fleet peers: median and MAD of the peer group's values in the same run (else their "
        "3 runs nearest in time), noise at least their run-to-run MAD; SKU table when the "
        "group has fewer than 3 nodes",
-       "worse than the peers by more than 10% and 3 MADs (SKU table: by more than 15%); "
+       "worse than the peers by more than 10% and 5 MADs (SKU table: by more than 15%); "
        "critical from 50%"},
       {kRegression, v1::SEVERITY_WARNING,
        "own history: median and MAD of the node's previous 10 runs (at least 5), relative to "
        "how its peers moved over the same runs",
-       "worse than its own median by more than 10% and 3 MADs in the last 2 runs or more; "
+       "worse than its own median by more than 10% and 5 MADs in the last 2 runs or more; "
        "critical from 50%"},
       {kTimeOfDay, v1::SEVERITY_WARNING,
        "own history by hour of day (local time with a timezone label, else UTC): day "

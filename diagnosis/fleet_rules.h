@@ -60,11 +60,15 @@ struct FactsVersion {
 };
 
 struct FleetRuleOptions {
+  // The MAD multiples are 5, not the textbook 3: every declared metric of
+  // every node is judged at each call, so at 3 the chance misses of noisy
+  // single runs add up (docs/findings.md has the measurement).
+  //
   // fleet.outlier: worse than the peers' baseline by more than `relative`
   // of it AND by more than `mads` times the noise (the larger of the MAD
   // between peers and a peer's typical run-to-run MAD).
   double outlier_relative = 0.10;
-  double outlier_mads = 3.0;
+  double outlier_mads = 5.0;
   int min_group = 3;
   // A peer without a value in the judged run votes with the median of its
   // runs nearest in time to it.
@@ -79,7 +83,7 @@ struct FleetRuleOptions {
   // dividing out how the node's peers (same group) moved over the same runs
   // (a change the whole group saw is not the node's).
   double regression_relative = 0.10;
-  double regression_mads = 3.0;
+  double regression_mads = 5.0;
   int history_runs = 10;
   int min_history_runs = 5;
   int min_low_runs = 2;
