@@ -465,7 +465,7 @@ const std::vector<RuleInfo>& FleetRuleTable() {
        "worse than the peers by more than 10% and 5 MADs (SKU table: by more than 15%); "
        "critical from 50%"},
       {kRegression, v1::SEVERITY_WARNING,
-       "own history: median and MAD of the node's previous 10 runs (at least 5), relative to "
+       "own history: median and MAD of the node's previous 10 runs (at least 8), relative to "
        "how its peers moved over the same runs",
        "worse than its own median by more than 10% and 5 MADs in the last 2 runs or more; "
        "critical from 50%"},

@@ -85,7 +85,7 @@ struct FleetRuleOptions {
   double regression_relative = 0.10;
   double regression_mads = 5.0;
   int history_runs = 10;
-  int min_history_runs = 5;
+  int min_history_runs = 8;
   int min_low_runs = 2;
   // A shortfall of this much or more is critical rather than a warning.
   double critical_relative = 0.50;
