@@ -89,6 +89,32 @@ void AddEvidence(v1::Finding* f, const v1::MetricDescriptor& metric, double meas
 
 std::string Worse(bool higher_is_better) { return higher_is_better ? "below" : "above"; }
 
+// Throughput and latency vary by a factor, not by an amount: the MAD tests
+// run on log values when every value is positive, so a node 99% below two
+// peers that differ from each other by 2x is still far out. Linear when a
+// value is 0 or negative (counts).
+struct Scale {
+  bool log = false;
+  double operator()(double v) const { return log ? std::log(v) : v; }
+  std::vector<double> operator()(const std::vector<double>& values) const {
+    std::vector<double> out;
+    out.reserve(values.size());
+    for (double v : values) out.push_back((*this)(v));
+    return out;
+  }
+  // A noise figure for people: "±12%" on the log scale, else "4.5 us".
+  std::string Noise(double noise, const std::string& unit) const {
+    return log ? absl::StrFormat("+-%.0f%%", 100 * (std::exp(noise) - 1))
+               : absl::StrCat(Num(noise), " ", unit);
+  }
+};
+bool AllPositive(const std::vector<double>& values) {
+  for (double v : values) {
+    if (!(v > 0)) return false;
+  }
+  return true;
+}
+
 // --- fleet.outlier ---------------------------------------------------------
 
 const SkuExpectation* SkuRowFor(const FleetNode& node, const std::string& metric) {
@@ -141,7 +167,8 @@ void OutlierForMetric(const FleetEvidence& e, const FleetNode& node,
   // each one's run-to-run spread over the window.
   std::vector<std::string> peers;
   std::vector<double> peer_values;
-  std::vector<double> peer_noise;
+  std::vector<std::vector<double>> peer_histories;
+  bool positive = run.value > 0;
   if (!group.empty()) {
     for (const FleetNode& other : e.nodes) {
       if (other.name == node.name || PeerGroupOf(other) != group) continue;
@@ -149,19 +176,25 @@ void OutlierForMetric(const FleetEvidence& e, const FleetNode& node,
       if (it == by_node.end() || it->second.empty()) continue;
       peers.push_back(other.name);
       peer_values.push_back(PeerValueNear(it->second, run, o.peer_nearest_runs));
-      const std::vector<double> values = ValuesOf(it->second);
-      if (values.size() >= 3) peer_noise.push_back(ScaledMad(values, Median(values)));
+      peer_histories.push_back(ValuesOf(it->second));
+      positive = positive && AllPositive(peer_histories.back());
     }
   }
   const int group_size = static_cast<int>(peers.size()) + 1;
   if (group_size >= o.min_group) {
+    const Scale scale{positive && AllPositive(peer_values)};
     std::optional<Baseline> base = RobustBaseline(peer_values, o.baseline);
-    if (!base) return;
+    std::optional<Baseline> scaled = RobustBaseline(scale(peer_values), o.baseline);
+    if (!base || !scaled) return;
     // The noise a single run is judged against: how far the peers are from
     // each other, or how much one peer varies from run to run, the larger.
-    const double noise = std::max(base->mad, peer_noise.empty() ? 0.0 : Median(peer_noise));
+    std::vector<double> run_to_run;
+    for (const std::vector<double>& h : peer_histories) {
+      if (h.size() >= 3) run_to_run.push_back(ScaledMad(scale(h), Median(scale(h))));
+    }
+    const double noise = std::max(scaled->mad, run_to_run.empty() ? 0.0 : Median(run_to_run));
     const double shortfall = Shortfall(run.value, base->median, higher);
-    const double distance = std::fabs(run.value - base->median);
+    const double distance = std::fabs(scale(run.value) - scaled->median);
     if (shortfall <= o.outlier_relative || distance <= o.outlier_mads * noise) return;
     v1::Finding f = NewFinding(kOutlier, node.name, run, shortfall, o);
     f.set_summary(absl::StrCat(metric.name(), " ", Num(run.value), " ", metric.unit(), " is ",
@@ -169,8 +202,8 @@ void OutlierForMetric(const FleetEvidence& e, const FleetNode& node,
                                " peers (median ", Num(base->median), ", ", group, ")"));
     AddEvidence(&f, metric, run.value, base->median,
                 absl::StrCat("fleet peers: ", peers.size(), " nodes with ", group,
-                             " (median of their values near this run, MAD ", Num(base->mad),
-                             ", run-to-run noise ", Num(noise),
+                             " (median of their values near this run, noise ",
+                             scale.Noise(noise, metric.unit()),
                              base->dropped ? absl::StrCat(", ", base->dropped, " outliers dropped")
                                            : "",
                              ")"));
@@ -182,7 +215,8 @@ void OutlierForMetric(const FleetEvidence& e, const FleetNode& node,
                                "): ", absl::StrJoin(listed, ", ")));
     f.add_context(absl::StrCat("threshold: ", Percent(o.outlier_relative), " and ",
                                Num(o.outlier_mads), " MADs ", Worse(higher), " the peers; this is ",
-                               Num(noise > 0 ? distance / noise : 0), " MADs"));
+                               noise > 0 ? Num(distance / noise) : std::string("inf"), " MADs",
+                               scale.log ? " (of log values)" : ""));
     f.set_effect(absl::StrCat("Work bound by ", metric.name(), " runs about ",
                               Percent(shortfall), " slower here than on the same hardware "
                               "elsewhere in the fleet."));
@@ -236,7 +270,7 @@ std::vector<std::string> ChangesBetween(const std::vector<FactsVersion>& history
 // them), else by time (their runs in the same spans). 1 with no peer.
 struct PeerShift {
   double ratio = 1;
-  double ratio_mad = 0;  // how much the peers disagree about it
+  double log_ratio_mad = 0;  // how much the peers disagree about it
   int peers = 0;
 };
 PeerShift PeersMoved(const FleetEvidence& e, const FleetNode& node,
@@ -275,11 +309,15 @@ PeerShift PeersMoved(const FleetEvidence& e, const FleetNode& node,
     if (before.empty() || after.empty()) continue;
     const double b = Median(before);
     if (!(b > 0)) continue;
-    ratios.push_back(Median(after) / b);
+    const double a = Median(after);
+    if (!(a > 0)) continue;
+    ratios.push_back(a / b);
   }
   if (ratios.empty()) return shift;
   shift.ratio = Median(ratios);
-  shift.ratio_mad = ScaledMad(ratios, shift.ratio);
+  std::vector<double> logs;
+  for (double r : ratios) logs.push_back(std::log(r));
+  shift.log_ratio_mad = ScaledMad(logs, std::log(shift.ratio));
   shift.peers = static_cast<int>(ratios.size());
   return shift;
 }
@@ -295,14 +333,18 @@ void RegressionForMetric(const FleetEvidence& e, const FleetNode& node,
   const int from = std::max(0, at - o.history_runs);
   std::vector<double> history;
   for (int i = from; i < at; ++i) history.push_back(runs[i].value);
-  std::optional<Baseline> base = RobustBaseline(history, o.baseline);
-  if (!base) return;
   const RunValue& run = runs[at];
+  const Scale scale{AllPositive(history) && run.value > 0};
+  std::optional<Baseline> base = RobustBaseline(history, o.baseline);
+  std::optional<Baseline> scaled = RobustBaseline(scale(history), o.baseline);
+  if (!base || !scaled) return;
   const bool higher = HigherIsBetter(metric);
-  auto low = [&](double v) {
+  auto worse_by = [&](double v, double noise) {
     return Shortfall(v, base->median, higher) > o.regression_relative &&
-           std::fabs(v - base->median) > o.regression_mads * base->mad;
+           (!(v > 0) && scale.log ? true
+                                  : std::fabs(scale(v) - scaled->median) > o.regression_mads * noise);
   };
+  auto low = [&](double v) { return worse_by(v, scaled->mad); };
   if (!low(run.value)) return;
   // Where the step down began: the first of the low runs that end at this
   // one. One slow run is not a regression (a re-run tells); a level shift
@@ -312,15 +354,12 @@ void RegressionForMetric(const FleetEvidence& e, const FleetNode& node,
   if (at - step + 1 < o.min_low_runs) return;
   // A change the whole group saw over the same runs (the shared storage, a
   // new benchmark build, the host's load) is not this node's: judge the
-  // node's value relative to how its peers moved.
-  // The peers' disagreement about how far they moved is noise as well.
+  // node's value relative to how its peers moved. Their disagreement about
+  // how far they moved is noise as well.
   const PeerShift peers = PeersMoved(e, node, by_node, runs, from, step, at);
   const double adjusted = run.value / peers.ratio;
-  const double adjusted_noise = std::max(base->mad, peers.ratio_mad * base->median);
-  if (Shortfall(adjusted, base->median, higher) <= o.regression_relative ||
-      std::fabs(adjusted - base->median) <= o.regression_mads * adjusted_noise) {
-    return;
-  }
+  const double shift_noise = scale.log ? peers.log_ratio_mad : peers.log_ratio_mad * base->median;
+  if (!worse_by(adjusted, std::max(scaled->mad, shift_noise))) return;
   const double shortfall = Shortfall(adjusted, base->median, higher);
   const int64_t last_good_ms = step > 0 ? runs[step - 1].time_unix_ms : INT64_MIN;
   v1::Finding f = NewFinding(kRegression, node.name, run, shortfall, o);
@@ -331,13 +370,13 @@ void RegressionForMetric(const FleetEvidence& e, const FleetNode& node,
   AddEvidence(&f, metric, run.value, base->median,
               absl::StrCat("own history: median of the last ", history.size(), " runs (",
                            Utc(runs[from].time_unix_ms), " to ", Utc(runs[at - 1].time_unix_ms),
-                           ", MAD ", Num(base->mad), ")"));
+                           ", noise ", scale.Noise(scaled->mad, metric.unit()), ")"));
   f.add_context(absl::StrCat("low since ", Utc(runs[step].time_unix_ms), " (", at - step + 1,
                              " run(s))"));
   if (peers.peers > 0) {
     f.add_context(absl::StrCat("peers over the same runs: ", peers.peers, " moved by ",
                                absl::StrFormat("%+.0f%%", 100 * (peers.ratio - 1)),
-                               " (MAD ", Num(peers.ratio_mad), "); this node ", Percent(shortfall),
+                               " (noise +-", Percent(std::exp(peers.log_ratio_mad) - 1), "); this node ", Percent(shortfall),
                                " worse than that"));
   }
   auto facts = e.facts_history.find(node.name);
@@ -462,12 +501,12 @@ const std::vector<RuleInfo>& FleetRuleTable() {
        "fleet peers: median and MAD of the peer group's values in the same run (else their "
        "3 runs nearest in time), noise at least their run-to-run MAD; SKU table when the "
        "group has fewer than 3 nodes",
-       "worse than the peers by more than 10% and 5 MADs (SKU table: by more than 15%); "
+       "worse than the peers by more than 10% and 5 MADs (of log values) (SKU table: by more than 15%); "
        "critical from 50%"},
       {kRegression, v1::SEVERITY_WARNING,
        "own history: median and MAD of the node's previous 10 runs (at least 8), relative to "
        "how its peers moved over the same runs",
-       "worse than its own median by more than 10% and 5 MADs in the last 2 runs or more; "
+       "worse than its own median by more than 10% and 5 MADs (of log values) in the last 2 runs or more; "
        "critical from 50%"},
       {kTimeOfDay, v1::SEVERITY_WARNING,
        "own history by hour of day (local time with a timezone label, else UTC): day "
