@@ -147,6 +147,77 @@ double PeerValueNear(const std::vector<RunValue>& runs, const RunValue& run, int
   return Median(values);
 }
 
+// One run of a node against its peers.
+struct PeerCheck {
+  std::vector<std::string> peers;
+  std::vector<double> values;  // each peer's vote, as `peers`
+  Baseline base;               // of the votes
+  Scale scale;
+  double noise = 0;     // on `scale`
+  double shortfall = 0;
+  double distance = 0;  // on `scale`
+  bool outlier = false;
+};
+
+// nullopt when the group (the node included) has fewer than min_group
+// nodes with values.
+std::optional<PeerCheck> ComparePeers(const FleetEvidence& e, const FleetNode& node,
+                                      const v1::MetricDescriptor& metric,
+                                      const std::map<std::string, std::vector<RunValue>>& by_node,
+                                      const std::string& group, const RunValue& run) {
+  const FleetRuleOptions& o = e.options;
+  if (group.empty()) return std::nullopt;
+  // Peers: the other members of the group with values in the window. Each
+  // votes once, with its value in the same run when it has one, else the
+  // median of its runs nearest in time to the judged one: a change the whole
+  // group saw since (a busy shared host) moves the peers too. Their noise is
+  // each one's run-to-run spread over the window.
+  PeerCheck c;
+  std::vector<std::vector<double>> histories;
+  bool positive = run.value > 0;
+  for (const FleetNode& other : e.nodes) {
+    if (other.name == node.name || PeerGroupOf(other) != group) continue;
+    auto it = by_node.find(other.name);
+    if (it == by_node.end() || it->second.empty()) continue;
+    c.peers.push_back(other.name);
+    c.values.push_back(PeerValueNear(it->second, run, o.peer_nearest_runs));
+    histories.push_back(ValuesOf(it->second));
+    positive = positive && AllPositive(histories.back()) && c.values.back() > 0;
+  }
+  if (static_cast<int>(c.peers.size()) + 1 < o.min_group) return std::nullopt;
+  c.scale = Scale{positive};
+  std::optional<Baseline> base = RobustBaseline(c.values, o.baseline);
+  std::optional<Baseline> scaled = RobustBaseline(c.scale(c.values), o.baseline);
+  if (!base || !scaled) return std::nullopt;
+  c.base = *base;
+  // The noise a single run is judged against: how far the peers are from
+  // each other, or how much one peer varies from run to run, the larger.
+  std::vector<double> run_to_run;
+  for (const std::vector<double>& h : histories) {
+    if (h.size() >= 3) run_to_run.push_back(ScaledMad(c.scale(h), Median(c.scale(h))));
+  }
+  c.noise = std::max(scaled->mad, run_to_run.empty() ? 0.0 : Median(run_to_run));
+  const bool higher = HigherIsBetter(metric);
+  c.shortfall = Shortfall(run.value, base->median, higher);
+  c.distance = std::fabs(c.scale(run.value) - scaled->median);
+  c.outlier = c.shortfall > o.outlier_relative && c.distance > o.outlier_mads * c.noise;
+  return c;
+}
+
+// An outlier in one run is a hint (info: re-run to confirm); in the run
+// before as well it is a finding at the severity its shortfall says. A
+// node measured while something else briefly held its CPU or disk is slow
+// in that run only; a node with a cap is slow every time.
+void Confirm(v1::Finding* f, bool before_too) {
+  if (before_too) {
+    f->add_context("the node's run before was an outlier as well");
+    return;
+  }
+  f->set_severity(v1::SEVERITY_INFO);
+  f->add_context("in this run only (not in the node's run before, or there is none): re-run "
+                 "to confirm");
+}
+
 void OutlierForMetric(const FleetEvidence& e, const FleetNode& node,
                       const v1::MetricDescriptor& metric,
                       const std::map<std::string, std::vector<RunValue>>& by_node,
@@ -160,65 +231,36 @@ void OutlierForMetric(const FleetEvidence& e, const FleetNode& node,
   const bool higher = HigherIsBetter(metric);
   const std::string group = PeerGroupOf(node);
 
-  // Peers: the other members of the group with values in the window. Each
-  // votes once, with its value in the same run when it has one, else the
-  // median of its runs nearest in time to the judged one: a change the whole
-  // group saw since (a busy shared host) moves the peers too. Their noise is
-  // each one's run-to-run spread over the window.
-  std::vector<std::string> peers;
-  std::vector<double> peer_values;
-  std::vector<std::vector<double>> peer_histories;
-  bool positive = run.value > 0;
-  if (!group.empty()) {
-    for (const FleetNode& other : e.nodes) {
-      if (other.name == node.name || PeerGroupOf(other) != group) continue;
-      auto it = by_node.find(other.name);
-      if (it == by_node.end() || it->second.empty()) continue;
-      peers.push_back(other.name);
-      peer_values.push_back(PeerValueNear(it->second, run, o.peer_nearest_runs));
-      peer_histories.push_back(ValuesOf(it->second));
-      positive = positive && AllPositive(peer_histories.back());
-    }
-  }
-  const int group_size = static_cast<int>(peers.size()) + 1;
-  if (group_size >= o.min_group) {
-    const Scale scale{positive && AllPositive(peer_values)};
-    std::optional<Baseline> base = RobustBaseline(peer_values, o.baseline);
-    std::optional<Baseline> scaled = RobustBaseline(scale(peer_values), o.baseline);
-    if (!base || !scaled) return;
-    // The noise a single run is judged against: how far the peers are from
-    // each other, or how much one peer varies from run to run, the larger.
-    std::vector<double> run_to_run;
-    for (const std::vector<double>& h : peer_histories) {
-      if (h.size() >= 3) run_to_run.push_back(ScaledMad(scale(h), Median(scale(h))));
-    }
-    const double noise = std::max(scaled->mad, run_to_run.empty() ? 0.0 : Median(run_to_run));
-    const double shortfall = Shortfall(run.value, base->median, higher);
-    const double distance = std::fabs(scale(run.value) - scaled->median);
-    if (shortfall <= o.outlier_relative || distance <= o.outlier_mads * noise) return;
-    v1::Finding f = NewFinding(kOutlier, node.name, run, shortfall, o);
+  std::optional<PeerCheck> c = ComparePeers(e, node, metric, by_node, group, run);
+  if (c) {
+    if (!c->outlier) return;
+    std::optional<PeerCheck> before;
+    if (at > 0) before = ComparePeers(e, node, metric, by_node, group, own->second[at - 1]);
+    v1::Finding f = NewFinding(kOutlier, node.name, run, c->shortfall, o);
     f.set_summary(absl::StrCat(metric.name(), " ", Num(run.value), " ", metric.unit(), " is ",
-                               Percent(shortfall), " ", Worse(higher), " its ", peers.size(),
-                               " peers (median ", Num(base->median), ", ", group, ")"));
-    AddEvidence(&f, metric, run.value, base->median,
-                absl::StrCat("fleet peers: ", peers.size(), " nodes with ", group,
+                               Percent(c->shortfall), " ", Worse(higher), " its ", c->peers.size(),
+                               " peers (median ", Num(c->base.median), ", ", group, ")"));
+    AddEvidence(&f, metric, run.value, c->base.median,
+                absl::StrCat("fleet peers: ", c->peers.size(), " nodes with ", group,
                              " (median of their values near this run, noise ",
-                             scale.Noise(noise, metric.unit()),
-                             base->dropped ? absl::StrCat(", ", base->dropped, " outliers dropped")
-                                           : "",
+                             c->scale.Noise(c->noise, metric.unit()),
+                             c->base.dropped
+                                 ? absl::StrCat(", ", c->base.dropped, " outliers dropped")
+                                 : "",
                              ")"));
     std::vector<std::string> listed;
-    for (size_t i = 0; i < peers.size(); ++i) {
-      listed.push_back(absl::StrCat(peers[i], " ", Num(peer_values[i])));
+    for (size_t i = 0; i < c->peers.size(); ++i) {
+      listed.push_back(absl::StrCat(c->peers[i], " ", Num(c->values[i])));
     }
-    f.add_context(absl::StrCat("peers (", peers.size(), ", ", group,
+    f.add_context(absl::StrCat("peers (", c->peers.size(), ", ", group,
                                "): ", absl::StrJoin(listed, ", ")));
     f.add_context(absl::StrCat("threshold: ", Percent(o.outlier_relative), " and ",
                                Num(o.outlier_mads), " MADs ", Worse(higher), " the peers; this is ",
-                               noise > 0 ? Num(distance / noise) : std::string("inf"), " MADs",
-                               scale.log ? " (of log values)" : ""));
+                               c->noise > 0 ? Num(c->distance / c->noise) : std::string("inf"),
+                               " MADs", c->scale.log ? " (of log values)" : ""));
+    Confirm(&f, before && before->outlier);
     f.set_effect(absl::StrCat("Work bound by ", metric.name(), " runs about ",
-                              Percent(shortfall), " slower here than on the same hardware "
+                              Percent(c->shortfall), " slower here than on the same hardware "
                               "elsewhere in the fleet."));
     f.set_suggestion(
         "Compare this node's facts with its peers' (fleetbench nodes --json); look for a "
@@ -232,6 +274,15 @@ void OutlierForMetric(const FleetEvidence& e, const FleetNode& node,
   if (row == nullptr) return;
   const double shortfall = Shortfall(run.value, row->expected, higher);
   if (shortfall <= o.sku_relative) return;
+  const bool before_too =
+      at > 0 && Shortfall(own->second[at - 1].value, row->expected, higher) > o.sku_relative;
+  int group_size = 1;
+  for (const FleetNode& other : e.nodes) {
+    if (other.name != node.name && !group.empty() && PeerGroupOf(other) == group &&
+        by_node.contains(other.name)) {
+      ++group_size;
+    }
+  }
   v1::Finding f = NewFinding(kOutlier, node.name, run, shortfall, o);
   f.set_summary(absl::StrCat(metric.name(), " ", Num(run.value), " ", metric.unit(), " is ",
                              Percent(shortfall), " ", Worse(higher), " the SKU table's ",
@@ -241,6 +292,7 @@ void OutlierForMetric(const FleetEvidence& e, const FleetNode& node,
   f.add_context(absl::StrCat("fleet peers: only ", group_size, " node(s) in ",
                              group.empty() ? "its group" : group, ", fewer than ", o.min_group,
                              "; used the SKU table"));
+  Confirm(&f, before_too);
   f.set_effect(absl::StrCat("Work bound by ", metric.name(), " runs about ", Percent(shortfall),
                             " slower than this GPU model usually reaches."));
   f.set_suggestion(
@@ -501,8 +553,9 @@ const std::vector<RuleInfo>& FleetRuleTable() {
        "fleet peers: median and MAD of the peer group's values in the same run (else their "
        "3 runs nearest in time), noise at least their run-to-run MAD; SKU table when the "
        "group has fewer than 3 nodes",
-       "worse than the peers by more than 10% and 5 MADs (of log values) (SKU table: by more than 15%); "
-       "critical from 50%"},
+       "worse than the peers by more than 10% and 5 MADs (of log values) (SKU table: by more "
+       "than 15%) in this run and the node's run before; in this run only: info; critical "
+       "from 50%"},
       {kRegression, v1::SEVERITY_WARNING,
        "own history: median and MAD of the node's previous 10 runs (at least 8), relative to "
        "how its peers moved over the same runs",

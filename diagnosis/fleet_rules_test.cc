@@ -128,11 +128,20 @@ TEST_F(FleetRulesTest, MildShortfallIsAWarningAndNoiseIsNot) {
   Runs("a", kGemm, 4, [](int i) { return 1.0 + Jitter(i); });
   Runs("b", kGemm, 4, [](int i) { return 1.0 + Jitter(i + 1); });
   Runs("c", kGemm, 4, [](int i) { return i == 3 ? 0.8 : 0.95; });
+  // 20% below in the latest run only: a hint to re-run.
   std::vector<v1::Finding> f = DiagnoseFleetNode(e_, "c");
   ASSERT_EQ(f.size(), 1u);
-  EXPECT_EQ(f[0].severity(), v1::SEVERITY_WARNING);
+  EXPECT_EQ(f[0].severity(), v1::SEVERITY_INFO);
+  EXPECT_THAT(absl::StrJoin(f[0].context(), "\n"), HasSubstr("re-run to confirm"));
   // 5% below the peers is within the relative threshold: nothing.
   EXPECT_THAT(Codes("c", "run2"), ::testing::IsEmpty());
+  // Low in the run before as well: a warning.
+  e_.series[kGemm]["c"][2].value = 0.8;
+  f = DiagnoseFleetNode(e_, "c");
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_EQ(f[0].severity(), v1::SEVERITY_WARNING);
+  EXPECT_THAT(absl::StrJoin(f[0].context(), "\n"),
+              HasSubstr("the node's run before was an outlier as well"));
 }
 
 TEST_F(FleetRulesTest, NoisyPeersRaiseTheBar) {

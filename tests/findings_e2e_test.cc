@@ -24,6 +24,7 @@
 #include "absl/strings/str_split.h"
 #include "fleetbench/v1/finding.pb.h"
 #include "fleetbench/v1/run.pb.h"
+#include "fleetbench/v1/variance.pb.h"
 #include "gtest/gtest.h"
 #include "tests/fleet_fixture.h"
 
@@ -215,6 +216,37 @@ TEST_F(FindingsFleetTest, ACpuQuotaMakesThatNodeAFleetOutlierNamingItsPeers) {
   EXPECT_EQ(results.exit_code, 0);
   EXPECT_TRUE(absl::StrContains(results.out, "slow  fleet.outlier  gemm.cpu.fp32.tflops"))
       << results.out;
+  // Filters: only slow's, and none at all above critical for the others.
+  for (const v1::Finding& f : Findings({"--node", "slow"})) EXPECT_EQ(f.subject().node(), "slow");
+  EXPECT_TRUE(Findings({"--node", "a", "--severity", "warning"}).empty());
+
+  // The 24-hour profile: both runs fall in this hour, two per node.
+  v1::VarianceResponse variance;
+  int code = -1;
+  ASSERT_TRUE(CliJson({"variance", "--metric", "gemm.cpu.fp32.tflops", "--by", "node"}, &variance,
+                      &code));
+  EXPECT_EQ(code, 0);
+  ASSERT_EQ(variance.groups_size(), 3);
+  for (const v1::VarianceGroup& g : variance.groups()) {
+    EXPECT_EQ(g.run_count(), 2u) << g.group();
+    ASSERT_EQ(g.profiles_size(), 1);  // UTC only: no timezone labels
+    ASSERT_EQ(g.profiles(0).hours_size(), 24);
+    uint32_t counted = 0;
+    for (const v1::HourStat& h : g.profiles(0).hours()) counted += h.count();
+    EXPECT_EQ(counted, 2u);
+    EXPECT_FALSE(g.profiles(0).enough_data());
+  }
+  const CommandResult table = Cli({"variance", "--metric", "gemm.cpu.fp32.tflops"});
+  EXPECT_EQ(table.exit_code, 0);
+  EXPECT_TRUE(absl::StrContains(table.out, "too few runs in a half to judge")) << table.out;
+
+  // Usage errors are one line and exit 2; an unknown node is an error.
+  EXPECT_EQ(Cli({"findings", "--severity", "severe"}).exit_code, 2);
+  EXPECT_EQ(Cli({"variance"}).exit_code, 2);
+  EXPECT_EQ(Cli({"variance", "--metric", "gemm.cpu.fp32.tflops", "--by", "planet"}).exit_code, 2);
+  const CommandResult unknown = Cli({"findings", "--node", "nope"});
+  EXPECT_NE(unknown.exit_code, 0);
+  EXPECT_TRUE(absl::StrContains(unknown.err, "node nope not found")) << unknown.err;
 }
 
 TEST_F(FindingsFleetTest, AThrottledScratchDiskMakesThatNodeADiskOutlier) {
