@@ -14,6 +14,10 @@
 // table (SkuTable) is used instead where it has the node's GPU and the
 // metric, and nothing is said otherwise.
 //
+// One run is one measurement: a fleet.outlier seen in the judged run only is
+// info ("re-run to confirm"), a warning or critical when the node's run
+// before was an outlier too; a node.regression needs two low runs in a row.
+//
 // Direction: every rule reads the metric's declared direction; for a
 // lower-is-better metric (latency) "below" means "above", and the shortfall
 // is (value - expected) / expected.
