@@ -1,7 +1,10 @@
 #include "cli/args.h"
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
+#include "common/reason.h"
 
 namespace fleetbench::cli {
 
@@ -40,7 +43,7 @@ absl::StatusOr<Args> ParseArgs(const std::vector<std::string>& argv,
     for (const FlagSpec& s : specs) {
       if (s.name == name) spec = &s;
     }
-    if (spec == nullptr) return absl::InvalidArgumentError(absl::StrCat("unknown flag --", name));
+    if (spec == nullptr) return absl::InvalidArgumentError(absl::StrCat("unknown flag --", ClipInput(name)));
     if (spec->takes_value && !has_inline) {
       if (i + 1 >= argv.size()) {
         return absl::InvalidArgumentError(absl::StrCat("--", name, " needs a value"));
@@ -74,9 +77,53 @@ std::vector<std::string> SplitList(const std::string& list) {
 absl::StatusOr<std::pair<std::string, std::string>> ParseKeyValue(const std::string& kv) {
   const size_t eq = kv.find('=');
   if (eq == std::string::npos || eq == 0) {
-    return absl::InvalidArgumentError(absl::StrCat("'", kv, "' is not key=value"));
+    return absl::InvalidArgumentError(absl::StrCat("'", ClipInput(kv), "' is not key=value"));
   }
   return std::make_pair(kv.substr(0, eq), kv.substr(eq + 1));
+}
+
+absl::Status CheckHostPort(const std::string& flag, const std::string& address,
+                           bool allow_any_port) {
+  auto bad = [&](absl::string_view why) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(flag, " '", ClipInput(address), "': ", why));
+  };
+  if (absl::StartsWith(address, "unix:")) {
+    return address.size() > 5 ? absl::OkStatus() : bad("unix: needs a path");
+  }
+  std::string host;
+  std::string port;
+  if (absl::StartsWith(address, "[")) {
+    const size_t close = address.find("]:");
+    if (close == std::string::npos) return bad("wants [IPV6]:PORT");
+    host = address.substr(1, close - 1);
+    port = address.substr(close + 2);
+    if (host.empty() || host.find_first_not_of("0123456789abcdefABCDEF:.") != std::string::npos) {
+      return bad("not an IPv6 address in brackets");
+    }
+  } else {
+    const size_t colon = address.rfind(':');
+    if (colon == std::string::npos) return bad("wants HOST:PORT");
+    host = address.substr(0, colon);
+    port = address.substr(colon + 1);
+    if (host.find(':') != std::string::npos) {
+      return bad("write an IPv6 address in brackets, [ADDR]:PORT");
+    }
+    if (host.empty() || host.size() > 253 ||
+        host.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_") !=
+            std::string::npos) {
+      return bad("not a host name or address");
+    }
+  }
+  int value = -1;
+  if (port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos ||
+      !absl::SimpleAtoi(port, &value)) {
+    return bad("the port must be a number");
+  }
+  if (value > 65535 || (value == 0 && !allow_any_port)) {
+    return bad(absl::StrCat("port ", value, " is outside ", allow_any_port ? 0 : 1, "..65535"));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace fleetbench::cli

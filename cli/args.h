@@ -39,6 +39,13 @@ std::vector<std::string> SplitList(const std::string& list);
 // "key=value" -> pair; INVALID_ARGUMENT if there is no '=' or the key is empty.
 absl::StatusOr<std::pair<std::string, std::string>> ParseKeyValue(const std::string& kv);
 
+// OK for HOST:PORT (a name, an IPv4 address or a bracketed IPv6 address,
+// a port 1..65535, or 0 with `allow_any_port`) and for gRPC's unix:PATH;
+// INVALID_ARGUMENT saying what is wrong, quoting `flag`, otherwise. Checked
+// at start, so a typo is refused instead of redialled forever.
+absl::Status CheckHostPort(const std::string& flag, const std::string& address,
+                           bool allow_any_port = false);
+
 }  // namespace fleetbench::cli
 
 #endif  // FLEETBENCH_TOOLS_ARGS_H_

@@ -40,5 +40,31 @@ TEST(SplitListTest, DropsEmpties) {
   EXPECT_TRUE(SplitList("").empty());
 }
 
+// Issue 9: `--listen 127.0.0.1:99999` bound a random port and
+// `agent --controller ::::` redialled forever.
+TEST(HostPortTest, RefusesWhatCannotBeDialled) {
+  for (const char* ok : {"127.0.0.1:7070", "ctl.example:7070", "[::1]:7070", "0.0.0.0:1",
+                         "localhost:65535", "unix:/run/fb.sock"}) {
+    EXPECT_TRUE(CheckHostPort("--controller", ok).ok()) << ok;
+  }
+  for (const char* bad : {"::::", "127.0.0.1:99999", "127.0.0.1", "127.0.0.1:", ":7070",
+                          "host:port", "::1:7070", "[::1]", "[]:7070", "a b:7070",
+                          "127.0.0.1:0", "127.0.0.1:-1", "unix:"}) {
+    EXPECT_EQ(CheckHostPort("--controller", bad).code(), absl::StatusCode::kInvalidArgument)
+        << bad;
+  }
+  EXPECT_TRUE(CheckHostPort("--listen", "127.0.0.1:0", /*allow_any_port=*/true).ok());
+  EXPECT_NE(CheckHostPort("--listen", "127.0.0.1:99999", true).message().find("65535"),
+            std::string::npos);
+}
+
+TEST(ParseArgsTest, ErrorsClipWhatTheyEcho) {
+  const std::string huge(128 << 10, 'z');
+  auto args = ParseArgs({"--" + huge}, kFlags);
+  ASSERT_FALSE(args.ok());
+  EXPECT_LT(args.status().message().size(), 100u);
+  EXPECT_LT(ParseKeyValue(huge).status().message().size(), 100u);
+}
+
 }  // namespace
 }  // namespace fleetbench::cli

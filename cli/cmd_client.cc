@@ -16,13 +16,14 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/str_replace.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "common/proto_json.h"
 #include "common/suites.h"
 #include "common/api_enums.h"
+#include "common/reason.h"
 #include "common/token.h"
+#include "common/wire_limits.h"
 #include "fleetbench/v1/fleet_service.grpc.pb.h"
 #include "fleetbench/v1/history.pb.h"
 #include "fleetbench/v1/node.pb.h"
@@ -34,6 +35,7 @@
 #include "cli/fleet_client.h"
 #include "cli/interrupt.h"
 #include "cli/table.h"
+#include "cli/usage.h"
 
 namespace fleetbench::cli {
 namespace {
@@ -49,8 +51,7 @@ int Fail(const std::string& command, const std::string& message) {
 }
 
 int Usage(const std::string& command, const std::string& error, const std::vector<FlagSpec>& flags) {
-  std::cerr << "fleetbench " << command << ": " << error << "\nflags:\n" << FlagsHelp(flags);
-  return kExitUsage;
+  return UsageError(command, error, flags);
 }
 
 // A connection to the controller's user API with the token attached.
@@ -59,13 +60,19 @@ class Client {
   static absl::StatusOr<Client> Connect(const Args& args) {
     const char* env = std::getenv("FLEETBENCH_CONTROLLER");
     const std::string address = args.Get("controller", env && *env ? env : "127.0.0.1:7070");
+    if (absl::Status s = CheckHostPort("--controller", address); !s.ok()) return s;
     absl::StatusOr<std::string> token = LoadToken(args.Get("token-file"));
     if (!token.ok()) return token.status();
     Client c;
     c.address_ = address;
     c.token_ = *token;
-    c.stub_ = v1::Fleet::NewStub(
-        grpc::CreateChannel(address, grpc::InsecureChannelCredentials()));
+    // The limit every peer agrees on (common/wire_limits.h); large reads
+    // come in pages below it.
+    grpc::ChannelArguments channel_args;
+    channel_args.SetMaxReceiveMessageSize(kMaxMessageBytes);
+    channel_args.SetMaxSendMessageSize(kMaxMessageBytes);
+    c.stub_ = v1::Fleet::NewStub(grpc::CreateCustomChannel(
+        address, grpc::InsecureChannelCredentials(), channel_args));
     return c;
   }
 
@@ -108,13 +115,15 @@ std::optional<Prepared> Prepare(const std::string& command, const Argv& argv,
   if (args->positional.size() != positional) {
     *exit_code = Usage(command,
                        positional ? "expects " + std::to_string(positional) + " argument(s)"
-                                  : "unexpected argument " + args->positional[0],
+                                  : "unexpected argument " + ClipInput(args->positional[0]),
                        flags);
     return std::nullopt;
   }
   auto client = Client::Connect(*args);
   if (!client.ok()) {
-    *exit_code = Fail(command, std::string(client.status().message()));
+    *exit_code = absl::IsInvalidArgument(client.status())
+                     ? Usage(command, std::string(client.status().message()), flags)
+                     : Fail(command, std::string(client.status().message()));
     return std::nullopt;
   }
   return Prepared{std::move(*args), std::move(*client)};
@@ -204,6 +213,30 @@ bool RunFailed(const v1::Run& run) {
 
 bool RunDone(const v1::Run& run) { return IsTerminal(run.state()); }
 
+// The run with every sample: the controller hands them out a page at a time
+// (a run of 200k samples does not fit one message), and the tasks of the
+// last page are the newest.
+absl::Status GetRunWithSamples(Client* client, const std::string& run_id, v1::Run* run) {
+  v1::GetRunRequest request;
+  request.set_run_id(run_id);
+  request.set_include_samples(true);
+  google::protobuf::RepeatedPtrField<v1::Sample> samples;
+  while (true) {
+    v1::Run page;
+    if (absl::Status s = client->Call(&v1::Fleet::Stub::GetRun, request, &page); !s.ok()) {
+      return s;
+    }
+    samples.Reserve(samples.size() + page.samples_size());
+    for (v1::Sample& sample : *page.mutable_samples()) samples.Add(std::move(sample));
+    if (page.samples_next_page_token().empty()) {
+      *run = std::move(page);
+      run->mutable_samples()->Swap(&samples);
+      return absl::OkStatus();
+    }
+    request.set_samples_page_token(page.samples_next_page_token());
+  }
+}
+
 // On a terminal, where the next page starts (--json carries the token).
 void PrintNextPage(const std::string& command, const std::string& token) {
   if (!token.empty()) std::cerr << "more: fleetbench " << command << " --page-token " << token << "\n";
@@ -242,7 +275,7 @@ int NodesCommand(const Argv& argv) {
   v1::ListNodesResponse response;
   if (auto s = p->client->Call(&v1::Fleet::Stub::ListNodes, v1::ListNodesRequest(), &response);
       !s.ok()) {
-    return Fail("nodes", std::string(s.message()));
+    return RemoteError("nodes", s);
   }
   if (p->args.Has("json")) {
     std::cout << ToJson(response) << "\n";
@@ -303,7 +336,7 @@ int RunCommand(const Argv& argv) {
     auto pair = ParseKeyValue(kv);
     const size_t dot = pair.ok() ? pair->first.find('.') : std::string::npos;
     if (dot == std::string::npos) {
-      return Usage("run", "--param wants BENCH.KEY=VALUE, got '" + kv + "'", flags);
+      return Usage("run", "--param wants BENCH.KEY=VALUE, got '" + ClipInput(kv) + "'", flags);
     }
     const std::string bench = pair->first.substr(0, dot);
     bool found = false;
@@ -313,7 +346,10 @@ int RunCommand(const Argv& argv) {
         found = true;
       }
     }
-    if (!found) return Usage("run", "--param names benchmark '" + bench + "' that is not in the run", flags);
+    if (!found) {
+      return Usage("run", "--param names benchmark '" + ClipInput(bench) + "' that is not in the run",
+                   flags);
+    }
   }
   for (const std::string& n : SplitList(args.Get("nodes"))) request.add_nodes(n);
   for (const std::string& kv : args.All("select")) {
@@ -343,15 +379,15 @@ int RunCommand(const Argv& argv) {
       (!absl::ParseDuration(args.Get("timeout"), &timeout) || timeout <= absl::ZeroDuration())) {
     return Usage("run", "--timeout wants a duration like 10m", flags);
   }
+  // The bounds the controller enforces, checked before sending megabytes.
+  if (absl::Status s = CheckStartRunBounds(request); !s.ok()) {
+    return Usage("run", std::string(s.message()), flags);
+  }
   v1::StartRunResponse started;
   if (auto s = p->client->Call(&v1::Fleet::Stub::StartRun, request, &started); !s.ok()) {
-    // The controller refused what was asked (an unknown benchmark, a
-    // parameter its plugin rejects): a usage error, and no run was stored.
-    if (absl::IsInvalidArgument(s)) {
-      std::cerr << "fleetbench run: " << absl::StrReplaceAll(s.message(), {{"\n", " "}}) << "\n";
-      return kExitUsage;
-    }
-    return Fail("run", std::string(s.message()));
+    // The controller refused what was asked (an unknown benchmark or node,
+    // a parameter its plugin rejects): a usage error, and no run was stored.
+    return RemoteError("run", s);
   }
   const bool json = args.Has("json");
   if (!args.Has("wait")) {
@@ -374,7 +410,7 @@ int RunCommand(const Argv& argv) {
   std::string last_line;
   while (true) {
     if (auto s = p->client->Call(&v1::Fleet::Stub::GetRun, get, &run); !s.ok()) {
-      return Fail("run", std::string(s.message()));
+      return RemoteError("run", s);
     }
     if (RunDone(run)) break;
     if (absl::Now() > give_up) {
@@ -408,9 +444,8 @@ int RunCommand(const Argv& argv) {
     }
   }
   if (!json && tty) std::cerr << "\r\033[K";
-  get.set_include_samples(true);
-  if (auto s = p->client->Call(&v1::Fleet::Stub::GetRun, get, &run); !s.ok()) {
-    return Fail("run", std::string(s.message()));
+  if (auto s = GetRunWithSamples(&*p->client, started.run_id(), &run); !s.ok()) {
+    return RemoteError("run", s);
   }
   if (json) {
     std::cout << ToJson(run) << "\n";
@@ -424,12 +459,9 @@ int ResultsCommand(const Argv& argv) {
   int code = 0;
   auto p = Prepare("results", argv, {kJsonFlag}, 1, &code);
   if (!p) return code;
-  v1::GetRunRequest request;
-  request.set_run_id(p->args.positional[0]);
-  request.set_include_samples(true);
   v1::Run run;
-  if (auto s = p->client->Call(&v1::Fleet::Stub::GetRun, request, &run); !s.ok()) {
-    return Fail("results", std::string(s.message()));
+  if (auto s = GetRunWithSamples(&*p->client, p->args.positional[0], &run); !s.ok()) {
+    return RemoteError("results", s);
   }
   if (p->args.Has("json")) {
     std::cout << ToJson(run) << "\n";
@@ -468,7 +500,7 @@ int RunsCommand(const Argv& argv) {
   request.set_page_token(p->args.Get("page-token"));
   v1::ListRunsResponse response;
   if (auto s = p->client->Call(&v1::Fleet::Stub::ListRuns, request, &response); !s.ok()) {
-    return Fail("runs", std::string(s.message()));
+    return RemoteError("runs", s);
   }
   if (p->args.Has("json")) {
     std::cout << ToJson(response) << "\n";
@@ -496,7 +528,7 @@ int CancelCommand(const Argv& argv) {
   request.set_run_id(p->args.positional[0]);
   v1::CancelRunResponse response;
   if (auto s = p->client->Call(&v1::Fleet::Stub::CancelRun, request, &response); !s.ok()) {
-    return Fail("cancel", std::string(s.message()));
+    return RemoteError("cancel", s);
   }
   std::cout << "cancelling " << request.run_id() << "\n";
   return kExitOk;
@@ -521,16 +553,23 @@ int RankCommand(const Argv& argv) {
     std::string w = p->args.Get("window");
     absl::Duration d;
     int64_t days = 0;
-    if (!w.empty() && w.back() == 'd' && absl::SimpleAtoi(w.substr(0, w.size() - 1), &days) && days > 0) {
-      d = absl::Hours(24 * days);
-    } else if (!absl::ParseDuration(w, &d) || d <= absl::ZeroDuration()) {
-      return Usage("rank", "--window wants a duration like 7d or 24h", flags);
+    // Ten years is more history than any fleet has; past it a window is a
+    // typo, and 24 * days could overflow.
+    constexpr int64_t kMaxWindowDays = 3650;
+    const std::string bad = absl::StrCat("--window wants a duration like 7d or 24h, at most ",
+                                         kMaxWindowDays, "d; got '", ClipInput(w), "'");
+    if (!w.empty() && w.back() == 'd' && absl::SimpleAtoi(w.substr(0, w.size() - 1), &days)) {
+      if (days <= 0 || days > kMaxWindowDays) return Usage("rank", bad, flags);
+      d = absl::Hours(24) * days;
+    } else if (!absl::ParseDuration(w, &d) || d <= absl::ZeroDuration() ||
+               d > absl::Hours(24) * kMaxWindowDays) {
+      return Usage("rank", bad, flags);
     }
     request.set_window_ms(absl::ToInt64Milliseconds(d));
   }
   v1::RankResponse response;
   if (auto s = p->client->Call(&v1::Fleet::Stub::Rank, request, &response); !s.ok()) {
-    return Fail("rank", std::string(s.message()));
+    return RemoteError("rank", s);
   }
   if (p->args.Has("json")) {
     std::cout << ToJson(response) << "\n";
@@ -578,7 +617,7 @@ int HistoryCommand(const Argv& argv) {
   request.set_page_token(p->args.Get("page-token"));
   v1::HistoryResponse response;
   if (auto s = p->client->Call(&v1::Fleet::Stub::History, request, &response); !s.ok()) {
-    return Fail("history", std::string(s.message()));
+    return RemoteError("history", s);
   }
   if (p->args.Has("json")) {
     std::cout << ToJson(response) << "\n";
@@ -625,18 +664,6 @@ std::optional<PreparedCommand> PrepareCommand(const std::string& command, const 
   if (!p) return std::nullopt;
   return PreparedCommand{std::move(p->args),
                          std::make_unique<ConnectedFleetClient>(std::move(*p->client))};
-}
-
-int CommandFailed(const std::string& command, const std::string& message) {
-  return Fail(command, message);
-}
-
-int CommandUsage(const std::string& command, const std::string& error,
-                 const std::vector<FlagSpec>& flags) {
-  std::vector<FlagSpec> all = flags;
-  all.push_back(kControllerFlag);
-  all.push_back(kTokenFlag);
-  return Usage(command, error, all);
 }
 
 }  // namespace fleetbench::cli

@@ -5,7 +5,6 @@
 
 #include <cmath>
 #include <cstdlib>
-#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <thread>
@@ -14,6 +13,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "agent/benchmarks/host/scratch_path.h"
 #include "agent/benchmarks/registry.h"
 #include "agent/runtime/agent.h"
 #include "common/logging.h"
@@ -21,15 +21,16 @@
 #include "controller/controller_server.h"
 #include "cli/args.h"
 #include "cli/commands.h"
+#include "cli/usage.h"
+#include "common/reason.h"
+#include "common/wire_limits.h"
 
 namespace fleetbench::cli {
 namespace {
 
 int Usage(const std::string& command, const std::string& error,
           const std::vector<FlagSpec>& flags) {
-  std::cerr << "fleetbench " << command << ": " << error << "\n"
-            << "flags:\n" << FlagsHelp(flags);
-  return kExitUsage;
+  return UsageError(command, error, flags);
 }
 
 // Blocks until SIGINT or SIGTERM. main() blocked both before any thread
@@ -84,9 +85,17 @@ int ControllerCommand(const Argv& argv) {
   };
   auto args = ParseArgs(argv, flags);
   if (!args.ok()) return Usage("controller", std::string(args.status().message()), flags);
-  if (!args->positional.empty()) return Usage("controller", "unexpected argument " + args->positional[0], flags);
+  if (!args->positional.empty()) {
+    return Usage("controller", "unexpected argument " + ClipInput(args->positional[0]), flags);
+  }
   controller::ControllerOptions options;
   options.listen = args->Get("listen", DefaultController());
+  // Port 0 asks for any free port (the "listening" line names it); 99999
+  // is a typo, not a request for a random one.
+  if (absl::Status s = CheckHostPort("--listen", options.listen, /*allow_any_port=*/true);
+      !s.ok()) {
+    return Usage("controller", std::string(s.message()), flags);
+  }
   options.db_path = args->Get("db");
   if (options.db_path.empty()) return Usage("controller", "--db is required", flags);
   options.synchronous_full = args->Has("sync-full");
@@ -144,9 +153,14 @@ int AgentCommand(const Argv& argv) {
   };
   auto args = ParseArgs(argv, flags);
   if (!args.ok()) return Usage("agent", std::string(args.status().message()), flags);
-  if (!args->positional.empty()) return Usage("agent", "unexpected argument " + args->positional[0], flags);
+  if (!args->positional.empty()) {
+    return Usage("agent", "unexpected argument " + ClipInput(args->positional[0]), flags);
+  }
   agent::AgentOptions options;
   options.controller = args->Get("controller", DefaultController());
+  if (absl::Status s = CheckHostPort("--controller", options.controller); !s.ok()) {
+    return Usage("agent", std::string(s.message()), flags);
+  }
   char host[256] = {};
   gethostname(host, sizeof(host) - 1);
   options.name = args->Get("name", host);
@@ -164,6 +178,9 @@ int AgentCommand(const Argv& argv) {
   for (const std::string& kv : args->All("label")) {
     auto pair = ParseKeyValue(kv);
     if (!pair.ok()) return Usage("agent", "--label " + std::string(pair.status().message()), flags);
+    if (absl::Status s = CheckLabel("--label", pair->first, pair->second); !s.ok()) {
+      return Usage("agent", std::string(s.message()), flags);
+    }
     if (pair->first == "price_per_hour") {
       double price = 0;
       if (!absl::SimpleAtod(pair->second, &price) || !std::isfinite(price) || price < 0) {
@@ -175,17 +192,19 @@ int AgentCommand(const Argv& argv) {
     }
     options.labels[pair->first] = pair->second;
   }
+  if (options.labels.size() > static_cast<size_t>(kMaxLabels)) {
+    return Usage("agent", absl::StrCat("at most ", kMaxLabels, " labels"), flags);
+  }
   absl::StatusOr<std::string> token = LoadToken(args->Get("token-file"));
   if (!token.ok()) {
     std::cerr << "fleetbench agent: " << token.status().message() << "\n";
     return kExitFailure;
   }
   options.token = *token;
-  std::error_code ec;
-  std::filesystem::create_directories(options.scratch_dir, ec);
-  if (ec) {
-    std::cerr << "fleetbench agent: cannot create " << options.scratch_dir << ": "
-              << ec.message() << "\n";
+  // Made one component at a time, never through a symlink: the benchmarks
+  // may write only inside it (agent/benchmarks/host/scratch_path.h).
+  if (absl::Status s = agent::CreateScratchDirs(options.scratch_dir); !s.ok()) {
+    std::cerr << "fleetbench agent: scratch folder: " << s.message() << "\n";
     return kExitFailure;
   }
   auto spool = agent::Spool::Open(options.state_dir + "/spool");

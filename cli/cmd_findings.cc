@@ -12,6 +12,7 @@
 #include "absl/time/time.h"
 #include "cli/fleet_client.h"
 #include "cli/table.h"
+#include "cli/usage.h"
 #include "common/api_enums.h"
 #include "common/proto_json.h"
 #include "diagnosis/finding.h"
@@ -100,20 +101,20 @@ int FindingsCommand(const Argv& argv) {
   if (p->args.Has("severity")) {
     absl::StatusOr<v1::Severity> severity = diagnosis::ParseSeverity(p->args.Get("severity"));
     if (!severity.ok()) {
-      return CommandUsage("findings", "--" + std::string(severity.status().message()), flags);
+      return UsageError("findings", "--" + std::string(severity.status().message()), flags);
     }
     request.set_min_severity(*severity);
   }
   if (p->args.Has("window")) {
     int64_t window_ms = 0;
     if (!ParseWindow(p->args.Get("window"), &window_ms)) {
-      return CommandUsage("findings", "--window wants a duration like 14d or 48h", flags);
+      return UsageError("findings", "--window wants a duration like 14d or 48h", flags);
     }
     request.set_window_ms(window_ms);
   }
   v1::ListFindingsResponse response;
   if (absl::Status s = p->client->ListFindings(request, &response); !s.ok()) {
-    return CommandFailed("findings", std::string(s.message()));
+    return RemoteError("findings", s);
   }
   if (p->args.Has("json")) {
     std::cout << ToJson(response) << "\n";
@@ -137,20 +138,20 @@ int VarianceCommand(const Argv& argv) {
   if (!p) return code;
   v1::VarianceRequest request;
   request.set_metric(p->args.Get("metric"));
-  if (request.metric().empty()) return CommandUsage("variance", "--metric is required", flags);
+  if (request.metric().empty()) return UsageError("variance", "--metric is required", flags);
   absl::StatusOr<v1::RankGrouping> by = ParseRankGrouping(p->args.Get("by", "node"));
-  if (!by.ok()) return CommandUsage("variance", "--" + std::string(by.status().message()), flags);
+  if (!by.ok()) return UsageError("variance", "--" + std::string(by.status().message()), flags);
   request.set_by(*by);
   if (p->args.Has("window")) {
     int64_t window_ms = 0;
     if (!ParseWindow(p->args.Get("window"), &window_ms)) {
-      return CommandUsage("variance", "--window wants a duration like 14d or 48h", flags);
+      return UsageError("variance", "--window wants a duration like 14d or 48h", flags);
     }
     request.set_window_ms(window_ms);
   }
   v1::VarianceResponse response;
   if (absl::Status s = p->client->Variance(request, &response); !s.ok()) {
-    return CommandFailed("variance", std::string(s.message()));
+    return RemoteError("variance", s);
   }
   if (p->args.Has("json")) {
     std::cout << ToJson(response) << "\n";

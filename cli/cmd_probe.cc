@@ -1,10 +1,10 @@
 // `fleetbench probe`: the five-minute check for a machine just rented. Runs
 // the suite in this process, no controller, and prints facts and results.
 #include <atomic>
-#include <filesystem>
 #include <iostream>
 
 #include "absl/strings/str_cat.h"
+#include "agent/benchmarks/host/scratch_path.h"
 #include "agent/benchmarks/registry.h"
 #include "agent/benchmarks/gpu/gpu_findings.h"
 #include "agent/facts/facts.h"
@@ -18,6 +18,8 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "cli/table.h"
+#include "cli/usage.h"
+#include "common/reason.h"
 
 namespace fleetbench::cli {
 
@@ -29,12 +31,9 @@ int ProbeCommand(const Argv& argv) {
       {"scratch", true, false, "folder benchmarks may write to (default /var/tmp/fleetbench-probe)"},
       {"json", false, false, "print protobuf JSON"}};
   auto args = ParseArgs(argv, flags);
-  auto usage = [&](const std::string& error) {
-    std::cerr << "fleetbench probe: " << error << "\nflags:\n" << FlagsHelp(flags);
-    return kExitUsage;
-  };
+  auto usage = [&](const std::string& error) { return UsageError("probe", error, flags); };
   if (!args.ok()) return usage(std::string(args.status().message()));
-  if (!args->positional.empty()) return usage("unexpected argument " + args->positional[0]);
+  if (!args->positional.empty()) return usage("unexpected argument " + ClipInput(args->positional[0]));
   if (args->Has("bench") && args->Has("suite")) return usage("give --bench or --suite, not both");
   v1::RunTask task;
   task.set_task_id(NewUlid());
@@ -51,7 +50,7 @@ int ProbeCommand(const Argv& argv) {
   for (const std::string& kv : args->All("param")) {
     auto pair = ParseKeyValue(kv);
     const size_t dot = pair.ok() ? pair->first.find('.') : std::string::npos;
-    if (dot == std::string::npos) return usage("--param wants BENCH.KEY=VALUE, got '" + kv + "'");
+    if (dot == std::string::npos) return usage("--param wants BENCH.KEY=VALUE, got '" + ClipInput(kv) + "'");
     bool found = false;
     for (auto& spec : *task.mutable_benchmarks()) {
       if (spec.name() == pair->first.substr(0, dot)) {
@@ -62,10 +61,8 @@ int ProbeCommand(const Argv& argv) {
     if (!found) return usage("--param names a benchmark that is not in the probe");
   }
   const std::string scratch = args->Get("scratch", "/var/tmp/fleetbench-probe");
-  std::error_code ec;
-  std::filesystem::create_directories(scratch, ec);
-  if (ec) {
-    std::cerr << "fleetbench probe: cannot create " << scratch << ": " << ec.message() << "\n";
+  if (absl::Status s = agent::CreateScratchDirs(scratch); !s.ok()) {
+    std::cerr << "fleetbench probe: scratch folder: " << s.message() << "\n";
     return kExitFailure;
   }
   const bool json = args->Has("json");

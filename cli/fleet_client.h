@@ -37,15 +37,10 @@ struct PreparedCommand {
 
 // Parses `argv` against `flags` and the connection flags and connects; on a
 // usage error or a failed connection prints one line and sets *exit_code.
+// Errors after that take cli/usage.h's paths (UsageError, RemoteError).
 std::optional<PreparedCommand> PrepareCommand(const std::string& command, const Argv& argv,
                                               std::vector<FlagSpec> flags, size_t positional,
                                               int* exit_code);
-// "fleetbench COMMAND: message" on stderr; kExitFailure.
-int CommandFailed(const std::string& command, const std::string& message);
-// The message and the flags on stderr; kExitUsage.
-int CommandUsage(const std::string& command, const std::string& error,
-                 const std::vector<FlagSpec>& flags);
-
 // Findings for people: one line each (severity, node, code, summary), then
 // indented evidence, context, effect and suggestion.
 std::string RenderFindings(const v1::ListFindingsResponse& findings);

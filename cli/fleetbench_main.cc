@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "common/reason.h"
 
 namespace {
 
@@ -62,14 +63,15 @@ int main(int argc, char** argv) {
     if (name != c.name) continue;
     for (const std::string& a : args) {
       if (a == "--help" || a == "-h") {
-        // Every command answers --help with its flags (on stderr, exit 2);
-        // asked for, it is not an error.
+        // Every command answers --help with its flags on stdout; asked
+        // for, it is not an error.
         c.run({"--help"});
         return 0;
       }
     }
     return c.run(args);
   }
-  std::cerr << "fleetbench: unknown command '" << name << "'\n";
-  return PrintUsage(std::cerr);
+  std::cerr << "fleetbench: unknown command '" << fleetbench::ClipInput(name)
+            << "'; see `fleetbench --help`\n";
+  return fleetbench::cli::kExitUsage;
 }

@@ -16,4 +16,11 @@ std::string TruncateReason(absl::string_view text, size_t max) {
   return absl::StrCat(text.substr(0, keep), "… (", text.size() - keep, " bytes cut)");
 }
 
+std::string ClipInput(absl::string_view input, size_t max) {
+  if (input.size() <= max) return std::string(input);
+  size_t keep = max;
+  while (keep > 0 && (static_cast<unsigned char>(input[keep]) & 0xC0) == 0x80) --keep;
+  return absl::StrCat(input.substr(0, keep), "...");
+}
+
 }  // namespace fleetbench

@@ -20,6 +20,14 @@ inline constexpr size_t kMaxReasonLength = 4096;  // bytes
 // bytes.
 std::string TruncateReason(absl::string_view text, size_t max = kMaxReasonLength);
 
+// How much of a user's input an error message quotes back.
+inline constexpr size_t kMaxEchoLength = 64;  // bytes
+
+// `input` when it fits in `max` bytes; otherwise its first `max` bytes (cut
+// at a UTF-8 character boundary) followed by "...". For echoing a value in
+// an error: a 128 KiB value must not come back as a 128 KiB message.
+std::string ClipInput(absl::string_view input, size_t max = kMaxEchoLength);
+
 }  // namespace fleetbench
 
 #endif  // FLEETBENCH_COMMON_REASON_H_

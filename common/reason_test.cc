@@ -40,5 +40,17 @@ TEST(TruncateReasonTest, TinyLimitGivesNothingRatherThanTooMuch) {
   EXPECT_LE(TruncateReason(std::string(100, 'x'), 5).size(), 5u);
 }
 
+TEST(ClipInputTest, ShortInputIsUnchangedLongInputIsCut) {
+  EXPECT_EQ(ClipInput("gemm"), "gemm");
+  const std::string exact(kMaxEchoLength, 'a');
+  EXPECT_EQ(ClipInput(exact), exact);
+  const std::string huge(128 << 10, 'x');
+  EXPECT_EQ(ClipInput(huge), std::string(kMaxEchoLength, 'x') + "...");
+  std::string accents;
+  for (int i = 0; i < 40; ++i) accents += "é";  // two bytes each
+  const std::string cut = ClipInput(accents, 5);
+  EXPECT_EQ(cut, "éé...");
+}
+
 }  // namespace
 }  // namespace fleetbench

@@ -7,6 +7,8 @@
 #include "absl/synchronization/mutex.h"
 #include "controller/auth.h"
 #include "controller/grpc_status.h"
+#include "common/reason.h"
+#include "common/wire_limits.h"
 #include "controller/report_limits.h"
 
 namespace fleetbench::controller {
@@ -151,21 +153,31 @@ std::string HostOfGrpcPeer(const std::string& peer) {
 
 absl::Status CheckHello(const v1::Hello& hello) {
   const std::string& name = hello.name();
-  if (name.empty() || name.size() > 64) {
-    return absl::InvalidArgumentError("node name must be 1..64 characters");
+  if (name.empty() || name.size() > kMaxNodeNameBytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("node name must be 1..", kMaxNodeNameBytes, " characters"));
   }
   for (char c : name) {
     if (!IsNameChar(c)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("node name '", name, "' may use only letters, digits, '-', '_', '.'"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "node name '", ClipInput(name), "' may use only letters, digits, '-', '_', '.'"));
     }
   }
-  if (hello.labels_size() > 64) return absl::InvalidArgumentError("at most 64 labels");
+  // Sizes before contents: whatever a hello stores comes back in every
+  // ListNodes answer, for every user. Facts first: the likelier culprit.
+  if (const size_t bytes = hello.facts().ByteSizeLong(); bytes > kMaxFactsBytes) {
+    return absl::InvalidArgumentError(absl::StrCat("node facts are ", bytes, " bytes; at most ",
+                                                   kMaxFactsBytes, " (docs/protocol.md, Bounds)"));
+  }
+  if (const size_t bytes = hello.ByteSizeLong(); bytes > kMaxHelloBytes) {
+    return absl::InvalidArgumentError(absl::StrCat("hello is ", bytes, " bytes; at most ",
+                                                   kMaxHelloBytes));
+  }
+  if (hello.labels_size() > kMaxLabels) {
+    return absl::InvalidArgumentError(absl::StrCat("at most ", kMaxLabels, " labels"));
+  }
   for (const auto& [k, v] : hello.labels()) {
-    if (k.empty() || k.size() > 64 || v.size() > 256) {
-      return absl::InvalidArgumentError(absl::StrCat("label '", k.substr(0, 64),
-                                                     "' out of bounds (key 1..64, value ..256)"));
-    }
+    if (absl::Status s = CheckLabel("label", k, v); !s.ok()) return s;
   }
   if (hello.advertise_addr().size() > 255) {
     return absl::InvalidArgumentError("advertise_addr too long");

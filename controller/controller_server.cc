@@ -1,6 +1,7 @@
 #include "controller/controller_server.h"
 
 #include "absl/strings/str_cat.h"
+#include "common/wire_limits.h"
 #include "controller/agent_gateway_service.h"
 #include "controller/fleet_service.h"
 #include "grpcpp/grpcpp.h"
@@ -28,7 +29,10 @@ absl::StatusOr<std::unique_ptr<ControllerServer>> ControllerServer::Start(
   builder.AddListeningPort(options.listen, grpc::InsecureServerCredentials(), &server->port_);
   builder.RegisterService(server->gateway_.get());
   builder.RegisterService(server->fleet_.get());
-  builder.SetMaxReceiveMessageSize(16 << 20);
+  // The limit every peer agrees on (common/wire_limits.h); inputs are
+  // bounded far below it, so no answer outgrows what a client may read.
+  builder.SetMaxReceiveMessageSize(kMaxMessageBytes);
+  builder.SetMaxSendMessageSize(kMaxMessageBytes);
   // Notice dead peers on idle streams (a NAT dropping the mapping).
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, 30000);
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 10000);

@@ -16,6 +16,7 @@
 #include "absl/time/time.h"
 #include "common/api_enums.h"
 #include "common/stats.h"
+#include "common/wire_limits.h"
 #include "controller/fleet_core.h"
 #include "controller/ranking.h"
 #include "diagnosis/finding.h"
@@ -32,8 +33,7 @@ constexpr absl::Duration kMaxWindow = absl::Hours(24 * 365);
 constexpr size_t kMaxMetrics = 256;           // declared metrics judged
 constexpr size_t kMaxRunsPerSeries = 2000;    // newest runs kept per node and metric
 constexpr int kMaxFactsVersions = 64;         // per node
-constexpr int kMaxFindings = 10000;
-constexpr size_t kMaxNameLength = 256;        // node names, run ids
+constexpr size_t kMaxNameLength = 256;        // run ids, time zone names
 
 // The label whose value names a node's IANA time zone (Europe/Berlin).
 constexpr char kTimeZoneLabel[] = "timezone";
@@ -117,8 +117,10 @@ void ToProto(const diagnosis::HourProfile& p, v1::HourProfile* out) {
 
 absl::StatusOr<v1::ListFindingsResponse> FleetCore::ListFindings(
     const v1::ListFindingsRequest& request, absl::Time deadline) {
-  if (request.node().size() > kMaxNameLength || request.run_id().size() > kMaxNameLength) {
-    return absl::InvalidArgumentError("node or run_id is longer than 256 characters");
+  if (request.node().size() > kMaxNodeNameBytes || request.run_id().size() > kMaxNameLength) {
+    return absl::InvalidArgumentError(absl::StrCat("node is longer than ", kMaxNodeNameBytes,
+                                                   " bytes or run_id longer than ",
+                                                   kMaxNameLength));
   }
   if (!v1::Severity_IsValid(request.min_severity())) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -246,13 +248,21 @@ absl::StatusOr<v1::ListFindingsResponse> FleetCore::ListFindings(
     }
   }
   diagnosis::SortFindings(&findings);
-  if (findings.size() > static_cast<size_t>(kMaxFindings)) {
-    notes.push_back(absl::StrCat("showing the worst ", kMaxFindings, " of ", findings.size(),
-                                 " findings"));
-    findings.resize(kMaxFindings);
+  // Worst first, up to a page's bytes: a response any peer can read.
+  size_t bytes = 0;
+  size_t kept = 0;
+  for (v1::Finding& f : findings) {
+    bytes += f.ByteSizeLong();
+    if (bytes > kPageBudgetBytes) break;
+    *response.add_findings() = std::move(f);
+    ++kept;
+  }
+  if (kept < findings.size()) {
+    notes.push_back(absl::StrCat("showing the worst ", kept, " of ", findings.size(),
+                                 " findings (a response's byte budget); narrow with node or "
+                                 "min_severity"));
   }
   response.set_nodes_judged(nodes_judged);
-  for (v1::Finding& f : findings) *response.add_findings() = std::move(f);
   for (std::string& n : notes) response.add_notes(std::move(n));
   return response;
 }

@@ -14,6 +14,7 @@
 #include "common/api_enums.h"
 #include "common/reason.h"
 #include "common/ulid.h"
+#include "common/wire_limits.h"
 #include "controller/pairing.h"
 
 namespace fleetbench::controller {
@@ -44,9 +45,9 @@ absl::StatusOr<v1::StartRunResponse> FleetCore::HandleStartRun(
   if (request.benchmarks().empty()) {
     return absl::InvalidArgumentError("no benchmark given (--bench NAME[,NAME...])");
   }
-  if (request.benchmarks_size() > 64) {
-    return absl::InvalidArgumentError("at most 64 benchmarks per run");
-  }
+  // Sizes first: a run is copied into every task, every RunTask and every
+  // ListRuns page, so what would not fit there is refused here.
+  if (absl::Status s = CheckStartRunBounds(request); !s.ok()) return s;
   // Which benchmarks does anyone know? Capabilities come from hellos.
   std::set<std::string> known;
   for (const auto& [name, s] : sessions_) {
@@ -55,10 +56,8 @@ absl::StatusOr<v1::StartRunResponse> FleetCore::HandleStartRun(
   for (const v1::BenchmarkSpec& spec : request.benchmarks()) {
     if (!known.empty() && !known.contains(spec.name())) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "unknown benchmark '", spec.name(), "'; known: ", absl::StrJoin(known, ", ")));
-    }
-    if (spec.params_size() > 64) {
-      return absl::InvalidArgumentError("at most 64 parameters per benchmark");
+          "unknown benchmark '", ClipInput(spec.name()), "'; known: ",
+          absl::StrJoin(known, ", ")));
     }
     // A week: past that a "timeout" is a typo, and the runner's deadline
     // arithmetic stays far from overflow.
@@ -76,7 +75,7 @@ absl::StatusOr<v1::StartRunResponse> FleetCore::HandleStartRun(
     for (const std::string& n : request.nodes()) {
       auto it = sessions_.find(n);
       if (it == sessions_.end()) {
-        return absl::NotFoundError(absl::StrCat("unknown node '", n, "'"));
+        return absl::NotFoundError(absl::StrCat("unknown node '", ClipInput(n), "'"));
       }
       if (!it->second.online) {
         return absl::FailedPreconditionError(absl::StrCat("node '", n, "' is offline"));

@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/api_enums.h"
+#include "common/wire_limits.h"
 #include "controller/page_tokens.h"
 #include "controller/ranking.h"
 
@@ -72,9 +73,30 @@ absl::StatusOr<v1::Run> FleetCore::HandleGetRun(const v1::GetRunRequest& request
     }
   }
   if (request.include_samples()) {
-    auto samples = store_->ListSamplesForRun(request.run_id());
+    // A page, by count and by bytes: a run of any size must fit the
+    // messages every peer accepts (common/wire_limits.h).
+    const uint32_t page_size = std::clamp<uint32_t>(
+        request.samples_page_size() ? request.samples_page_size() : 10000, 1, 20000);
+    std::optional<storage::RunSampleCursor> after;
+    if (!request.samples_page_token().empty()) {
+      auto parsed = ParseRunSamplesPageToken(request.samples_page_token(), request.run_id());
+      if (!parsed.ok()) return parsed.status();
+      after = *std::move(parsed);
+    }
+    std::vector<storage::RunSampleCursor> cursors;
+    auto samples = store_->ListSamplesForRunPage(request.run_id(), static_cast<int>(page_size) + 1,
+                                                 after, &cursors);
     if (!samples.ok()) return samples.status();
-    for (auto& s : *samples) *out.add_samples() = std::move(s);
+    size_t bytes = out.ByteSizeLong();
+    size_t taken = 0;
+    for (; taken < samples->size() && taken < page_size; ++taken) {
+      bytes += (*samples)[taken].ByteSizeLong() + 8;  // + the field's tag and length
+      if (taken > 0 && bytes > kPageBudgetBytes) break;
+      *out.add_samples() = std::move((*samples)[taken]);
+    }
+    if (taken < samples->size()) {
+      out.set_samples_next_page_token(RunSamplesPageToken(request.run_id(), cursors[taken - 1]));
+    }
   }
   return out;
 }
@@ -98,7 +120,12 @@ absl::StatusOr<v1::ListRunsResponse> FleetCore::ListRuns(const v1::ListRunsReque
   if (!runs.ok()) return runs.status();
   if (absl::Now() >= deadline) return CallerDeadlinePassed();
   v1::ListRunsResponse response;
-  for (size_t i = 0; i < runs->size() && i < page_size; ++i) {
+  // A page ends at page_size runs or kPageBudgetBytes, whichever comes
+  // first (at least one run): a page of large runs still fits a message.
+  size_t bytes = 0;
+  size_t taken = 0;
+  for (size_t i = 0; i < runs->size() && i < page_size; ++i, ++taken) {
+    if (i > 0 && bytes > kPageBudgetBytes) break;
     const storage::RunRecord& r = (*runs)[i];
     v1::Run* run = response.add_runs();
     run->set_run_id(r.run_id);
@@ -109,8 +136,9 @@ absl::StatusOr<v1::ListRunsResponse> FleetCore::ListRuns(const v1::ListRunsReque
     }
     run->set_suite(r.suite);
     for (const auto& b : r.benchmarks) *run->add_benchmarks() = b;
+    bytes += run->ByteSizeLong() + 8;
   }
-  if (runs->size() > page_size) {
+  if (runs->size() > taken) {
     response.set_next_page_token(RunsPageToken(response.runs(response.runs_size() - 1).run_id()));
   }
   return response;
@@ -204,9 +232,15 @@ absl::StatusOr<v1::HistoryResponse> FleetCore::History(const v1::HistoryRequest&
   if (!samples.ok()) return samples.status();
   if (absl::Now() >= deadline) return CallerDeadlinePassed();
   v1::HistoryResponse response;
-  const bool more = samples->size() > page_size;
-  if (more) samples->resize(page_size);
-  for (auto& s : *samples) *response.add_samples() = std::move(s);
+  // A page ends at page_size samples or kPageBudgetBytes (at least one).
+  size_t bytes = 0;
+  size_t taken = 0;
+  for (; taken < samples->size() && taken < page_size; ++taken) {
+    bytes += (*samples)[taken].ByteSizeLong() + 8;
+    if (taken > 0 && bytes > kPageBudgetBytes) break;
+    *response.add_samples() = std::move((*samples)[taken]);
+  }
+  const bool more = samples->size() > taken;
   if (more) {
     const v1::Sample& last = response.samples(response.samples_size() - 1);
     response.set_next_page_token(HistoryPageToken(

@@ -6,13 +6,17 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "common/reason.h"
 #include "grpcpp/support/status.h"
 
 namespace fleetbench {
 
+// The message travels in a trailer, which a client refuses past its
+// metadata limit (8 KiB by default) with an error that hides the real one:
+// cut it to kMaxReasonLength, in case a message still quotes too much.
 inline grpc::Status ToGrpcStatus(const absl::Status& s) {
   if (s.ok()) return grpc::Status::OK;
-  return grpc::Status(static_cast<grpc::StatusCode>(s.code()), std::string(s.message()));
+  return grpc::Status(static_cast<grpc::StatusCode>(s.code()), TruncateReason(s.message()));
 }
 
 inline absl::Status FromGrpcStatus(const grpc::Status& s) {

@@ -65,4 +65,26 @@ absl::StatusOr<storage::SampleCursor> ParseHistoryPageToken(const std::string& t
   return cursor;
 }
 
+std::string RunSamplesPageToken(const std::string& run_id, const storage::RunSampleCursor& last) {
+  const std::string sep(1, kSeparator);
+  return absl::WebSafeBase64Escape(absl::StrCat("samples", sep, run_id, sep, last.node_key, sep,
+                                                last.metric_key, sep, last.time_ms, sep,
+                                                last.id));
+}
+
+absl::StatusOr<storage::RunSampleCursor> ParseRunSamplesPageToken(const std::string& token,
+                                                                  const std::string& run_id) {
+  const std::string what = absl::StrCat("the samples of run ", run_id.substr(0, 64));
+  auto parts = Decode(token, "samples", 5, what);
+  if (!parts.ok()) return parts.status();
+  storage::RunSampleCursor cursor;
+  if ((*parts)[0] != run_id || !absl::SimpleAtoi((*parts)[1], &cursor.node_key) ||
+      !absl::SimpleAtoi((*parts)[2], &cursor.metric_key) ||
+      !absl::SimpleAtoi((*parts)[3], &cursor.time_ms) || (*parts)[4].empty()) {
+    return NotOurs(what);
+  }
+  cursor.id = (*parts)[4];
+  return cursor;
+}
+
 }  // namespace fleetbench::controller

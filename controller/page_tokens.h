@@ -1,4 +1,5 @@
-// controller/page_tokens.h — the opaque page tokens of ListRuns and History.
+// controller/page_tokens.h — the opaque page tokens of ListRuns, History and
+// the samples of GetRun.
 //
 // A token says where the previous page ended and which query it belongs
 // to, so a token handed to another query (another node or metric) is
@@ -28,6 +29,11 @@ std::string HistoryPageToken(const std::string& node, const std::string& metric,
 absl::StatusOr<storage::SampleCursor> ParseHistoryPageToken(const std::string& token,
                                                             const std::string& node,
                                                             const std::string& metric);
+
+// The samples of one run (GetRun): where the page ended.
+std::string RunSamplesPageToken(const std::string& run_id, const storage::RunSampleCursor& last);
+absl::StatusOr<storage::RunSampleCursor> ParseRunSamplesPageToken(const std::string& token,
+                                                                  const std::string& run_id);
 
 }  // namespace fleetbench::controller
 

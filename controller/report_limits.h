@@ -5,6 +5,7 @@
 
 #include "absl/status/status.h"
 #include "common/reason.h"
+#include "common/wire_limits.h"
 #include "fleetbench/v1/agent.pb.h"
 
 namespace fleetbench::controller {
@@ -13,7 +14,7 @@ inline constexpr int kMaxSamplesPerReport = 20000;
 inline constexpr int kMaxParamsPerSample = 64;
 inline constexpr int kMaxOutcomesPerReport = 64;
 inline constexpr size_t kMaxNameLength = 128;     // metric, benchmark
-inline constexpr size_t kMaxParamLength = 1024;   // key or value
+inline constexpr size_t kMaxParamLength = kMaxParamValueBytes;  // key or value
 // Shared with the agent, which cuts its reasons to fit.
 using ::fleetbench::kMaxReasonLength;
 

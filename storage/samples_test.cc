@@ -187,5 +187,44 @@ TEST_F(StoreTest, HistoryPagesAfterACursorWithoutLossOrRepeat) {
   EXPECT_EQ(whole.back(), "s00");
 }
 
+// Issue 9: a run of 200k samples could only be read whole, in one message
+// larger than any peer accepts. Pages walk the same order as the whole read,
+// each sample once, however the samples of two nodes and metrics interleave
+// and share a millisecond.
+TEST_F(StoreTest, RunSamplesPageInTheOrderOfTheWholeRead) {
+  AddNodeAndRun("n1", "r1");
+  ASSERT_TRUE(store_->UpsertNode(MakeNode("n2", "6.1", kT0)).ok());
+  Store::ReportWrite report;
+  for (int i = 0; i < 53; ++i) {
+    report.samples.push_back(MakeSample(absl::StrCat("01HS", 100 + i), "r1", i % 2 ? "n1" : "n2",
+                                        i % 3 ? kMetric : "gemm.cpu.fp64.tflops", i,
+                                        ToUnixMillis(kT0) + i / 5));
+  }
+  ASSERT_EQ(*store_->CommitReports({report}), 53);
+  auto whole = store_->ListSamplesForRun("r1");
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  std::vector<std::string> paged;
+  std::optional<RunSampleCursor> after;
+  int pages = 0;
+  while (true) {
+    std::vector<RunSampleCursor> cursors;
+    auto page = store_->ListSamplesForRunPage("r1", 10, after, &cursors);
+    ASSERT_TRUE(page.ok()) << page.status();
+    ASSERT_EQ(page->size(), cursors.size());
+    ASSERT_LE(page->size(), 10u);
+    for (const v1::Sample& s : *page) paged.push_back(s.id());
+    if (page->empty()) break;
+    ++pages;
+    after = cursors.back();
+  }
+  EXPECT_EQ(pages, 6);
+  std::vector<std::string> ids;
+  for (const v1::Sample& s : *whole) ids.push_back(s.id());
+  EXPECT_EQ(paged, ids);
+  std::vector<RunSampleCursor> cursors;
+  EXPECT_EQ(store_->ListSamplesForRunPage("nope", 10, std::nullopt, &cursors).status().code(),
+            absl::StatusCode::kNotFound);
+}
+
 }  // namespace
 }  // namespace fleetbench::storage

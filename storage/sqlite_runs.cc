@@ -12,6 +12,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "common/reason.h"
 #include "common/status_macros.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
@@ -157,7 +158,7 @@ absl::StatusOr<RunRecord> SqliteStore::GetRun(const std::string& run_id) {
       Statement s, Prepare(absl::StrCat(kSelectRun, "WHERE run_id = ?1")));
   s.Bind(1, run_id);
   FLEETBENCH_ASSIGN_OR_RETURN(bool row, s.Step("reading run"));
-  if (!row) return absl::NotFoundError(absl::StrCat("run ", run_id, " not found"));
+  if (!row) return absl::NotFoundError(absl::StrCat("run ", ClipInput(run_id), " not found"));
   return ReadRun(s);
 }
 
@@ -170,7 +171,7 @@ absl::StatusOr<std::vector<RunRecord>> SqliteStore::ListRuns(
     known.Bind(1, after_run_id);
     FLEETBENCH_ASSIGN_OR_RETURN(bool found, known.Step("finding the page's run"));
     if (!found) {
-      return absl::NotFoundError(absl::StrCat("run ", after_run_id, " not found"));
+      return absl::NotFoundError(absl::StrCat("run ", ClipInput(after_run_id), " not found"));
     }
   }
   // The page starts strictly after the given run in (created, key) order,
@@ -206,7 +207,7 @@ absl::Status SqliteStore::SetRunState(const std::string& run_id,
           "UPDATE runs SET state = ?1, finished_ms = ?2 WHERE run_id = ?3",
           "setting run state", state, FinishedMillis(finished), run_id));
   if (changed == 0) {
-    return absl::NotFoundError(absl::StrCat("run ", run_id, " not found"));
+    return absl::NotFoundError(absl::StrCat("run ", ClipInput(run_id), " not found"));
   }
   return absl::OkStatus();
 }

@@ -24,6 +24,11 @@ namespace fleetbench::storage {
 
 // Columns: id, run_id, node, benchmark, metric, value, unit, params, time_ms.
 absl::StatusOr<std::vector<v1::Sample>> SqliteStore::ReadSamples(Statement& s) {
+  return ReadSamples(s, nullptr);
+}
+
+absl::StatusOr<std::vector<v1::Sample>> SqliteStore::ReadSamples(
+    Statement& s, const std::function<void(Statement&)>& also) {
   std::vector<v1::Sample> samples;
   while (true) {
     FLEETBENCH_ASSIGN_OR_RETURN(bool row, s.Step("reading samples"));
@@ -43,6 +48,7 @@ absl::StatusOr<std::vector<v1::Sample>> SqliteStore::ReadSamples(Statement& s) {
     sample.set_value(s.Double(5));
     sample.set_unit(s.Text(6));
     sample.set_time_unix_ms(s.Int(8));
+    if (also) also(s);
   }
   return samples;
 }
@@ -62,6 +68,33 @@ absl::StatusOr<std::vector<v1::Sample>> SqliteStore::ListSamplesForRun(
               "WHERE s.run_key = ?1"));
   s.BindAll(key, run_id);
   return ReadSamples(s);
+}
+
+absl::StatusOr<std::vector<v1::Sample>> SqliteStore::ListSamplesForRunPage(
+    const std::string& run_id, int limit, const std::optional<RunSampleCursor>& after,
+    std::vector<RunSampleCursor>* cursors) {
+  if (limit <= 0) return absl::InvalidArgumentError("a page of samples needs a limit");
+  absl::MutexLock lock(&mu_);
+  FLEETBENCH_ASSIGN_OR_RETURN(int64_t key, RunKeyLocked(run_id));
+  // The index's order, with the id (the primary key every index entry ends
+  // in) to break ties, so the row-value comparison picks up exactly after
+  // the previous page's last row without a sort.
+  FLEETBENCH_ASSIGN_OR_RETURN(
+      Statement s,
+      Prepare("SELECT s.id, ?2, n.name, s.benchmark, m.name, s.value, s.unit, "
+              "s.params, s.time_ms, s.node_id, s.metric_id "
+              "FROM samples s INDEXED BY samples_by_run "
+              "CROSS JOIN nodes n ON n.id = s.node_id "
+              "CROSS JOIN metrics m ON m.id = s.metric_id "
+              "WHERE s.run_key = ?1 AND (s.node_id, s.metric_id, s.time_ms, s.id) > (?3, ?4, ?5, ?6) "
+              "ORDER BY s.node_id, s.metric_id, s.time_ms, s.id LIMIT ?7"));
+  const RunSampleCursor start =
+      after.value_or(RunSampleCursor{std::numeric_limits<int64_t>::min(), 0, 0, ""});
+  s.BindAll(key, run_id, start.node_key, start.metric_key, start.time_ms, start.id, limit);
+  cursors->clear();
+  return ReadSamples(s, [cursors](Statement& row) {
+    cursors->push_back({row.Int(9), row.Int(10), row.Int(8), std::string(row.Text(0))});
+  });
 }
 
 absl::StatusOr<std::vector<v1::Sample>> SqliteStore::History(

@@ -20,6 +20,7 @@
 #define FLEETBENCH_STORAGE_SQLITE_STORE_IMPL_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -81,6 +82,9 @@ class SqliteStore final : public Store {
 
   absl::StatusOr<std::vector<v1::Sample>> ListSamplesForRun(
       const std::string& run_id) override;
+  absl::StatusOr<std::vector<v1::Sample>> ListSamplesForRunPage(
+      const std::string& run_id, int limit, const std::optional<RunSampleCursor>& after,
+      std::vector<RunSampleCursor>* cursors) override;
   absl::StatusOr<std::vector<v1::Sample>> History(
       const std::string& node, const std::string& metric, int limit,
       const std::optional<SampleCursor>& after) override;
@@ -195,6 +199,11 @@ class SqliteStore final : public Store {
   // ---- sqlite_samples.cc ----
   // Every row of a bound sample query, stepped to its end.
   absl::StatusOr<std::vector<v1::Sample>> ReadSamples(Statement& s)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The same, calling `also(statement)` after each row is read (for columns
+  // past the sample's nine).
+  absl::StatusOr<std::vector<v1::Sample>> ReadSamples(
+      Statement& s, const std::function<void(Statement&)>& also)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // ---- sqlite_rank_scan.cc ----

@@ -62,6 +62,16 @@ struct SampleCursor {
   std::string id;
 };
 
+// Where a page of a run's samples ended, in the store's own order (its
+// node and metric keys, then time and id). Valid for the database that
+// made it; callers carry it, they do not read it.
+struct RunSampleCursor {
+  int64_t node_key = 0;
+  int64_t metric_key = 0;
+  int64_t time_ms = 0;
+  std::string id;
+};
+
 struct RunRecord {
   std::string run_id;
   std::string state;  // queued, running, succeeded, failed, cancelled
@@ -166,6 +176,13 @@ class Store {
   // Grouped by node, then metric, each group in time order.
   virtual absl::StatusOr<std::vector<v1::Sample>> ListSamplesForRun(
       const std::string& run_id) = 0;
+  // One page of the same: at most `limit` samples (> 0) that come after
+  // `after` in that order, and in `cursors` each one's place (the cursor to
+  // pass as `after` for the page that follows it). NOT_FOUND for an unknown
+  // run.
+  virtual absl::StatusOr<std::vector<v1::Sample>> ListSamplesForRunPage(
+      const std::string& run_id, int limit, const std::optional<RunSampleCursor>& after,
+      std::vector<RunSampleCursor>* cursors) = 0;
   // The node's newest `limit` samples of the metric (all when limit <= 0),
   // newest first (time, then id, descending). With `after`, only those
   // that come after it in this order (the next page). NOT_FOUND for an

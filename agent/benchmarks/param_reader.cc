@@ -9,13 +9,14 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "common/reason.h"
 
 namespace fleetbench::agent {
 
 absl::Status ParamReader::Error(absl::string_view key,
                                 absl::string_view what) const {
   return absl::InvalidArgumentError(
-      absl::StrCat(plugin_, ": ", key, ": ", what));
+      absl::StrCat(plugin_, ": ", ClipInput(key), ": ", what));
 }
 
 absl::Status ParamReader::CheckKeys(
@@ -23,7 +24,7 @@ absl::Status ParamReader::CheckKeys(
   for (const auto& [key, value] : params_) {
     if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
       return absl::InvalidArgumentError(
-          absl::StrCat(plugin_, ": unknown parameter '", key,
+          absl::StrCat(plugin_, ": unknown parameter '", ClipInput(key),
                        "' (allowed: ", absl::StrJoin(allowed, ", "), ")"));
     }
   }
@@ -51,7 +52,7 @@ absl::StatusOr<int64_t> ParamReader::IntFrom(const std::string& key,
                                              int64_t lo, int64_t hi) const {
   int64_t value = 0;
   if (!absl::SimpleAtoi(text, &value)) {
-    return Error(key, absl::StrCat("'", text, "' is not an integer"));
+    return Error(key, absl::StrCat("'", ClipInput(text), "' is not an integer"));
   }
   if (value < lo || value > hi) {
     return Error(key, absl::StrCat(value, " is outside ", lo, "..", hi));
@@ -66,7 +67,7 @@ absl::StatusOr<double> ParamReader::Double(const std::string& key,
   if (Has(key)) {
     const std::string text = Get(key, "");
     if (!absl::SimpleAtod(text, &value) || !std::isfinite(value)) {
-      return Error(key, absl::StrCat("'", text, "' is not a number"));
+      return Error(key, absl::StrCat("'", ClipInput(text), "' is not a number"));
     }
   }
   if (!(value >= lo && value <= hi)) {
@@ -82,7 +83,7 @@ absl::StatusOr<bool> ParamReader::Bool(const std::string& key,
       absl::AsciiStrToLower(absl::StripAsciiWhitespace(Get(key, "")));
   if (text == "1" || text == "true") return true;
   if (text == "0" || text == "false") return false;
-  return Error(key, absl::StrCat("'", Get(key, ""),
+  return Error(key, absl::StrCat("'", ClipInput(Get(key, "")),
                                  "' is not one of 0, 1, true, false"));
 }
 
@@ -109,15 +110,15 @@ absl::StatusOr<std::vector<std::string>> ParamReader::ListOf(
   for (absl::string_view item : absl::StrSplit(text, ',')) {
     item = absl::StripAsciiWhitespace(item);
     if (item.empty()) {
-      return Error(key, absl::StrCat("'", text, "' has an empty entry"));
+      return Error(key, absl::StrCat("'", ClipInput(text), "' has an empty entry"));
     }
     if (allowed != nullptr &&
         std::find(allowed->begin(), allowed->end(), item) == allowed->end()) {
-      return Error(key, absl::StrCat("'", item, "' is not one of ",
+      return Error(key, absl::StrCat("'", ClipInput(item), "' is not one of ",
                                      absl::StrJoin(*allowed, ", ")));
     }
     if (!seen.insert(std::string(item)).second) {
-      return Error(key, absl::StrCat("'", item, "' is listed twice"));
+      return Error(key, absl::StrCat("'", ClipInput(item), "' is listed twice"));
     }
     items.emplace_back(item);
   }

@@ -6,6 +6,7 @@
 #include "agent/runtime/reconnect_backoff.h"
 #include "common/logging.h"
 #include "common/token.h"
+#include "common/wire_limits.h"
 #include "grpcpp/grpcpp.h"
 
 namespace fleetbench::agent {
@@ -42,6 +43,9 @@ absl::Status Agent::Run() {
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+  // The limit every peer agrees on (common/wire_limits.h).
+  args.SetMaxReceiveMessageSize(kMaxMessageBytes);
+  args.SetMaxSendMessageSize(kMaxMessageBytes);
   auto channel = grpc::CreateCustomChannel(options_.controller,
                                            grpc::InsecureChannelCredentials(), args);
   auto stub = v1::AgentGateway::NewStub(channel);
@@ -115,6 +119,17 @@ absl::Status Agent::Session(v1::AgentGateway::Stub& stub,
 
   v1::AgentMessage hello;
   *hello.mutable_hello() = MakeHello();
+  // The controller would refuse it (INVALID_ARGUMENT, not retried); say
+  // why here, where the operator reads the log, without sending megabytes.
+  if (const size_t bytes = hello.hello().facts().ByteSizeLong(); bytes > kMaxFactsBytes) {
+    return end(absl::InvalidArgumentError(absl::StrCat(
+        "this node's facts are ", bytes, " bytes, over the ", kMaxFactsBytes,
+        "-byte limit of a hello (docs/protocol.md, Bounds)")));
+  }
+  if (const size_t bytes = hello.hello().ByteSizeLong(); bytes > kMaxHelloBytes) {
+    return end(absl::InvalidArgumentError(absl::StrCat(
+        "this node's hello is ", bytes, " bytes, over the ", kMaxHelloBytes, "-byte limit")));
+  }
   v1::ControllerMessage first;
   const bool sent = stream->Write(hello);
   if (!sent || !stream->Read(&first) || !first.has_welcome()) {

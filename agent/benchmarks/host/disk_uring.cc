@@ -201,15 +201,18 @@ absl::StatusOr<std::vector<v1::Sample>> DiskUringBenchmark::Run(
   const int64_t file_bytes = config->file_mib * kMiB;
 
   const std::string file_name = RandomDiskFileName();
-  absl::StatusOr<std::string> target =
-      ResolveScratchTarget(context.scratch_dir(), file_name);
-  if (!target.ok()) return target.status();
-  const std::string dir = target->substr(0, target->rfind('/'));
-  const std::string canonical_dir = dir.empty() ? "/" : dir;
+  // Opened once, checked component by component; from here on the folder
+  // is this handle, never its path (a symlink swapped in later is not
+  // followed).
+  absl::StatusOr<std::unique_ptr<ScratchDir>> scratch =
+      ScratchDir::Open(context.scratch_dir());
+  if (!scratch.ok()) return scratch.status();
+  if (absl::Status s = (*scratch)->CheckNewName(file_name); !s.ok()) return s;
+  const std::string canonical_dir = (*scratch)->path();
   // Files of earlier runs that were killed would otherwise fill the disk.
-  absl::StatusOr<int> stale = RemoveStaleScratchFiles(canonical_dir);
+  absl::StatusOr<int> stale = RemoveStaleScratchFiles(**scratch);
   if (!stale.ok()) return stale.status();
-  absl::StatusOr<uint64_t> available = AvailableBytes(canonical_dir);
+  absl::StatusOr<uint64_t> available = AvailableBytes(**scratch);
   if (!available.ok()) return available.status();
   if (absl::Status s = CheckFreeSpace(canonical_dir, *available,
                                       static_cast<uint64_t>(file_bytes));
@@ -219,7 +222,7 @@ absl::StatusOr<std::vector<v1::Sample>> DiskUringBenchmark::Run(
 
   // From here on the file exists; `file` removes it on every return path.
   absl::StatusOr<std::unique_ptr<ScratchFile>> file =
-      ScratchFile::Create(canonical_dir, file_name);
+      ScratchFile::Create(**scratch, file_name);
   if (!file.ok()) return file.status();
   const StorageFacts storage = DescribeStorage(canonical_dir, (*file)->fd());
   const size_t alignment = std::max<size_t>(

@@ -50,44 +50,105 @@ bool IsInside(const std::string& path, const std::string& dir) {
 
 }  // namespace
 
-absl::StatusOr<std::string> ResolveScratchTarget(const std::string& scratch_dir,
-                                                 const std::string& file_name) {
-  if (scratch_dir.empty()) {
+namespace {
+
+// One step of the walk: `name` under the open folder `parent`, never
+// followed if it is a symlink. `flags` picks O_PATH (just a place to look
+// things up) or O_RDONLY (the folder itself).
+enum class Step { kOpened, kMissing };
+absl::StatusOr<Step> OpenComponent(int parent, const std::string& name, const std::string& shown,
+                                   const std::string& prefix, int flags, int* out) {
+  *out = openat(parent, name.c_str(), flags | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (*out >= 0) return Step::kOpened;
+  const int error = errno;
+  if (error == ENOENT) return Step::kMissing;
+  struct stat st;
+  if (fstatat(parent, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode)) {
+    absl::StatusOr<std::string> real = RealPath(prefix);
+    return Refuse(shown, absl::StrCat("goes through a symlink at '", prefix, "'",
+                                      real.ok() ? absl::StrCat(" and resolves to '", *real, "'")
+                                                : std::string(),
+                                      "; configure the real path instead"));
+  }
+  if (error == ENOTDIR) {
+    return Refuse(shown, prefix == shown ? std::string("is not a directory")
+                                         : absl::StrCat("has '", prefix, "', not a directory"));
+  }
+  return absl::ErrnoToStatus(error, absl::StrCat("disk: open ", prefix));
+}
+
+// Opens (or with `create`, makes and opens) `path` from "/" one component
+// at a time. The returned fd is O_RDONLY | O_DIRECTORY.
+absl::StatusOr<std::pair<int, std::string>> WalkScratchPath(const std::string& path,
+                                                            bool create) {
+  if (path.empty()) {
     return absl::FailedPreconditionError(
         "disk: no scratch dir is configured; the disk benchmark writes only "
         "there");
   }
-  if (scratch_dir[0] != '/') return Refuse(scratch_dir, "is not absolute");
-  for (absl::string_view part : absl::StrSplit(scratch_dir, '/')) {
-    if (part == "..") return Refuse(scratch_dir, "contains '..'");
-    if (part == ".") return Refuse(scratch_dir, "contains '.'");
+  if (path[0] != '/') return Refuse(path, "is not absolute");
+  std::vector<std::string> parts;
+  for (absl::string_view part : absl::StrSplit(path, '/', absl::SkipEmpty())) {
+    if (part == "..") return Refuse(path, "contains '..'");
+    if (part == ".") return Refuse(path, "contains '.'");
+    parts.emplace_back(part);
   }
-  struct stat st;
-  if (stat(scratch_dir.c_str(), &st) != 0) {
-    if (errno == ENOENT) return Refuse(scratch_dir, "does not exist");
-    return absl::ErrnoToStatus(errno, absl::StrCat("disk: stat ", scratch_dir));
+  const std::string canonical = CollapseSlashes(path);
+  int fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return absl::ErrnoToStatus(errno, "disk: open /");
+  std::string prefix;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    absl::StrAppend(&prefix, "/", parts[i]);
+    const bool last = i + 1 == parts.size();
+    const int flags = last ? O_RDONLY : O_PATH;
+    int next = -1;
+    absl::StatusOr<Step> step = OpenComponent(fd, parts[i], canonical, prefix, flags, &next);
+    if (step.ok() && *step == Step::kMissing && create) {
+      if (mkdirat(fd, parts[i].c_str(), 0755) != 0 && errno != EEXIST) {
+        const int error = errno;
+        close(fd);
+        return absl::ErrnoToStatus(error, absl::StrCat("create ", prefix));
+      }
+      step = OpenComponent(fd, parts[i], canonical, prefix, flags, &next);
+    }
+    close(fd);
+    if (!step.ok()) return step.status();
+    if (*step == Step::kMissing) {
+      return Refuse(canonical, prefix == canonical
+                                   ? std::string("does not exist")
+                                   : absl::StrCat("does not exist ('", prefix, "' is missing)"));
+    }
+    fd = next;
   }
-  if (!S_ISDIR(st.st_mode)) return Refuse(scratch_dir, "is not a directory");
-  const std::string dir = CollapseSlashes(scratch_dir);
-  absl::StatusOr<std::string> real = RealPath(dir);
-  if (!real.ok()) return real.status();
-  if (*real != dir) {
-    return Refuse(scratch_dir,
-                  absl::StrCat("goes through a symlink and resolves to '",
-                               *real, "'; configure that path instead"));
-  }
+  return std::make_pair(fd, canonical);
+}
 
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<ScratchDir>> ScratchDir::Open(const std::string& path) {
+  absl::StatusOr<std::pair<int, std::string>> opened = WalkScratchPath(path, false);
+  if (!opened.ok()) return opened.status();
+  return std::unique_ptr<ScratchDir>(new ScratchDir(opened->first, opened->second));
+}
+
+ScratchDir::~ScratchDir() { close(fd_); }
+
+std::string ScratchDir::Join(const std::string& name) const {
+  return path_ == "/" ? absl::StrCat("/", name) : absl::StrCat(path_, "/", name);
+}
+
+absl::Status ScratchDir::CheckNewName(const std::string& file_name) const {
   if (file_name.empty() || file_name == "." || file_name == ".." ||
       absl::StrContains(file_name, '/')) {
     return absl::InvalidArgumentError(absl::StrCat(
         "disk: test file name '", file_name, "' is not one path component"));
   }
-  const std::string target = dir == "/" ? absl::StrCat("/", file_name)
-                                        : absl::StrCat(dir, "/", file_name);
-  if (lstat(target.c_str(), &st) == 0) {
+  const std::string target = Join(file_name);
+  struct stat st;
+  if (fstatat(fd_, file_name.c_str(), &st, AT_SYMLINK_NOFOLLOW) == 0) {
     if (S_ISLNK(st.st_mode)) {
       absl::StatusOr<std::string> leads_to = RealPath(target);
-      if (!leads_to.ok() || !IsInside(*leads_to, dir)) {
+      if (!leads_to.ok() || !IsInside(*leads_to, path_)) {
         return absl::FailedPreconditionError(
             absl::StrCat("disk: '", target,
                          "' is a symlink that leads outside the scratch "
@@ -102,7 +163,22 @@ absl::StatusOr<std::string> ResolveScratchTarget(const std::string& scratch_dir,
   if (errno != ENOENT) {
     return absl::ErrnoToStatus(errno, absl::StrCat("disk: lstat ", target));
   }
-  return target;
+  return absl::OkStatus();
+}
+
+absl::Status CreateScratchDirs(const std::string& path) {
+  absl::StatusOr<std::pair<int, std::string>> made = WalkScratchPath(path, true);
+  if (!made.ok()) return made.status();
+  close(made->first);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> ResolveScratchTarget(const std::string& scratch_dir,
+                                                 const std::string& file_name) {
+  absl::StatusOr<std::unique_ptr<ScratchDir>> dir = ScratchDir::Open(scratch_dir);
+  if (!dir.ok()) return dir.status();
+  if (absl::Status s = (*dir)->CheckNewName(file_name); !s.ok()) return s;
+  return (*dir)->Join(file_name);
 }
 
 std::string RandomDiskFileName() {
@@ -125,17 +201,16 @@ bool IsDiskFileName(const std::string& name) {
   return true;
 }
 
-absl::StatusOr<int> RemoveStaleScratchFiles(const std::string& dir) {
-  const int dir_fd =
-      open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (dir_fd < 0) {
-    return absl::ErrnoToStatus(errno, absl::StrCat("disk: open ", dir));
-  }
-  DIR* listing = fdopendir(dup(dir_fd));
+absl::StatusOr<int> RemoveStaleScratchFiles(const ScratchDir& dir) {
+  const int dir_fd = dir.fd();
+  // opendir takes ownership of its fd and rewinds it: give it its own,
+  // opened afresh relative to the folder (".", never the path).
+  const int list_fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  DIR* listing = list_fd >= 0 ? fdopendir(list_fd) : nullptr;
   if (listing == nullptr) {
     const int error = errno;
-    close(dir_fd);
-    return absl::ErrnoToStatus(error, absl::StrCat("disk: list ", dir));
+    if (list_fd >= 0) close(list_fd);
+    return absl::ErrnoToStatus(error, absl::StrCat("disk: list ", dir.path()));
   }
   int removed = 0;
   while (const dirent* entry = readdir(listing)) {
@@ -153,8 +228,13 @@ absl::StatusOr<int> RemoveStaleScratchFiles(const std::string& dir) {
     close(fd);
   }
   closedir(listing);
-  close(dir_fd);
   return removed;
+}
+
+absl::StatusOr<int> RemoveStaleScratchFiles(const std::string& dir) {
+  absl::StatusOr<std::unique_ptr<ScratchDir>> opened = ScratchDir::Open(dir);
+  if (!opened.ok()) return opened.status();
+  return RemoveStaleScratchFiles(**opened);
 }
 
 absl::Status CheckFreeSpace(const std::string& dir, uint64_t available_bytes,
@@ -170,20 +250,32 @@ absl::Status CheckFreeSpace(const std::string& dir, uint64_t available_bytes,
       dir, mib(available_bytes), mib(file_bytes), mib(needed)));
 }
 
-absl::StatusOr<uint64_t> AvailableBytes(const std::string& dir) {
+absl::StatusOr<uint64_t> AvailableBytes(const ScratchDir& dir) {
   struct statvfs st;
-  if (statvfs(dir.c_str(), &st) != 0) {
-    return absl::ErrnoToStatus(errno, absl::StrCat("disk: statvfs ", dir));
+  if (fstatvfs(dir.fd(), &st) != 0) {
+    return absl::ErrnoToStatus(errno, absl::StrCat("disk: statvfs ", dir.path()));
   }
   return static_cast<uint64_t>(st.f_bavail) * st.f_frsize;
 }
 
+absl::StatusOr<uint64_t> AvailableBytes(const std::string& dir) {
+  absl::StatusOr<std::unique_ptr<ScratchDir>> opened = ScratchDir::Open(dir);
+  if (!opened.ok()) return opened.status();
+  return AvailableBytes(**opened);
+}
+
 absl::StatusOr<std::unique_ptr<ScratchFile>> ScratchFile::Create(
-    const std::string& dir, const std::string& file_name) {
-  const int dir_fd =
-      open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    const ScratchDir& dir, const std::string& file_name) {
+  if (file_name.empty() || file_name == "." || file_name == ".." ||
+      absl::StrContains(file_name, '/')) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "disk: test file name '", file_name, "' is not one path component"));
+  }
+  // Its own handle on the same folder (not the path): the file is removed
+  // relative to it however long the ScratchDir lives.
+  const int dir_fd = fcntl(dir.fd(), F_DUPFD_CLOEXEC, 0);
   if (dir_fd < 0) {
-    return absl::ErrnoToStatus(errno, absl::StrCat("disk: open ", dir));
+    return absl::ErrnoToStatus(errno, absl::StrCat("disk: dup ", dir.path()));
   }
   const int fd =
       openat(dir_fd, file_name.c_str(),
@@ -192,7 +284,7 @@ absl::StatusOr<std::unique_ptr<ScratchFile>> ScratchFile::Create(
     const int error = errno;
     close(dir_fd);
     return absl::ErrnoToStatus(
-        error, absl::StrCat("disk: create ", dir, "/", file_name));
+        error, absl::StrCat("disk: create ", dir.Join(file_name)));
   }
   // Tells RemoveStaleScratchFiles in another process that this file is live.
   if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
@@ -201,12 +293,17 @@ absl::StatusOr<std::unique_ptr<ScratchFile>> ScratchFile::Create(
     close(fd);
     close(dir_fd);
     return absl::ErrnoToStatus(
-        error, absl::StrCat("disk: lock ", dir, "/", file_name));
+        error, absl::StrCat("disk: lock ", dir.Join(file_name)));
   }
   return std::unique_ptr<ScratchFile>(
-      new ScratchFile(dir_fd, fd, file_name,
-                      dir == "/" ? absl::StrCat("/", file_name)
-                                 : absl::StrCat(dir, "/", file_name)));
+      new ScratchFile(dir_fd, fd, file_name, dir.Join(file_name)));
+}
+
+absl::StatusOr<std::unique_ptr<ScratchFile>> ScratchFile::Create(
+    const std::string& dir, const std::string& file_name) {
+  absl::StatusOr<std::unique_ptr<ScratchDir>> opened = ScratchDir::Open(dir);
+  if (!opened.ok()) return opened.status();
+  return Create(**opened, file_name);
 }
 
 absl::StatusOr<int> ScratchFile::Reopen(int extra_flags) {

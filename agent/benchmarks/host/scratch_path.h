@@ -2,14 +2,17 @@
 // its test file, and the file itself.
 //
 // The runner gives each benchmark one scratch folder; nothing outside it may
-// be written. ResolveScratchTarget refuses a folder that is missing, not a
+// be written. ScratchDir opens the folder once, one path component at a
+// time from "/" with O_NOFOLLOW, and refuses a folder that is missing, not a
 // folder, relative, or not canonical (".", ".." or a symlink anywhere in
-// it: whatever it resolves to is not what the operator configured), and a
-// test file name that already exists (a symlink planted there could send the
-// writes anywhere). ScratchFile then creates the file with O_EXCL and
-// O_NOFOLLOW relative to an open handle on the folder, so the check and the
-// creation cannot be raced, and removes it when destroyed: after a normal
-// run, a failure or a cancellation alike.
+// it: whatever it resolves to is not what the operator configured).
+// Everything the benchmark then does there — sweeping stale files, asking
+// for free space, creating its test file (O_EXCL, O_NOFOLLOW) — is relative
+// to that open handle, never to the path again, so swapping the folder or
+// any ancestor for a symlink after the check cannot put a byte outside it.
+// ScratchFile removes its file when destroyed: after a normal run, a
+// failure or a cancellation alike. CreateScratchDirs makes the folder at
+// agent start-up the same way, never creating through a symlink.
 //
 // Errors: FAILED_PRECONDITION (the node cannot run the benchmark as
 // configured; the runner reports it as skipped, with the reason) for every
@@ -28,8 +31,42 @@
 
 namespace fleetbench::agent {
 
-// <scratch_dir>/<file_name> after the checks above. `file_name` must be one
-// plain path component.
+// An open handle on a checked scratch folder (see above). Thread-compatible;
+// fd() may be used from any thread while it lives.
+class ScratchDir {
+ public:
+  // FAILED_PRECONDITION, saying what is wrong with `path`, for every reason
+  // above.
+  static absl::StatusOr<std::unique_ptr<ScratchDir>> Open(const std::string& path);
+  ~ScratchDir();
+  ScratchDir(const ScratchDir&) = delete;
+  ScratchDir& operator=(const ScratchDir&) = delete;
+
+  // O_RDONLY | O_DIRECTORY, on the folder as it was when opened.
+  int fd() const { return fd_; }
+  // The path as checked, slashes collapsed: for messages, never reopened.
+  const std::string& path() const { return path_; }
+  // <path>/<name>, for messages.
+  std::string Join(const std::string& name) const;
+  // OK when `file_name` is one plain component that does not exist in the
+  // folder yet; ALREADY_EXISTS when it does (FAILED_PRECONDITION for a
+  // symlink there that leads outside); INVALID_ARGUMENT for a path.
+  absl::Status CheckNewName(const std::string& file_name) const;
+
+ private:
+  ScratchDir(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
+  int fd_;
+  std::string path_;
+};
+
+// Creates `path` and its missing parents (mode 0755 less the umask) the way
+// ScratchDir opens it: one component at a time from "/", refusing a
+// symlink anywhere instead of creating through it. FAILED_PRECONDITION
+// saying which component is a symlink or not a folder.
+absl::Status CreateScratchDirs(const std::string& path);
+
+// <scratch_dir>/<file_name> after ScratchDir::Open and CheckNewName. For
+// callers that only check; a writer keeps the ScratchDir instead.
 absl::StatusOr<std::string> ResolveScratchTarget(const std::string& scratch_dir,
                                                  const std::string& file_name);
 
@@ -43,22 +80,28 @@ bool IsDiskFileName(const std::string& name);
 // by a run that was killed (SIGKILL, OOM, power loss) before it could clean
 // up. Symlinks and other names are never touched. Returns how many files
 // were removed.
+absl::StatusOr<int> RemoveStaleScratchFiles(const ScratchDir& dir);
+// The same, opening `dir` as ScratchDir::Open does.
 absl::StatusOr<int> RemoveStaleScratchFiles(const std::string& dir);
 
 // OK when `available_bytes` covers the file plus 10%; FAILED_PRECONDITION
 // with both numbers otherwise. Pure.
 absl::Status CheckFreeSpace(const std::string& dir, uint64_t available_bytes,
                             uint64_t file_bytes);
-// Bytes an unprivileged user may still write under `dir` (statvfs f_bavail).
+// Bytes an unprivileged user may still write in `dir` (fstatvfs f_bavail).
+absl::StatusOr<uint64_t> AvailableBytes(const ScratchDir& dir);
 absl::StatusOr<uint64_t> AvailableBytes(const std::string& dir);
 
 // A file this process created and will remove. Not thread-safe; fd() may be
 // used from any thread while the object lives.
 class ScratchFile {
  public:
-  // Creates `file_name` (mode 0600) in `dir`, which must be canonical (see
-  // ResolveScratchTarget), and holds an exclusive flock on it while it
-  // lives. Fails if the name exists, symlink or not.
+  // Creates `file_name` (mode 0600) in the open folder `dir` and holds an
+  // exclusive flock on it while it lives. Fails if the name exists, symlink
+  // or not.
+  static absl::StatusOr<std::unique_ptr<ScratchFile>> Create(
+      const ScratchDir& dir, const std::string& file_name);
+  // The same, opening `dir` as ScratchDir::Open does.
   static absl::StatusOr<std::unique_ptr<ScratchFile>> Create(
       const std::string& dir, const std::string& file_name);
   // Unlinks the file, then closes every descriptor (releasing the lock).

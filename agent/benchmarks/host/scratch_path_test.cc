@@ -199,5 +199,78 @@ TEST_F(ScratchPathTest, ScratchFileNeverFollowsSymlink) {
   EXPECT_FALSE(fs::exists(outside_ + "/victim"));
 }
 
+// Issue 9: the check guarded only the last component, and the file was then
+// created by path: an ancestor swapped for a symlink between the two put the
+// test file outside (once in 25 runs). Now the folder is opened once and
+// everything after is relative to that handle: the same swap, made
+// deterministically here, leaves every byte in the folder that was checked.
+TEST_F(ScratchPathTest, SwappingAnAncestorAfterOpenStaysConfined) {
+  const std::string parent = root_ + "/parent";
+  fs::create_directories(parent + "/scratch");
+  fs::create_directories(outside_ + "/scratch");
+  const std::string decoy = "fleetbench-disk-00000000000000dd.dat";
+  std::ofstream(outside_ + "/scratch/" + decoy) << "not the benchmark's to remove";
+
+  absl::StatusOr<std::unique_ptr<ScratchDir>> dir = ScratchDir::Open(parent + "/scratch");
+  ASSERT_TRUE(dir.ok()) << dir.status();
+  // The swap: the checked ancestor moves away and a symlink to outside takes
+  // its name, so the configured path now leads outside.
+  fs::rename(parent, root_ + "/parent.real");
+  fs::create_directory_symlink(outside_, parent);
+  ASSERT_TRUE(fs::exists(parent + "/scratch/" + decoy));
+
+  absl::StatusOr<int> removed = RemoveStaleScratchFiles(**dir);
+  ASSERT_TRUE(removed.ok()) << removed.status();
+  EXPECT_EQ(*removed, 0);
+  EXPECT_TRUE(fs::exists(outside_ + "/scratch/" + decoy));
+  EXPECT_TRUE(AvailableBytes(**dir).ok());
+  EXPECT_TRUE((*dir)->CheckNewName("t.dat").ok());
+  {
+    absl::StatusOr<std::unique_ptr<ScratchFile>> file = ScratchFile::Create(**dir, "t.dat");
+    ASSERT_TRUE(file.ok()) << file.status();
+    ASSERT_EQ(write((*file)->fd(), "abc", 3), 3);
+    EXPECT_TRUE(fs::exists(root_ + "/parent.real/scratch/t.dat"));
+    EXPECT_FALSE(fs::exists(outside_ + "/scratch/t.dat"));
+    EXPECT_TRUE((*file)->Reopen(0).ok());
+  }
+  EXPECT_FALSE(fs::exists(root_ + "/parent.real/scratch/t.dat"));
+  EXPECT_FALSE(fs::exists(outside_ + "/scratch/t.dat"));
+  // Opened afresh, the swapped path is refused at the symlink.
+  absl::StatusOr<std::unique_ptr<ScratchDir>> again = ScratchDir::Open(parent + "/scratch");
+  EXPECT_EQ(again.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(again.status().message(), HasSubstr("symlink at '" + parent + "'"));
+}
+
+TEST_F(ScratchPathTest, RefusesASymlinkAsAncestorOrLastComponent) {
+  fs::create_directories(outside_ + "/inner");
+  fs::create_directory_symlink(outside_, root_ + "/up");
+  for (const std::string& path : {root_ + "/up/inner", root_ + "/up"}) {
+    absl::StatusOr<std::unique_ptr<ScratchDir>> dir = ScratchDir::Open(path);
+    EXPECT_EQ(dir.status().code(), absl::StatusCode::kFailedPrecondition) << path;
+    EXPECT_THAT(dir.status().message(), HasSubstr("symlink at '" + root_ + "/up'"));
+    EXPECT_THAT(dir.status().message(), HasSubstr(outside_));
+  }
+  std::ofstream(root_ + "/file") << "x";
+  EXPECT_THAT(ScratchDir::Open(root_ + "/file/below").status().message(),
+              HasSubstr("not a directory"));
+}
+
+// Issue 9: agent start-up created the scratch folder through a symlinked
+// parent (create_directories follows links), planting folders outside.
+TEST_F(ScratchPathTest, CreateScratchDirsNeverCreatesThroughASymlink) {
+  ASSERT_TRUE(CreateScratchDirs(root_ + "/state/a/scratch").ok());
+  EXPECT_TRUE(fs::is_directory(root_ + "/state/a/scratch"));
+  EXPECT_TRUE(CreateScratchDirs(root_ + "/state/a/scratch").ok());  // already there
+
+  fs::create_directory_symlink(outside_, root_ + "/link");
+  const absl::Status s = CreateScratchDirs(root_ + "/link/new/scratch");
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(s.message(), HasSubstr("symlink at '" + root_ + "/link'"));
+  EXPECT_FALSE(fs::exists(outside_ + "/new"));
+  fs::create_directory_symlink(outside_, root_ + "/state/last");
+  EXPECT_FALSE(CreateScratchDirs(root_ + "/state/last").ok());
+  EXPECT_FALSE(CreateScratchDirs("relative/scratch").ok());
+}
+
 }  // namespace
 }  // namespace fleetbench::agent
