@@ -123,7 +123,7 @@ TEST_F(FleetRulesTest, SlowNodeIsAnOutlierNamingItsPeers) {
   EXPECT_THAT(Codes("b"), ::testing::IsEmpty());
 }
 
-TEST_F(FleetRulesTest, MildShortfallIsAWarningAndNoiseIsNot) {
+TEST_F(FleetRulesTest, AShortfallInOneRunIsInfoInTwoAWarningAndNoiseIsNothing) {
   for (const char* n : {"a", "b", "c"}) e_.nodes.push_back(CpuNode(n));
   Runs("a", kGemm, 4, [](int i) { return 1.0 + Jitter(i); });
   Runs("b", kGemm, 4, [](int i) { return 1.0 + Jitter(i + 1); });
