@@ -62,6 +62,8 @@ class SqliteStore final : public Store {
   absl::Status TouchNode(const std::string& name, absl::Time seen) override;
   absl::StatusOr<std::vector<NodeRecord>> ListNodes() override;
   absl::StatusOr<int> CountFactsVersions(const std::string& name) override;
+  absl::StatusOr<std::vector<FactsVersion>> ListFactsVersions(const std::string& name,
+                                                              int limit) override;
 
   absl::Status CreateRun(const RunRecord& run,
                          const std::vector<TaskRecord>& tasks) override;
