@@ -1,4 +1,5 @@
-// The user commands: nodes, run, results, runs, cancel, rank, history.
+// The user commands: nodes, run, results, runs, cancel, rank, history (and
+// the connection cmd_findings.cc uses, at the end: cli/fleet_client.h).
 // Each is a thin call to the controller's Fleet service; --json prints the
 // response message with protobuf's JSON printer.
 #include <signal.h>
@@ -33,6 +34,7 @@
 #include "cli/args.h"
 #include "cli/client.h"
 #include "cli/commands.h"
+#include "cli/fleet_client.h"
 #include "cli/interrupt.h"
 #include "cli/table.h"
 #include "cli/usage.h"
@@ -186,7 +188,7 @@ int NodesRmCommand(const Argv& argv) {
   request.set_name(p->args.positional[0]);
   v1::RemoveNodeResponse response;
   if (auto s = p->client->Call(&v1::Fleet::Stub::RemoveNode, request, &response); !s.ok()) {
-    return Fail("nodes rm", std::string(s.message()));
+    return RemoteError("nodes rm", s);
   }
   if (p->args.Has("json")) {
     std::cout << ToJson(response) << "\n";
@@ -306,14 +308,20 @@ int NodesCommand(const Argv& argv) {
               << "): " << response.store_error() << "; " << response.reports_held()
               << " report(s) held unacknowledged and retried until stored\n";
   }
-  Table table({"NAME", "STATUS", "CPU", "CORES", "MEMORY_GiB", "LABELS"});
+  // Each node's worst finding (docs/findings.md); the nodes still print when
+  // the controller cannot say.
+  v1::ListFindingsResponse findings;
+  const absl::Status judged =
+      p->client->Call(&v1::Fleet::Stub::ListFindings, v1::ListFindingsRequest(), &findings);
+  Table table({"NAME", "STATUS", "CPU", "CORES", "MEMORY_GiB", "WORST_FINDING", "LABELS"});
   for (const v1::Node& n : response.nodes()) {
     table.AddRow({n.name(), NodeStatusName(n.status()), n.facts().cpu().model(),
                   std::to_string(n.facts().cpu().logical_cores()),
                   FormatNumber(static_cast<double>(n.facts().memory_total_bytes()) / (1 << 30)),
-                  Labels(n.labels())});
+                  judged.ok() ? WorstFindingOf(findings, n.name()) : "?", Labels(n.labels())});
   }
   std::cout << table.Render();
+  if (!judged.ok()) std::cerr << "fleetbench nodes: no findings: " << judged.message() << "\n";
   return kExitOk;
 }
 
@@ -484,8 +492,20 @@ int ResultsCommand(const Argv& argv) {
   }
   if (p->args.Has("json")) {
     std::cout << ToJson(run) << "\n";
+    return kExitOk;
+  }
+  PrintRun(run);
+  // What the controller concludes from this run (`fleetbench findings --run
+  // RUN --json` for scripts).
+  v1::ListFindingsRequest judge;
+  judge.set_run_id(run.run_id());
+  v1::ListFindingsResponse findings;
+  if (auto s = p->client->Call(&v1::Fleet::Stub::ListFindings, judge, &findings); !s.ok()) {
+    std::cerr << "fleetbench results: no findings: " << s.message() << "\n";
+  } else if (findings.findings().empty()) {
+    std::cout << "\nfindings: none\n";
   } else {
-    PrintRun(run);
+    std::cout << "\nfindings:\n" << RenderFindings(findings);
   }
   return kExitOk;
 }
@@ -622,6 +642,37 @@ int HistoryCommand(const Argv& argv) {
   PrintNextPage("history --node " + request.node() + " --metric " + request.metric(),
                 response.next_page_token());
   return kExitOk;
+}
+
+// --- The connection for the commands in other files (fleet_client.h). ---
+
+namespace {
+
+class ConnectedFleetClient final : public FleetClient {
+ public:
+  explicit ConnectedFleetClient(Client client) : client_(std::move(client)) {}
+  absl::Status ListFindings(const v1::ListFindingsRequest& request,
+                            v1::ListFindingsResponse* response) override {
+    return client_.Call(&v1::Fleet::Stub::ListFindings, request, response);
+  }
+  absl::Status Variance(const v1::VarianceRequest& request,
+                        v1::VarianceResponse* response) override {
+    return client_.Call(&v1::Fleet::Stub::Variance, request, response);
+  }
+
+ private:
+  Client client_;
+};
+
+}  // namespace
+
+std::optional<PreparedCommand> PrepareCommand(const std::string& command, const Argv& argv,
+                                              std::vector<FlagSpec> flags, size_t positional,
+                                              int* exit_code) {
+  std::optional<Prepared> p = Prepare(command, argv, std::move(flags), positional, exit_code);
+  if (!p) return std::nullopt;
+  return PreparedCommand{std::move(p->args),
+                         std::make_unique<ConnectedFleetClient>(std::move(*p->client))};
 }
 
 }  // namespace fleetbench::cli

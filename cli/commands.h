@@ -29,6 +29,8 @@ int HistoryCommand(const Argv& args);
 int PricesCommand(const Argv& args);
 int CostCommand(const Argv& args);
 int ProbeCommand(const Argv& args);
+int FindingsCommand(const Argv& args);
+int VarianceCommand(const Argv& args);
 
 }  // namespace fleetbench::cli
 

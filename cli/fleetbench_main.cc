@@ -31,6 +31,8 @@ constexpr Command kCommands[] = {
     {"cost", fleetbench::cli::CostCommand, "how long and how much W units of work take per offer"},
     {"probe", fleetbench::cli::ProbeCommand,
      "run the suite on this machine, no controller; findings and a PASS/WARN/FAIL verdict"},
+    {"findings", fleetbench::cli::FindingsCommand, "what the controller concludes about the nodes"},
+    {"variance", fleetbench::cli::VarianceCommand, "a metric's 24-hour profile and day/night gap"},
 };
 
 int PrintUsage(std::ostream& out) {

@@ -9,13 +9,14 @@
 // Layout: one class whose member functions are defined by domain in
 // fleet_core.cc (the actor and entry points), fleet_core_sessions.cc,
 // fleet_core_node_removal.cc, fleet_core_dispatch.cc, fleet_core_runs.cc,
-// fleet_core_ingest.cc, fleet_core_retry.cc, fleet_core_views.cc and
-// fleet_core_prices.cc; the private section below is grouped the same way.
+// fleet_core_ingest.cc, fleet_core_retry.cc, fleet_core_views.cc,
+// fleet_core_prices.cc and fleet_core_findings.cc; the private section below
+// is grouped the same way.
 //
 // Threading: one actor thread applies every state change in order; callers
 // post events and return at once (agent side) or wait for the answer (user
 // side). Store writes happen only on the actor thread, never on a gRPC
-// reactor thread; read-only queries (Rank, History) read the store from the
+// reactor thread; read-only queries (Rank, History, ListFindings, Variance) read the store from the
 // caller's thread so a long query does not stall ingest. Consecutive
 // reports are committed in one transaction (group commit) and acknowledged
 // only after the commit returned OK.
@@ -63,12 +64,15 @@
 #include "absl/time/time.h"
 #include "common/clock.h"
 #include "controller/ranking.h"
+#include "diagnosis/fleet_rules.h"
 #include "fleetbench/v1/agent.pb.h"
+#include "fleetbench/v1/finding.pb.h"
 #include "fleetbench/v1/history.pb.h"
 #include "fleetbench/v1/node.pb.h"
 #include "fleetbench/v1/price.pb.h"
 #include "fleetbench/v1/rank.pb.h"
 #include "fleetbench/v1/run.pb.h"
+#include "fleetbench/v1/variance.pb.h"
 #include "storage/store.h"
 
 namespace fleetbench::controller {
@@ -84,6 +88,11 @@ struct FleetOptions {
   // How often expiry is checked.
   absl::Duration sweep_interval = absl::Milliseconds(250);
   absl::Duration rank_window = absl::Hours(24 * 7);
+  // How far back ListFindings and Variance read peers and history, unless a
+  // request says otherwise; and the fleet rules' thresholds
+  // (docs/findings.md).
+  absl::Duration findings_window = absl::Hours(24 * 14);
+  diagnosis::FleetRuleOptions fleet_rules;
   // Checks one benchmark's parameters before StartRun stores anything (the
   // binary that links the plugins passes their ValidateParams); an error
   // refuses the run with INVALID_ARGUMENT. It sees each spec as an agent
@@ -176,6 +185,15 @@ class FleetCore {
   // and prices).
   absl::StatusOr<v1::CostResponse> Cost(const v1::CostRequest& request,
                                         absl::Time deadline = absl::InfiniteFuture());
+  // Findings computed now from the store: the node rules and the fleet
+  // rules (docs/findings.md) for one node or all, on a run's results or each
+  // node's latest. NOT_FOUND for an unknown node or run; INVALID_ARGUMENT
+  // for a bad severity or window. Reads only the store (fleet_core_findings.cc).
+  absl::StatusOr<v1::ListFindingsResponse> ListFindings(
+      const v1::ListFindingsRequest& request, absl::Time deadline = absl::InfiniteFuture());
+  // A metric's 24-hour profile per node or group (fleet_core_findings.cc).
+  absl::StatusOr<v1::VarianceResponse> Variance(
+      const v1::VarianceRequest& request, absl::Time deadline = absl::InfiniteFuture());
 
   // Counters for /metrics and benchmarks.
   struct Stats {

@@ -95,4 +95,18 @@ grpc::Status FleetService::Cost(grpc::ServerContext* context, const v1::CostRequ
   return Serve(*context, token_, response, [&](absl::Time deadline) { return core_->Cost(*request, deadline); });
 }
 
+grpc::Status FleetService::ListFindings(grpc::ServerContext* context,
+                                        const v1::ListFindingsRequest* request,
+                                        v1::ListFindingsResponse* response) {
+  return Serve(*context, token_, response,
+               [&](absl::Time deadline) { return core_->ListFindings(*request, deadline); });
+}
+
+grpc::Status FleetService::Variance(grpc::ServerContext* context,
+                                    const v1::VarianceRequest* request,
+                                    v1::VarianceResponse* response) {
+  return Serve(*context, token_, response,
+               [&](absl::Time deadline) { return core_->Variance(*request, deadline); });
+}
+
 }  // namespace fleetbench::controller

@@ -37,6 +37,10 @@ class FleetService final : public v1::Fleet::Service {
                           v1::ListPricesResponse* response) override;
   grpc::Status Cost(grpc::ServerContext* context, const v1::CostRequest* request,
                     v1::CostResponse* response) override;
+  grpc::Status ListFindings(grpc::ServerContext* context, const v1::ListFindingsRequest* request,
+                            v1::ListFindingsResponse* response) override;
+  grpc::Status Variance(grpc::ServerContext* context, const v1::VarianceRequest* request,
+                        v1::VarianceResponse* response) override;
 
  private:
   FleetCore* const core_;

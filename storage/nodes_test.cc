@@ -33,6 +33,26 @@ TEST_F(StoreTest, FactsHistoryGrowsOnlyWhenFactsChange) {
             absl::StatusCode::kNotFound);
 }
 
+TEST_F(StoreTest, ListFactsVersionsNewestFirstWithWhenEachWasSeen) {
+  ASSERT_TRUE(store_->UpsertNode(MakeNode("n1", "6.1", kT0)).ok());
+  ASSERT_TRUE(store_->UpsertNode(MakeNode("n1", "6.1", kT0 + absl::Hours(1))).ok());
+  ASSERT_TRUE(store_->UpsertNode(MakeNode("n1", "6.5", kT0 + absl::Hours(2))).ok());
+  ASSERT_TRUE(store_->UpsertNode(MakeNode("n1", "6.8", kT0 + absl::Hours(3))).ok());
+  auto all = store_->ListFactsVersions("n1", 0);
+  ASSERT_TRUE(all.ok()) << all.status();
+  ASSERT_EQ(all->size(), 3u);
+  EXPECT_EQ((*all)[0].facts.kernel(), "6.8");
+  EXPECT_EQ((*all)[0].seen, kT0 + absl::Hours(3));
+  EXPECT_EQ((*all)[1].facts.kernel(), "6.5");
+  EXPECT_EQ((*all)[2].facts.kernel(), "6.1");
+  EXPECT_EQ((*all)[2].seen, kT0);  // the first hello with it, not the last
+  auto newest = store_->ListFactsVersions("n1", 2);
+  ASSERT_TRUE(newest.ok());
+  ASSERT_EQ(newest->size(), 2u);
+  EXPECT_EQ((*newest)[1].facts.kernel(), "6.5");
+  EXPECT_EQ(store_->ListFactsVersions("nope", 0).status().code(), absl::StatusCode::kNotFound);
+}
+
 TEST_F(StoreTest, ListNodesRoundTripsLabelsFactsAndTouch) {
   NodeRecord a = MakeNode("b-node", "6.1", kT0);
   a.facts.add_nics()->set_name("eth0");

@@ -207,4 +207,38 @@ absl::StatusOr<int> SqliteStore::CountFactsVersions(const std::string& name) {
   return static_cast<int>(s.Int(0));
 }
 
+absl::StatusOr<std::vector<FactsVersion>> SqliteStore::ListFactsVersions(
+    const std::string& name, int limit) {
+  absl::MutexLock lock(&mu_);
+  std::vector<FactsVersion> versions;
+  absl::Status status = InTransaction(TxnKind::kRead, [&]() -> absl::Status {
+    int64_t id = 0;
+    {
+      FLEETBENCH_ASSIGN_OR_RETURN(Statement s, Prepare("SELECT id FROM nodes WHERE name = ?1"));
+      s.Bind(1, name);
+      FLEETBENCH_ASSIGN_OR_RETURN(bool row, s.Step("finding node"));
+      if (!row) return absl::NotFoundError(absl::StrCat("node ", name, " not found"));
+      id = s.Int(0);
+    }
+    // LIMIT -1 is SQLite's "no limit".
+    FLEETBENCH_ASSIGN_OR_RETURN(
+        Statement s, Prepare("SELECT seen_ms, facts FROM node_facts WHERE node_id = ?1 "
+                             "ORDER BY id DESC LIMIT ?2"));
+    s.BindAll(id, static_cast<int64_t>(limit > 0 ? limit : -1));
+    while (true) {
+      FLEETBENCH_ASSIGN_OR_RETURN(bool row, s.Step("listing facts versions"));
+      if (!row) break;
+      FactsVersion& v = versions.emplace_back();
+      v.seen = FromMillis(s.Int(0));
+      const absl::string_view facts = s.Blob(1);
+      if (!v.facts.ParseFromArray(facts.data(), static_cast<int>(facts.size()))) {
+        return absl::DataLossError(absl::StrCat("cannot parse stored facts of node ", name));
+      }
+    }
+    return absl::OkStatus();
+  });
+  if (!status.ok()) return status;
+  return versions;
+}
+
 }  // namespace fleetbench::storage

@@ -63,6 +63,8 @@ class SqliteStore final : public Store {
   absl::StatusOr<std::vector<NodeRecord>> ListNodes() override;
   absl::StatusOr<bool> RemoveNode(const std::string& name, absl::Time when) override;
   absl::StatusOr<int> CountFactsVersions(const std::string& name) override;
+  absl::StatusOr<std::vector<FactsVersion>> ListFactsVersions(const std::string& name,
+                                                              int limit) override;
 
   absl::Status CreateRun(const RunRecord& run,
                          const std::vector<TaskRecord>& tasks) override;

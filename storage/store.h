@@ -53,6 +53,13 @@ struct NodeRecord {
   bool removed = false;
 };
 
+// One stored version of a node's facts and when it was first seen (the
+// hello that brought it).
+struct FactsVersion {
+  absl::Time seen;
+  v1::NodeFacts facts;
+};
+
 // Where a page of History ended: its last sample's time and id.
 struct SampleCursor {
   int64_t time_ms = 0;
@@ -137,6 +144,10 @@ class Store {
   virtual absl::StatusOr<bool> RemoveNode(const std::string& name, absl::Time when) = 0;
   // Number of facts versions stored for the node (1 after the first hello).
   virtual absl::StatusOr<int> CountFactsVersions(const std::string& name) = 0;
+  // The node's newest `limit` facts versions (all when limit <= 0), newest
+  // first. NOT_FOUND for an unknown node.
+  virtual absl::StatusOr<std::vector<FactsVersion>> ListFactsVersions(
+      const std::string& name, int limit) = 0;
 
   // A run and its tasks, created in one transaction.
   virtual absl::Status CreateRun(const RunRecord& run,

@@ -437,7 +437,7 @@ TEST_F(NodeRemovalTest, NodesRmRefusesAnOnlineNodeAndKeepsTheResultsOfOneThatRan
 
   EXPECT_EQ(Cli({"nodes", "rm"}).exit_code, 2);
   CommandResult ghost = Cli({"nodes", "rm", "ghost"});
-  EXPECT_EQ(ghost.exit_code, 1);
+  EXPECT_EQ(ghost.exit_code, 2);  // an unknown name, as the controller says: a usage error
   EXPECT_NE(ghost.err.find("ghost not found"), std::string::npos) << ghost.err;
   // The name comes back with its agent.
   StartAgent("worker", {"price_per_hour=1"});
