@@ -1,5 +1,5 @@
 // The user commands: nodes, run, results, runs, cancel, rank, history (and
-// the connection cmd_findings.cc uses, at the end: cli/fleet_client.h).
+// the connection: cli/client.h).
 // Each is a thin call to the controller's Fleet service; --json prints the
 // response message with protobuf's JSON printer.
 #include <signal.h>
@@ -34,7 +34,7 @@
 #include "cli/args.h"
 #include "cli/client.h"
 #include "cli/commands.h"
-#include "cli/fleet_client.h"
+#include "cli/finding_text.h"
 #include "cli/interrupt.h"
 #include "cli/table.h"
 #include "cli/usage.h"
@@ -642,37 +642,6 @@ int HistoryCommand(const Argv& argv) {
   PrintNextPage("history --node " + request.node() + " --metric " + request.metric(),
                 response.next_page_token());
   return kExitOk;
-}
-
-// --- The connection for the commands in other files (fleet_client.h). ---
-
-namespace {
-
-class ConnectedFleetClient final : public FleetClient {
- public:
-  explicit ConnectedFleetClient(Client client) : client_(std::move(client)) {}
-  absl::Status ListFindings(const v1::ListFindingsRequest& request,
-                            v1::ListFindingsResponse* response) override {
-    return client_.Call(&v1::Fleet::Stub::ListFindings, request, response);
-  }
-  absl::Status Variance(const v1::VarianceRequest& request,
-                        v1::VarianceResponse* response) override {
-    return client_.Call(&v1::Fleet::Stub::Variance, request, response);
-  }
-
- private:
-  Client client_;
-};
-
-}  // namespace
-
-std::optional<PreparedCommand> PrepareCommand(const std::string& command, const Argv& argv,
-                                              std::vector<FlagSpec> flags, size_t positional,
-                                              int* exit_code) {
-  std::optional<Prepared> p = Prepare(command, argv, std::move(flags), positional, exit_code);
-  if (!p) return std::nullopt;
-  return PreparedCommand{std::move(p->args),
-                         std::make_unique<ConnectedFleetClient>(std::move(*p->client))};
 }
 
 }  // namespace fleetbench::cli

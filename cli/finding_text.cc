@@ -27,10 +27,25 @@ std::string FormatEvidence(const v1::Evidence& e) {
   return text;
 }
 
-std::string FormatFinding(const v1::Finding& f) {
+namespace {
+
+std::string SubjectText(const v1::FindingSubject& s) {
+  std::string text = s.node();
+  if (s.has_gpu_index()) absl::StrAppend(&text, " GPU ", s.gpu_index());
+  if (!s.device().empty()) absl::StrAppend(&text, " ", s.device());
+  if (!s.link().empty()) absl::StrAppend(&text, " ", s.link());
+  return text;
+}
+
+}  // namespace
+
+std::string FormatFinding(const v1::Finding& f, bool with_subject) {
   std::string text =
-      absl::StrFormat("%-9s %s  %s\n", diagnosis::SeverityName(f.severity()),
-                      f.code(), f.summary());
+      with_subject
+          ? absl::StrFormat("%-9s %s  %s  %s\n", diagnosis::SeverityName(f.severity()),
+                            SubjectText(f.subject()), f.code(), f.summary())
+          : absl::StrFormat("%-9s %s  %s\n", diagnosis::SeverityName(f.severity()),
+                            f.code(), f.summary());
   for (const v1::Evidence& e : f.evidence()) {
     absl::StrAppend(&text, "    ", FormatEvidence(e), "\n");
   }
@@ -41,7 +56,33 @@ std::string FormatFinding(const v1::Finding& f) {
   if (!f.suggestion().empty()) {
     absl::StrAppend(&text, "    suggestion: ", f.suggestion(), "\n");
   }
+  if (with_subject && !f.run_id().empty()) {
+    absl::StrAppend(&text, "    run: ", f.run_id(), "\n");
+  }
   return text;
+}
+
+std::string RenderFindings(const v1::ListFindingsResponse& findings) {
+  std::string out;
+  for (const v1::Finding& f : findings.findings()) {
+    absl::StrAppend(&out, FormatFinding(f, /*with_subject=*/true));
+  }
+  for (const std::string& n : findings.notes()) absl::StrAppend(&out, "note: ", n, "\n");
+  return out;
+}
+
+std::string WorstFindingOf(const v1::ListFindingsResponse& findings, const std::string& node) {
+  int count = 0;
+  const v1::Finding* worst = nullptr;
+  for (const v1::Finding& f : findings.findings()) {
+    if (f.subject().node() != node) continue;
+    ++count;
+    if (worst == nullptr) worst = &f;  // sorted worst first
+  }
+  if (worst == nullptr) return "-";
+  std::string cell = absl::StrCat(diagnosis::SeverityName(worst->severity()), " ", worst->code());
+  if (count > 1) absl::StrAppend(&cell, " (+", count - 1, ")");
+  return cell;
 }
 
 }  // namespace fleetbench::cli

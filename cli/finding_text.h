@@ -1,7 +1,7 @@
 // cli/finding_text.h — findings as the CLI prints them: one line with the
 // severity, code and summary, then the evidence, context, effect and
-// suggestion indented beneath. Used by `probe`; any command that shows
-// findings as text can share it.
+// suggestion indented beneath. Shared by `probe`, `findings`, `results` and
+// `nodes`.
 #ifndef FLEETBENCH_CLI_FINDING_TEXT_H_
 #define FLEETBENCH_CLI_FINDING_TEXT_H_
 
@@ -20,7 +20,16 @@ std::string FormatEvidence(const v1::Evidence& evidence);
 //       gpu.power_enforced_limit_w: 320 W (expected 450 W: NVML default ...)
 //       effect: ...
 //       suggestion: ...
-std::string FormatFinding(const v1::Finding& finding);
+// With `with_subject` the line names the node (and GPU, device or link)
+// after the severity, and the run closes the block: for the fleet-wide
+// commands, where findings of many nodes are listed together.
+std::string FormatFinding(const v1::Finding& finding, bool with_subject = false);
+
+// Every finding of a ListFindings answer (with subjects), then its notes.
+std::string RenderFindings(const v1::ListFindingsResponse& findings);
+// A node's worst finding for the `nodes` table ("warning fleet.outlier
+// (+2)"), "-" when it has none; `findings` is sorted worst first.
+std::string WorstFindingOf(const v1::ListFindingsResponse& findings, const std::string& node);
 
 }  // namespace fleetbench::cli
 

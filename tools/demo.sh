@@ -51,6 +51,9 @@ echo
 # The three "nodes" share this machine: measure one at a time.
 "$FB" run --suite quick --max-parallel 1 --wait
 echo
+# What fleetbench concludes about each node, and why (docs/findings.md).
+"$FB" findings
+echo
 "$FB" rank --metric gemm.cpu.fp32.tflops --by node
 echo
 "$FB" rank --metric gemm.cpu.fp32.tflops --by instance_type --price spot
