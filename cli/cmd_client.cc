@@ -179,6 +179,29 @@ int StopWaiting(Client* client, const std::string& run_id, int sig) {
   return ExitCodeForSignal(sig);
 }
 
+// `fleetbench nodes rm NAME`: beside `nodes`, whose subcommand it is.
+int NodesRmCommand(const Argv& argv) {
+  int code = 0;
+  auto p = Prepare("nodes rm", argv, {kJsonFlag}, 1, &code);
+  if (!p) return code;
+  v1::RemoveNodeRequest request;
+  request.set_name(p->args.positional[0]);
+  v1::RemoveNodeResponse response;
+  if (auto s = p->client->Call(&v1::Fleet::Stub::RemoveNode, request, &response); !s.ok()) {
+    return RemoteError("nodes rm", s);
+  }
+  if (p->args.Has("json")) {
+    std::cout << ToJson(response) << "\n";
+    return kExitOk;
+  }
+  std::cout << "removed " << request.name()
+            << (response.history_kept()
+                    ? "; its results stay in runs, history and rank under its name"
+                    : "; it had run no task, so nothing of it is kept")
+            << "\n";
+  return kExitOk;
+}
+
 // The price cell: "24.5 USD", or "-" when unpriced.
 std::string PriceText(double price, const std::string& currency) {
   return price > 0 && !currency.empty() ? FormatNumber(price) + " " + currency : "-";
@@ -263,6 +286,7 @@ void PrintRanking(const v1::RankResponse& response) {
 }  // namespace
 
 int NodesCommand(const Argv& argv) {
+  if (!argv.empty() && argv[0] == "rm") return NodesRmCommand(Argv(argv.begin() + 1, argv.end()));
   int code = 0;
   auto p = Prepare("nodes", argv, {kJsonFlag}, 0, &code);
   if (!p) return code;
@@ -274,6 +298,15 @@ int NodesCommand(const Argv& argv) {
   if (p->args.Has("json")) {
     std::cout << ToJson(response) << "\n";
     return kExitOk;
+  }
+  if (!response.store_error().empty()) {
+    // On stderr, so the table stays what scripts parse; --json has it too.
+    const absl::Time since = absl::FromUnixMillis(response.store_failing_since_unix_ms());
+    std::cerr << "warning: the controller cannot write its history since "
+              << absl::FormatTime("%Y-%m-%d %H:%M:%S UTC", since, absl::UTCTimeZone()) << " ("
+              << absl::FormatDuration(absl::Trunc(absl::Now() - since, absl::Seconds(1)))
+              << "): " << response.store_error() << "; " << response.reports_held()
+              << " report(s) held unacknowledged and retried until stored\n";
   }
   // Each node's worst finding (docs/findings.md); the nodes still print when
   // the controller cannot say.

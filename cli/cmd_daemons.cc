@@ -49,6 +49,19 @@ bool ParseDurationFlag(const std::string& text, absl::Duration* out) {
   return absl::ParseDuration(text, out) && *out > absl::ZeroDuration();
 }
 
+// A duration as ParseDurationFlag takes it, or whole days ("30d", at most a
+// century, far from overflow).
+bool ParseDaysOrDuration(const std::string& text, absl::Duration* out) {
+  int64_t days = 0;
+  if (!text.empty() && text.back() == 'd' &&
+      absl::SimpleAtoi(text.substr(0, text.size() - 1), &days)) {
+    if (days <= 0 || days > 36525) return false;
+    *out = absl::Hours(24 * days);
+    return true;
+  }
+  return ParseDurationFlag(text, out);
+}
+
 std::string DefaultController() {
   const char* env = std::getenv("FLEETBENCH_CONTROLLER");
   return env && *env ? env : "127.0.0.1:7070";
@@ -82,6 +95,8 @@ int ControllerCommand(const Argv& argv) {
        "file with the shared token (else $FLEETBENCH_TOKEN; else one is generated next to --db)"},
       {"heartbeat-timeout", true, false, "node offline after this silence (default 15s)"},
       {"sync-full", false, false, "fsync every commit (survives power loss, slower)"},
+      {"node-expiry", true, false,
+       "remove nodes offline and unseen this long, e.g. 30d (default: never)"},
   };
   auto args = ParseArgs(argv, flags);
   if (!args.ok()) return Usage("controller", std::string(args.status().message()), flags);
@@ -107,6 +122,13 @@ int ControllerCommand(const Argv& argv) {
     }
     options.fleet.heartbeat_timeout = d;
     options.fleet.heartbeat_interval = d / 3;
+  }
+  if (args->Has("node-expiry")) {
+    absl::Duration d;
+    if (!ParseDaysOrDuration(args->Get("node-expiry"), &d)) {
+      return Usage("controller", "--node-expiry wants a duration like 30d or 12h", flags);
+    }
+    options.fleet.node_expiry = d;
   }
   absl::StatusOr<std::string> token = LoadToken(args->Get("token-file"));
   if (absl::IsNotFound(token.status())) {

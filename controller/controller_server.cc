@@ -17,6 +17,9 @@ absl::StatusOr<std::unique_ptr<ControllerServer>> ControllerServer::Start(
   storage::SqliteOptions sqlite;
   sqlite.path = options.db_path;
   sqlite.synchronous_full = options.synchronous_full;
+  // A damaged file is refused at start (issue 9), not served as a smaller
+  // history.
+  sqlite.verify_on_open = true;
   auto store = storage::OpenSqliteStore(sqlite);
   if (!store.ok()) return store.status();
   server->store_ = std::move(*store);

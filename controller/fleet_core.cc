@@ -44,6 +44,7 @@ absl::Status FleetCore::Start() {
     declared_metrics_[name] = std::move(d);
   }
   next_sweep_ = now + options_.sweep_interval;
+  store_retry_backoff_ = options_.store_retry_initial;
   actor_ = std::thread([this] { ActorLoop(); });
   return absl::OkStatus();
 }
@@ -106,8 +107,10 @@ void FleetCore::ActorLoop() {
     std::deque<Event> events;
     {
       absl::MutexLock lock(&queue_mu_);
-      // Wake for work, for stop, or for the next sweep, whichever is first.
-      const absl::Duration until_sweep = next_sweep_ - clock_->Now();
+      // Wake for work, for stop, for the next sweep or for the next store
+      // retry, whichever is first.
+      const absl::Duration until_sweep =
+          std::min(next_sweep_, next_store_retry_) - clock_->Now();
       auto ready = [this]() ABSL_SHARED_LOCKS_REQUIRED(queue_mu_) {
         return stopping_ || !queue_.empty();
       };
@@ -134,6 +137,7 @@ void FleetCore::ActorLoop() {
       Sweep();
       next_sweep_ = clock_->Now() + options_.sweep_interval;
     }
+    if (clock_->Now() >= next_store_retry_) RetryStoreBacklog();
   }
 }
 
@@ -184,6 +188,12 @@ absl::StatusOr<v1::Run> FleetCore::GetRun(const v1::GetRunRequest& request,
 
 absl::Status FleetCore::CancelRun(const std::string& run_id, absl::Time deadline) {
   return Call<absl::Status>([this, run_id] { return HandleCancelRun(run_id); }, deadline);
+}
+
+absl::StatusOr<v1::RemoveNodeResponse> FleetCore::RemoveNode(const std::string& name,
+                                                            absl::Time deadline) {
+  return Call<absl::StatusOr<v1::RemoveNodeResponse>>(
+      [this, name] { return HandleRemoveNode(name); }, deadline);
 }
 
 absl::StatusOr<v1::ImportPricesResponse> FleetCore::ImportPrices(

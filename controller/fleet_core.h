@@ -8,9 +8,10 @@
 //
 // Layout: one class whose member functions are defined by domain in
 // fleet_core.cc (the actor and entry points), fleet_core_sessions.cc,
-// fleet_core_dispatch.cc, fleet_core_runs.cc, fleet_core_ingest.cc,
-// fleet_core_views.cc, fleet_core_prices.cc and fleet_core_findings.cc; the
-// private section below is grouped the same way.
+// fleet_core_node_removal.cc, fleet_core_dispatch.cc, fleet_core_runs.cc,
+// fleet_core_ingest.cc, fleet_core_retry.cc, fleet_core_views.cc,
+// fleet_core_prices.cc and fleet_core_findings.cc; the private section below
+// is grouped the same way.
 //
 // Threading: one actor thread applies every state change in order; callers
 // post events and return at once (agent side) or wait for the answer (user
@@ -23,6 +24,18 @@
 // Metrics: agents declare their plugins' metrics in their hellos; the core
 // stores each descriptor (unit, direction, description, benchmark) and Rank
 // takes the unit and direction from the stored one.
+//
+// Store failures: a write that fails (a full disk) is never acknowledged
+// and never forgotten. Reports are held in memory, task ends and run states
+// are kept as pending writes, and all are retried with backoff until the
+// store takes them (fleet_core_retry.cc); while that lasts ListNodes and
+// GetStats say so and the log has one line when it starts and one when it
+// ends.
+//
+// Late reports: a report for a task that already ended keeps its samples;
+// a final report for a task declared lost (its agent was unreachable past
+// the heartbeat timeout) settles the task from the report, noting that it
+// came late, and the run's state is recomputed (issue 9).
 //
 // Prices: node labels, else the imported price catalog, at the row in force
 // when each result was measured (controller/ranking.h).
@@ -86,6 +99,20 @@ struct FleetOptions {
   // will: a pairwise one as its server half, with the role the core adds.
   // Null: nothing is checked here and each agent refuses bad parameters.
   SpecValidator validate_spec;
+  // After a store write failed (a full disk), what could not be written is
+  // held and retried: first after store_retry_initial, doubling up to
+  // store_retry_max, until a retry succeeds.
+  absl::Duration store_retry_initial = absl::Milliseconds(100);
+  absl::Duration store_retry_max = absl::Seconds(2);
+  // Samples dated further ahead of the controller's clock are refused (an
+  // agent's clock that far off makes every time-based view wrong).
+  absl::Duration max_sample_clock_skew = absl::Hours(24);
+  // A node offline and not seen for longer than this, with no task queued or
+  // in flight, is removed as `fleetbench nodes rm` removes it. Zero: never
+  // (the default). Checked every expiry_check_interval (or a tenth of the
+  // expiry when that is shorter), first at start.
+  absl::Duration node_expiry = absl::ZeroDuration();
+  absl::Duration expiry_check_interval = absl::Minutes(1);
 };
 
 // The controller's handle on one connected agent stream. Implementations
@@ -142,6 +169,11 @@ class FleetCore {
                                         absl::Time deadline = absl::InfiniteFuture());
   absl::StatusOr<v1::HistoryResponse> History(
       const v1::HistoryRequest& request, absl::Time deadline = absl::InfiniteFuture());
+  // Takes a node out of the fleet (Store::RemoveNode). NOT_FOUND for an
+  // unknown node; FAILED_PRECONDITION while it is online (it would be back
+  // at its next hello) or has a task queued or in flight.
+  absl::StatusOr<v1::RemoveNodeResponse> RemoveNode(
+      const std::string& name, absl::Time deadline = absl::InfiniteFuture());
   // The price catalog (docs/ranking.md). ImportPrices stores every row of
   // the file or, when any row is bad, none: INVALID_ARGUMENT whose message
   // has one line per bad row (the first 50), "SOURCE:LINE: reason".
@@ -170,6 +202,12 @@ class FleetCore {
     int64_t reports_committed = 0;
     int64_t commits = 0;
     int nodes_online = 0;
+    // Set while store writes fail: the last error, since when, and how
+    // many reports wait for the store unacknowledged.
+    std::string store_error;
+    absl::Time store_failing_since = absl::InfinitePast();
+    int64_t reports_held = 0;
+    int64_t store_failures = 0;
   };
   Stats GetStats();
 
@@ -213,6 +251,9 @@ class FleetCore {
   void HandleMessage(const std::shared_ptr<AgentLink>& link, v1::AgentMessage message);
   void HandleDisconnect(const std::shared_ptr<AgentLink>& link);
   void Sweep();
+  // Ends the tasks whose final report a hello promised (it listed them as
+  // finished) but that did not come within the heartbeat timeout.
+  void ExpirePromisedReports(absl::Time now);
   // The node name behind a link, or "" when the link is not the node's
   // current stream (a replaced or unauthenticated one).
   std::string NodeOfLink(const std::shared_ptr<AgentLink>& link) const;
@@ -221,6 +262,11 @@ class FleetCore {
   // writes nothing. The newest declaration of a name wins. A failed write
   // is logged once (until one succeeds again); the hello goes on.
   void StoreDeclaredMetrics(const v1::Hello& hello);
+
+  // --- Taking nodes out of the fleet (fleet_core_node_removal.cc). ---
+  absl::StatusOr<v1::RemoveNodeResponse> HandleRemoveNode(const std::string& name);
+  // Removes the nodes past options_.node_expiry (see FleetOptions).
+  void ExpireNodes(absl::Time now);
 
   // --- Dispatch and pairing (fleet_core_dispatch.cc). ---
   void TryDispatch();
@@ -257,8 +303,33 @@ class FleetCore {
   // when it is another node's. The envelope is checked apart: a refused
   // envelope for a task in flight still ends that task.
   absl::Status CheckReportInFlight(const std::string& node, const v1::Report& report) const;
-  // True when the report's samples were stored (or there were none).
-  bool StoreLateSamples(PendingReport& p);
+  // Commits `batch` (CommitReports holds it instead while earlier reports
+  // wait for the store, to keep their order).
+  void CommitBatch(std::vector<PendingReport>& batch);
+  enum class LateResult { kStored, kStoreFailed, kDrop };
+  // A report for a task not in flight: stores its samples and, when it is
+  // the final report of a task declared lost, settles the task from it.
+  // kDrop (with `why`) when no ended task of this node's has its id.
+  LateResult StoreLateReport(PendingReport& p, absl::Status* why);
+  // Drops the samples the bounds refuse (and those dated past the allowed
+  // clock skew), adding what was refused to p.refused.
+  void DropRefused(PendingReport& p);
+  // An ended task as this process knows it: a pending (unstored) end first,
+  // else the store's record.
+  absl::StatusOr<storage::TaskRecord> EndedTask(const std::string& task_id);
+  // UpdateRunState for a run that may have ended already (a late report
+  // changed one of its tasks): loaded from the store when not active.
+  void RecomputeRun(const std::string& run_id);
+
+  // --- Store failures (fleet_core_retry.cc). ---
+  // Records a failed write: logged once per episode, retried with backoff.
+  void NoteStoreFailure(const absl::Status& status, const std::string& doing);
+  // After a successful write: ends the episode when nothing waits.
+  void NoteStoreOk();
+  bool HasStoreBacklog() const;
+  // Keeps reports that could not be stored, unacknowledged, for the retry.
+  void HoldReports(std::vector<PendingReport>& reports);
+  void RetryStoreBacklog();
 
   // --- Read views (fleet_core_views.cc). ---
   absl::StatusOr<v1::ListNodesResponse> HandleListNodes();
@@ -305,6 +376,24 @@ class FleetCore {
   std::map<std::string, v1::MetricDescriptor> declared_metrics_;
   bool metric_write_failure_logged_ = false;
   absl::Time next_sweep_;
+  absl::Time next_node_expiry_ = absl::InfinitePast();
+  // Tasks whose final report a hello promised, with when it is due.
+  std::map<std::string, absl::Time> promised_reports_;
+
+  // Store failures (fleet_core_retry.cc): reports not yet stored, in
+  // arrival order; ended tasks whose end was not stored; runs whose state
+  // was not stored; links owed a resend (their reports were dropped past
+  // the hold limit and are closed once the store recovers, so their agents
+  // reconnect and resend their spools).
+  std::vector<PendingReport> held_reports_;
+  int64_t held_samples_ = 0;
+  std::map<std::string, storage::TaskRecord> unstored_ends_;
+  std::set<std::string> unsettled_runs_;
+  std::vector<std::shared_ptr<AgentLink>> owe_resend_;
+  bool store_failing_ = false;
+  absl::Time store_failing_since_;
+  absl::Duration store_retry_backoff_;
+  absl::Time next_store_retry_ = absl::InfiniteFuture();
 
   absl::Mutex stats_mu_;
   Stats stats_ ABSL_GUARDED_BY(stats_mu_);

@@ -93,6 +93,8 @@ void FleetCore::TryDispatch() {
       t->updated = clock_->Now();
       if (absl::Status s = store_->UpdateTask(*t); !s.ok()) {
         LOG(ERROR) << "dispatching " << t->task_id << ": " << s;
+        // The store retry dispatches again (RetryStoreBacklog).
+        NoteStoreFailure(s, absl::StrCat("dispatching task ", t->task_id));
         stored = false;
       }
     }

@@ -11,6 +11,7 @@
 #include "controller/fleet_core.h"
 
 #include "absl/strings/str_cat.h"
+#include "common/api_enums.h"
 #include "common/logging.h"
 #include "common/reason.h"
 #include "controller/report_limits.h"
@@ -39,35 +40,108 @@ absl::Status FleetCore::CheckReportInFlight(const std::string& node,
   return CheckTaskOwner(it->second, node);
 }
 
-bool FleetCore::StoreLateSamples(PendingReport& p) {
+void FleetCore::DropRefused(PendingReport& p) {
+  const absl::Time latest = clock_->Now() + options_.max_sample_clock_skew;
+  std::string dropped = DropRefusedSamples(&p.report, latest);
+  if (dropped.empty()) return;
+  p.refused = p.refused.empty() ? dropped : absl::StrCat(p.refused, "; ", dropped);
+}
+
+absl::StatusOr<storage::TaskRecord> FleetCore::EndedTask(const std::string& task_id) {
+  if (auto it = unstored_ends_.find(task_id); it != unstored_ends_.end()) return it->second;
+  return store_->GetTask(task_id);
+}
+
+void FleetCore::RecomputeRun(const std::string& run_id) {
+  if (!active_runs_.contains(run_id)) {
+    absl::StatusOr<storage::RunRecord> run = store_->GetRun(run_id);
+    if (!run.ok()) {
+      NoteStoreFailure(run.status(), absl::StrCat("reading run ", run_id));
+      unsettled_runs_.insert(run_id);
+      return;
+    }
+    active_runs_[run_id] = *std::move(run);
+  }
+  UpdateRunState(run_id);
+}
+
+FleetCore::LateResult FleetCore::StoreLateReport(PendingReport& p, absl::Status* why) {
   // A report for a task that already ended: a resend after a lost ack, or
   // the spool of an agent whose task was declared lost. What was measured
-  // is kept (ids make it idempotent); the task's end state stays.
-  if (p.report.samples().empty()) return true;
-  const std::string run_id = p.report.samples(0).run_id();
-  auto tasks = store_->ListTasks(run_id);
-  if (!tasks.ok()) return false;
-  const storage::TaskRecord* task = nullptr;
-  for (const auto& t : *tasks) {
-    if (t.task_id == p.report.task_id()) task = &t;
+  // is kept (ids make it idempotent); the task's end state stays, but for
+  // a task declared lost, which its final report settles.
+  absl::StatusOr<storage::TaskRecord> task = EndedTask(p.report.task_id());
+  if (absl::IsNotFound(task.status())) {
+    *why = absl::NotFoundError(absl::StrCat("task ", p.report.task_id(), " is not in flight"));
+    return LateResult::kDrop;
   }
-  if (task == nullptr || !CheckTaskOwner(*task, p.node).ok()) return false;
-  p.refused = DropRefusedSamples(&p.report);
+  if (!task.ok()) {
+    // Not knowing is not "no such task": hold it, unacknowledged.
+    NoteStoreFailure(task.status(), "reading the task of a late report");
+    return LateResult::kStoreFailed;
+  }
+  if (absl::Status owner = CheckTaskOwner(*task, p.node); !owner.ok()) {
+    *why = owner;
+    return LateResult::kDrop;
+  }
+  DropRefused(p);
   storage::Store::ReportWrite w;
   for (v1::Sample& sample : *p.report.mutable_samples()) {
     sample.set_run_id(task->run_id);
     sample.set_node(p.node);
     w.samples.push_back(sample);
   }
-  auto stored = store_->CommitReports({w});
-  if (!stored.ok()) return false;
-  absl::MutexLock lock(&stats_mu_);
-  stats_.samples_stored += *stored;
-  stats_.samples_duplicate += static_cast<int64_t>(w.samples.size()) - *stored;
-  return true;
+  // Lost means the controller stopped hearing from the agent, not that the
+  // task failed: when its final report arrives after all (a partition
+  // healed, a stopped agent resumed), it says how the task ended.
+  storage::TaskRecord settled;
+  const bool settles = p.report.task_finished() && task->state == v1::TASK_STATE_LOST &&
+                       IsTerminal(p.report.task_state());
+  if (settles) {
+    settled = *task;
+    settled.state = p.refused.empty() ? p.report.task_state() : v1::TASK_STATE_FAILED;
+    std::string note = absl::StrCat("final report arrived late, after the task was declared "
+                                    "lost (", task->reason, ")");
+    if (!p.refused.empty()) note = absl::StrCat(p.refused, "; ", note);
+    if (!p.report.task_reason().empty()) absl::StrAppend(&note, "; ", p.report.task_reason());
+    settled.reason = TruncateReason(note);
+    settled.outcomes.assign(p.report.outcomes().begin(), p.report.outcomes().end());
+    settled.updated = clock_->Now();
+    w.task = &settled;
+  }
+  if (w.samples.empty() && !settles) return LateResult::kStored;
+  absl::StatusOr<int> stored = store_->CommitReports({w});
+  if (!stored.ok()) {
+    NoteStoreFailure(stored.status(), "storing a late report");
+    return LateResult::kStoreFailed;
+  }
+  {
+    absl::MutexLock lock(&stats_mu_);
+    stats_.samples_stored += *stored;
+    stats_.samples_duplicate += static_cast<int64_t>(w.samples.size()) - *stored;
+    stats_.reports_committed += 1;
+    stats_.commits += 1;
+  }
+  if (settles) {
+    unstored_ends_.erase(settled.task_id);
+    LOG(INFO) << "task " << settled.task_id << " on " << p.node << " settled "
+              << TaskStateName(settled.state) << " by its late final report";
+    RecomputeRun(settled.run_id);
+  }
+  return LateResult::kStored;
 }
 
 void FleetCore::CommitReports(std::vector<PendingReport>& batch) {
+  if (!held_reports_.empty()) {
+    // Earlier reports wait for the store: these go behind them, in order,
+    // and are committed by the next retry.
+    HoldReports(batch);
+    return;
+  }
+  CommitBatch(batch);
+}
+
+void FleetCore::CommitBatch(std::vector<PendingReport>& batch) {
   const absl::Time now = clock_->Now();
   struct Accepted {
     PendingReport* pending;
@@ -77,12 +151,15 @@ void FleetCore::CommitReports(std::vector<PendingReport>& batch) {
     bool stops_agent = false;
   };
   std::vector<Accepted> accepted;
-  std::vector<PendingReport*> rejected;
+  std::vector<PendingReport*> ack_only;  // stored on the late path, or dropped
+  std::vector<PendingReport> unstored;   // the late path could not store them
   accepted.reserve(batch.size());
   for (PendingReport& p : batch) {
     p.node = NodeOfLink(p.link);
     if (p.node.empty()) continue;  // stale stream: no ack, the agent resends
     sessions_[p.node].last_seen = now;
+    // The report a hello promised has come (stored or not, it is here).
+    if (p.report.task_finished()) promised_reports_.erase(p.report.task_id());
     absl::Status s = CheckReportInFlight(p.node, p.report);
     if (absl::Status envelope = CheckReportEnvelope(p.report); !envelope.ok()) {
       if (s.ok()) {
@@ -94,24 +171,33 @@ void FleetCore::CommitReports(std::vector<PendingReport>& batch) {
         s = envelope;
       }
     }
-    if (absl::IsNotFound(s) && StoreLateSamples(p)) {
-      rejected.push_back(&p);  // stored; ack, no task transition
-      continue;
-    } else if (!s.ok()) {
+    if (absl::IsNotFound(s)) {
+      absl::Status why;
+      switch (StoreLateReport(p, &why)) {
+        case LateResult::kStored:
+          ack_only.push_back(&p);  // stored; ack, no task transition here
+          continue;
+        case LateResult::kStoreFailed:
+          unstored.push_back(std::move(p));  // no ack: held and retried
+          continue;
+        case LateResult::kDrop:
+          s = why;
+          break;
+      }
+    }
+    if (!s.ok()) {
       // Already stored and finished (a resend after our ack was lost), or
       // garbage for no task of this node's. Either way, storing it again
       // would be wrong; ack so the agent stops resending, saying why.
       LOG(WARNING) << "report " << p.report.report_id() << " from " << p.node
                    << " dropped: " << s;
       p.refused = absl::StrCat("report dropped: ", s.message());
-      rejected.push_back(&p);
+      ack_only.push_back(&p);
       continue;
     }
     Accepted a{&p, {}, false};
     const storage::TaskRecord& task = active_tasks_.at(p.report.task_id());
-    if (std::string dropped = DropRefusedSamples(&p.report); !dropped.empty()) {
-      p.refused = p.refused.empty() ? dropped : absl::StrCat(p.refused, "; ", dropped);
-    }
+    DropRefused(p);
     for (v1::Sample& sample : *p.report.mutable_samples()) {
       // Trust the task, not the agent, for where a sample belongs.
       sample.set_run_id(task.run_id);
@@ -136,6 +222,16 @@ void FleetCore::CommitReports(std::vector<PendingReport>& batch) {
     accepted.push_back(std::move(a));
   }
 
+  auto ack = [](PendingReport* p) {
+    v1::ControllerMessage msg;
+    msg.mutable_ack()->set_report_id(p->report.report_id());
+    msg.mutable_ack()->set_error(TruncateReason(p->refused));
+    p->link->Send(msg);
+  };
+  // What the late path stored, or dropped as no task's, is settled either
+  // way; it is acknowledged whatever happens to the commit below.
+  for (PendingReport* p : ack_only) ack(p);
+
   std::vector<storage::Store::ReportWrite> writes;
   writes.reserve(accepted.size());
   int64_t total = 0;
@@ -149,8 +245,10 @@ void FleetCore::CommitReports(std::vector<PendingReport>& batch) {
   if (!writes.empty()) {
     absl::StatusOr<int> stored = store_->CommitReports(writes);
     if (!stored.ok()) {
-      // Nothing is acked: the agents keep the reports and resend them.
-      LOG(ERROR) << "committing " << writes.size() << " reports: " << stored.status();
+      // Nothing is acked: the reports are held and retried.
+      NoteStoreFailure(stored.status(), absl::StrCat("committing ", writes.size(), " reports"));
+      for (Accepted& a : accepted) unstored.push_back(std::move(*a.pending));
+      HoldReports(unstored);
       return;
     }
     absl::MutexLock lock(&stats_mu_);
@@ -159,13 +257,12 @@ void FleetCore::CommitReports(std::vector<PendingReport>& batch) {
     stats_.reports_committed += static_cast<int64_t>(writes.size());
     stats_.commits += 1;
   }
+  if (!unstored.empty()) {
+    HoldReports(unstored);
+  } else if (!writes.empty()) {
+    NoteStoreOk();
+  }
   // Durable now: acknowledge, then apply the task transitions.
-  auto ack = [](PendingReport* p) {
-    v1::ControllerMessage msg;
-    msg.mutable_ack()->set_report_id(p->report.report_id());
-    msg.mutable_ack()->set_error(TruncateReason(p->refused));
-    p->link->Send(msg);
-  };
   for (Accepted& a : accepted) {
     ack(a.pending);
     if (a.stops_agent) {
@@ -174,7 +271,6 @@ void FleetCore::CommitReports(std::vector<PendingReport>& batch) {
       a.pending->link->Send(cancel);
     }
   }
-  for (PendingReport* p : rejected) ack(p);
   bool any_finished = false;
   for (Accepted& a : accepted) {
     if (!a.finishes) continue;

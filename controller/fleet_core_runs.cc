@@ -193,6 +193,14 @@ absl::Status FleetCore::HandleCancelRun(const std::string& run_id) {
       FinishTask(t, v1::TASK_STATE_CANCELLED, "cancelled by user before it started");
       continue;
     }
+    if (promised_reports_.contains(id)) {
+      // The agent said it finished this task and runs it no more: asking it
+      // to stop would change nothing, and its final report has not come.
+      FinishTask(t, v1::TASK_STATE_CANCELLED,
+                 "cancelled by user; the agent had said the task finished, but its final "
+                 "report had not arrived");
+      continue;
+    }
     // In flight: ask the agent; its final report ends the task.
     auto s = sessions_.find(t.node);
     if (s != sessions_.end() && s->second.link) {
@@ -207,6 +215,7 @@ absl::Status FleetCore::HandleCancelRun(const std::string& run_id) {
 void FleetCore::PersistTask(const storage::TaskRecord& task, std::string_view doing) {
   if (absl::Status s = store_->UpdateTask(task); !s.ok()) {
     LOG(ERROR) << doing << " task " << task.task_id << ": " << s;
+    NoteStoreFailure(s, absl::StrCat(std::string(doing), " task ", task.task_id));
   }
 }
 
@@ -215,11 +224,15 @@ void FleetCore::FinishTask(storage::TaskRecord& task, v1::TaskState state,
   task.state = state;
   task.reason = TruncateReason(reason);  // may quote a peer's full reason
   task.updated = clock_->Now();
-  if (absl::Status s = store_->UpdateTask(task); !s.ok()) {
-    LOG(ERROR) << "finishing task " << task.task_id << ": " << s;
-  }
   const storage::TaskRecord ended = task;
+  if (absl::Status s = store_->UpdateTask(task); !s.ok()) {
+    // Kept, and written again by the retry: a lost end would leave its
+    // run running forever (issue 9).
+    NoteStoreFailure(s, absl::StrCat("finishing task ", task.task_id));
+    unstored_ends_[ended.task_id] = ended;
+  }
   progress_.erase(task.task_id);
+  promised_reports_.erase(task.task_id);
   awaiting_port_.erase(task.task_id);
   active_tasks_.erase(task.task_id);  // `task` dangles from here on
   SettlePairPartner(ended);
@@ -230,13 +243,20 @@ void FleetCore::UpdateRunState(const std::string& run_id) {
   auto run_it = active_runs_.find(run_id);
   if (run_it == active_runs_.end()) return;
   auto tasks = store_->ListTasks(run_id);
-  if (!tasks.ok()) return;
+  if (!tasks.ok()) {
+    NoteStoreFailure(tasks.status(), absl::StrCat("reading the tasks of run ", run_id));
+    unsettled_runs_.insert(run_id);
+    return;
+  }
   bool all_done = true, any_started = false, any_failed = false, any_cancelled = false;
   for (const storage::TaskRecord& stored : *tasks) {
-    // Prefer the in-memory copy: it is the newest.
+    // Prefer the in-memory copy, live or ended but not yet stored: it is
+    // the newest.
     auto live = active_tasks_.find(stored.task_id);
-    const v1::TaskState state =
-        live != active_tasks_.end() ? live->second.state : stored.state;
+    auto unstored = unstored_ends_.find(stored.task_id);
+    const v1::TaskState state = live != active_tasks_.end()       ? live->second.state
+                                : unstored != unstored_ends_.end() ? unstored->second.state
+                                                                   : stored.state;
     all_done &= IsTerminal(state);
     any_started |= state != v1::TASK_STATE_QUEUED;
     any_failed |= state == v1::TASK_STATE_FAILED || state == v1::TASK_STATE_LOST;
@@ -252,11 +272,15 @@ void FleetCore::UpdateRunState(const std::string& run_id) {
     if (absl::Status s = store_->SetRunState(run_id, state, finished); s.ok()) {
       run_it->second.state = state;
     } else {
-      // The cached state stays what the store holds, so the run's next task
-      // event writes it again.
-      LOG(ERROR) << "setting run " << run_id << " " << state << ": " << s;
+      // The cached state stays what the store holds, and the run stays
+      // active until the retry writes it: forgetting it here left runs
+      // `running` forever (issue 9).
+      NoteStoreFailure(s, absl::StrCat("setting run ", run_id, " ", state));
+      unsettled_runs_.insert(run_id);
+      return;
     }
   }
+  unsettled_runs_.erase(run_id);
   if (all_done) active_runs_.erase(run_it);
 }
 

@@ -5,6 +5,7 @@
 #include "controller/fleet_core.h"
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 #include <string>
 #include <vector>
@@ -80,6 +81,7 @@ void FleetCore::HandleHello(std::shared_ptr<AgentLink> link, v1::Hello hello,
   record.last_seen = now;
   if (absl::Status s = store_->UpsertNode(record); !s.ok()) {
     LOG(ERROR) << "storing node " << name << ": " << s;
+    NoteStoreFailure(s, absl::StrCat("storing node ", name));
   }
   StoreDeclaredMetrics(hello);
 
@@ -105,7 +107,10 @@ void FleetCore::HandleHello(std::shared_ptr<AgentLink> link, v1::Hello hello,
         PersistTask(task, "storing the start of");
       }
     } else if (finished.contains(task.task_id)) {
-      // Its final report is in the agent's spool and comes next.
+      // Its final report is in the agent's spool and comes next. An agent
+      // that says so and then sends nothing must not hold the task (and its
+      // node) forever: it has one heartbeat timeout.
+      promised_reports_[task.task_id] = now + options_.heartbeat_timeout;
     } else if (task.state == v1::TASK_STATE_DISPATCHED && IsPairClient(task)) {
       // A client half: sent again once its server's port is known.
       const auto& params = task.benchmarks[0].params();
@@ -131,10 +136,18 @@ void FleetCore::HandleHello(std::shared_ptr<AgentLink> link, v1::Hello hello,
     }
   }
   if (!running_known) {
-    // The agent runs something this controller no longer wants.
-    v1::ControllerMessage cancel;
-    cancel.mutable_cancel_task()->set_task_id(hello.running_task_id());
-    link->Send(cancel);
+    absl::StatusOr<storage::TaskRecord> ended = EndedTask(hello.running_task_id());
+    if (ended.ok() && ended->node == name && ended->state == v1::TASK_STATE_LOST) {
+      // Declared lost while the agent was out of reach, yet still running:
+      // its final report will settle it (StoreLateReport), so let it finish.
+      LOG(INFO) << "node " << name << " still runs task " << ended->task_id
+                << ", declared lost; its final report will settle it";
+    } else {
+      // The agent runs something this controller no longer wants.
+      v1::ControllerMessage cancel;
+      cancel.mutable_cancel_task()->set_task_id(hello.running_task_id());
+      link->Send(cancel);
+    }
   }
   LOG(INFO) << "node " << name << " online";
   TryDispatch();
@@ -164,7 +177,9 @@ void FleetCore::HandleMessage(const std::shared_ptr<AgentLink>& link,
   } else if (message.has_progress()) {
     const v1::Progress& p = message.progress();
     auto it = active_tasks_.find(p.task_id());
-    if (it != active_tasks_.end() && it->second.node == node) {
+    // A fraction that is not a number says nothing; NaN would also pass
+    // std::clamp unchanged.
+    if (it != active_tasks_.end() && it->second.node == node && std::isfinite(p.fraction())) {
       progress_[p.task_id()] = {p.benchmark(), std::clamp(p.fraction(), 0.0, 1.0),
                                 p.message().substr(0, 256)};
     }
@@ -180,8 +195,35 @@ void FleetCore::HandleDisconnect(const std::shared_ptr<AgentLink>& link) {
   LOG(INFO) << "node " << node << " disconnected";
 }
 
+void FleetCore::ExpirePromisedReports(absl::Time now) {
+  // Collected first: FinishTask erases entries (a pair partner's too).
+  std::vector<std::string> due;
+  for (const auto& [task_id, deadline] : promised_reports_) {
+    if (now >= deadline) due.push_back(task_id);
+  }
+  for (const std::string& task_id : due) {
+    if (!promised_reports_.contains(task_id)) continue;
+    auto task = active_tasks_.find(task_id);
+    if (task == active_tasks_.end()) {
+      promised_reports_.erase(task_id);
+      continue;
+    }
+    FinishTask(task->second, v1::TASK_STATE_LOST,
+               absl::StrCat("the agent said the task had finished but sent no final report "
+                            "within ", absl::FormatDuration(options_.heartbeat_timeout),
+                            "; what it reported is kept"));
+  }
+}
+
 void FleetCore::Sweep() {
   const absl::Time now = clock_->Now();
+  ExpirePromisedReports(now);
+  if (options_.node_expiry > absl::ZeroDuration() && now >= next_node_expiry_) {
+    ExpireNodes(now);
+    // A short expiry (tests, a lab) is checked often enough to mean it.
+    next_node_expiry_ =
+        now + std::min(options_.expiry_check_interval, options_.node_expiry / 10);
+  }
   for (auto& [name, session] : sessions_) {
     if (now - session.last_seen <= options_.heartbeat_timeout) continue;
     const bool was_online = session.online;

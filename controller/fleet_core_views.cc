@@ -27,6 +27,7 @@ absl::StatusOr<v1::ListNodesResponse> FleetCore::HandleListNodes() {
   if (!records.ok()) return records.status();
   v1::ListNodesResponse response;
   for (const storage::NodeRecord& r : *records) {
+    if (r.removed) continue;  // out of the fleet, kept for its results
     v1::Node* node = response.add_nodes();
     node->set_name(r.name);
     auto session = sessions_.find(r.name);
@@ -41,6 +42,12 @@ absl::StatusOr<v1::ListNodesResponse> FleetCore::HandleListNodes() {
       for (const auto& c : session->second.capabilities) *node->add_capabilities() = c;
     }
     node->set_last_seen_unix_ms(absl::ToUnixMillis(last_seen));
+  }
+  if (store_failing_) {
+    absl::MutexLock lock(&stats_mu_);
+    response.set_store_error(stats_.store_error);
+    response.set_store_failing_since_unix_ms(absl::ToUnixMillis(store_failing_since_));
+    response.set_reports_held(stats_.reports_held);
   }
   return response;
 }
@@ -60,8 +67,12 @@ absl::StatusOr<v1::Run> FleetCore::HandleGetRun(const v1::GetRunRequest& request
   out.set_suite(run->suite);
   for (const auto& b : run->benchmarks) *out.add_benchmarks() = b;
   for (const storage::TaskRecord& stored : *tasks) {
+    // Newest first: in flight, ended but not yet stored, stored.
     auto live = active_tasks_.find(stored.task_id);
-    const storage::TaskRecord& t = live != active_tasks_.end() ? live->second : stored;
+    auto unstored = unstored_ends_.find(stored.task_id);
+    const storage::TaskRecord& t = live != active_tasks_.end()       ? live->second
+                                   : unstored != unstored_ends_.end() ? unstored->second
+                                                                      : stored;
     v1::NodeTask* nt = out.add_tasks();
     nt->set_task_id(t.task_id);
     nt->set_node(t.node);

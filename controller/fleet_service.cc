@@ -72,6 +72,13 @@ grpc::Status FleetService::History(grpc::ServerContext* context,
   return Serve(*context, token_, response, [&](absl::Time deadline) { return core_->History(*request, deadline); });
 }
 
+grpc::Status FleetService::RemoveNode(grpc::ServerContext* context,
+                                      const v1::RemoveNodeRequest* request,
+                                      v1::RemoveNodeResponse* response) {
+  return Serve(*context, token_, response,
+               [&](absl::Time deadline) { return core_->RemoveNode(request->name(), deadline); });
+}
+
 grpc::Status FleetService::ImportPrices(grpc::ServerContext* context,
                                         const v1::ImportPricesRequest* request,
                                         v1::ImportPricesResponse* response) {

@@ -29,6 +29,8 @@ class FleetService final : public v1::Fleet::Service {
                     v1::RankResponse* response) override;
   grpc::Status History(grpc::ServerContext* context, const v1::HistoryRequest* request,
                        v1::HistoryResponse* response) override;
+  grpc::Status RemoveNode(grpc::ServerContext* context, const v1::RemoveNodeRequest* request,
+                          v1::RemoveNodeResponse* response) override;
   grpc::Status ImportPrices(grpc::ServerContext* context, const v1::ImportPricesRequest* request,
                             v1::ImportPricesResponse* response) override;
   grpc::Status ListPrices(grpc::ServerContext* context, const v1::ListPricesRequest* request,

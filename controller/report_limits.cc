@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "common/api_enums.h"
 #include "common/ulid.h"
 
 namespace fleetbench::controller {
@@ -67,6 +68,11 @@ absl::Status CheckReportEnvelope(const v1::Report& report) {
         absl::StrCat("report has ", report.samples_size(), " samples; at most ",
                      kMaxSamplesPerReport));
   }
+  if (report.task_finished() && !IsTerminal(report.task_state())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("a final report must end its task, but its state is ",
+                     TaskStateName(report.task_state())));
+  }
   if (report.task_reason().size() > kMaxReasonLength) {
     return absl::InvalidArgumentError("task_reason too long");
   }
@@ -94,7 +100,7 @@ void ClampReportEnvelope(v1::Report* report) {
   }
 }
 
-absl::Status CheckSampleBounds(const v1::Sample& s) {
+absl::Status CheckSampleBounds(const v1::Sample& s, absl::Time latest) {
   auto bad = [](const std::string& why) { return absl::InvalidArgumentError(why); };
   if (!IsUlid(s.id())) return bad("id is not a ULID");
   if (!IsValidMetricName(s.metric())) {
@@ -105,6 +111,11 @@ absl::Status CheckSampleBounds(const v1::Sample& s) {
   }
   if (s.unit().size() > kMaxUnitLength) return bad("unit too long");
   if (!std::isfinite(s.value())) return bad("value is not finite");
+  if (latest != absl::InfiniteFuture() &&
+      s.time_unix_ms() > absl::ToUnixMillis(latest)) {
+    return bad(absl::StrCat("time ", absl::FormatTime(absl::FromUnixMillis(s.time_unix_ms())),
+                            " is past the controller's clock by more than the allowed skew"));
+  }
   if (s.params_size() > kMaxParamsPerSample) return bad("too many params");
   for (const auto& [k, v] : s.params()) {
     if (k.empty() || k.size() > kMaxParamLength || v.size() > kMaxParamLength) {
@@ -114,13 +125,13 @@ absl::Status CheckSampleBounds(const v1::Sample& s) {
   return absl::OkStatus();
 }
 
-std::string DropRefusedSamples(v1::Report* report) {
+std::string DropRefusedSamples(v1::Report* report, absl::Time latest) {
   const int sent = report->samples_size();
   int refused = 0;
   std::string first;
   int kept = 0;
   for (int i = 0; i < sent; ++i) {
-    absl::Status s = CheckSampleBounds(report->samples(i));
+    absl::Status s = CheckSampleBounds(report->samples(i), latest);
     if (!s.ok()) {
       if (refused++ == 0) first = absl::StrCat("sample ", i, ": ", s.message());
       continue;

@@ -4,6 +4,7 @@
 #define FLEETBENCH_CONTROLLER_REPORT_LIMITS_H_
 
 #include "absl/status/status.h"
+#include "absl/time/time.h"
 #include "common/reason.h"
 #include "common/wire_limits.h"
 #include "fleetbench/v1/agent.pb.h"
@@ -22,7 +23,9 @@ inline constexpr int kMaxMetricsPerCapability = 256;
 inline constexpr size_t kMaxUnitLength = 32;
 inline constexpr size_t kMaxDescriptionLength = 256;
 
-// INVALID_ARGUMENT naming the first offending field, samples included.
+// INVALID_ARGUMENT naming the first offending field, samples included. A
+// final report (task_finished) must say how the task ended: a state that is
+// not terminal (running, queued) is refused as part of the envelope.
 absl::Status CheckReportBounds(const v1::Report& report);
 // The same for everything but the samples: a report that fails this is
 // refused whole; one whose envelope passes keeps its good samples.
@@ -33,13 +36,17 @@ absl::Status CheckReportEnvelope(const v1::Report& report);
 // than kMaxSamplesPerReport (the others still face CheckSampleBounds). The
 // report_id is left as sent: the ack must echo it.
 void ClampReportEnvelope(v1::Report* report);
-// INVALID_ARGUMENT saying what is wrong with one sample.
-absl::Status CheckSampleBounds(const v1::Sample& sample);
+// INVALID_ARGUMENT saying what is wrong with one sample; with `latest`, a
+// sample dated after it is refused too (the controller passes its clock
+// plus the allowed skew).
+absl::Status CheckSampleBounds(const v1::Sample& sample,
+                               absl::Time latest = absl::InfiniteFuture());
 // Removes the samples CheckSampleBounds refuses, keeping the others in
 // order. Returns "" when none was refused, else what to tell the agent and
 // store as the task's reason: "2 of 40 samples refused; sample 3: value is
 // not finite" (the index is the sample's place in the report as sent).
-std::string DropRefusedSamples(v1::Report* report);
+std::string DropRefusedSamples(v1::Report* report,
+                               absl::Time latest = absl::InfiniteFuture());
 // The metric descriptors a hello's capability declares: a valid metric
 // name, a unit of 1..32 characters, higher or lower is better, a
 // description of at most 256 characters, and a benchmark that is empty or

@@ -140,6 +140,15 @@ CREATE TABLE prices (
   PRIMARY KEY (provider, region, instance_type, effective_from_ms)
 ) WITHOUT ROWID;
 )sql"},
+      {5, "nodes taken out of the fleet keep their row while they have history",
+       R"sql(
+-- Set by `fleetbench nodes rm` and node expiry for a node that has tasks
+-- (and so maybe samples): it leaves the node list, its results stay
+-- readable under its name. The node is removed while removed_ms >=
+-- last_seen_ms: a later hello (which moves last_seen_ms) brings it back
+-- without UpsertNode knowing the column.
+ALTER TABLE nodes ADD COLUMN removed_ms INTEGER;
+)sql"},
   };
   return *kMigrations;
 }

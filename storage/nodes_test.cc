@@ -85,5 +85,45 @@ TEST_F(StoreTest, ListNodesRoundTripsLabelsFactsAndTouch) {
             absl::StatusCode::kInvalidArgument);
 }
 
+// Issue 9: every hello with a new name made a permanent node.
+TEST_F(StoreTest, RemovingANodeWithoutHistoryDeletesItWhole) {
+  ASSERT_TRUE(store_->UpsertNode(MakeNode("bogus", "6.1", kT0)).ok());
+  auto kept = store_->RemoveNode("bogus", kT0 + absl::Hours(1));
+  ASSERT_TRUE(kept.ok()) << kept.status();
+  EXPECT_FALSE(*kept);
+  EXPECT_TRUE(store_->ListNodes()->empty());
+  EXPECT_EQ(store_->CountFactsVersions("bogus").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(store_->RemoveNode("bogus", kT0).status().code(), absl::StatusCode::kNotFound);
+  // The name is free for a new node.
+  ASSERT_TRUE(store_->UpsertNode(MakeNode("bogus", "6.1", kT0 + absl::Hours(2))).ok());
+  EXPECT_EQ(store_->ListNodes()->size(), 1u);
+}
+
+TEST_F(StoreTest, RemovingANodeWithHistoryKeepsItsResultsAndLabels) {
+  AddNodeAndRun("n1", "r1");
+  ASSERT_TRUE(store_
+                  ->CommitReports({{{MakeSample("s1", "r1", "n1", kMetric, 2.5,
+                                                absl::ToUnixMillis(kT0))}}})
+                  .ok());
+  auto kept = store_->RemoveNode("n1", kT0 + absl::Hours(1));
+  ASSERT_TRUE(kept.ok()) << kept.status();
+  EXPECT_TRUE(*kept);
+  Reopen();
+  auto nodes = store_->ListNodes();
+  ASSERT_TRUE(nodes.ok()) << nodes.status();
+  ASSERT_EQ(nodes->size(), 1u);
+  EXPECT_TRUE((*nodes)[0].removed);
+  EXPECT_EQ((*nodes)[0].labels.at("region"), "eu-west-1");  // for its rankings
+  EXPECT_EQ(*store_->CountFactsVersions("n1"), 0);           // the facts history is gone
+  EXPECT_EQ(store_->ListSamplesForRun("r1")->size(), 1u);
+  EXPECT_EQ(store_->History("n1", kMetric, 10)->size(), 1u);
+  EXPECT_EQ(store_->MetricPointTableSince(kMetric, absl::InfinitePast())->nodes.size(), 1u);
+  EXPECT_EQ(store_->RemoveNode("n1", kT0).status().code(), absl::StatusCode::kNotFound);
+  // Its hello brings it back.
+  ASSERT_TRUE(store_->UpsertNode(MakeNode("n1", "6.1", kT0 + absl::Hours(2))).ok());
+  EXPECT_FALSE((*store_->ListNodes())[0].removed);
+  EXPECT_TRUE(store_->CheckIntegrity().ok());
+}
+
 }  // namespace
 }  // namespace fleetbench::storage

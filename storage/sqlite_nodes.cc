@@ -1,4 +1,5 @@
 // The SQLite store's nodes: nodes, node_labels and the node_facts history.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -111,7 +112,8 @@ absl::StatusOr<std::vector<NodeRecord>> SqliteStore::ListNodes() {
           Statement s,
           Prepare("SELECT n.id, n.name, n.agent_version, n.first_seen_ms, "
                   "n.last_seen_ms, (SELECT f.facts FROM node_facts f "
-                  "WHERE f.node_id = n.id ORDER BY f.id DESC LIMIT 1) "
+                  "WHERE f.node_id = n.id ORDER BY f.id DESC LIMIT 1), "
+                  "coalesce(n.removed_ms >= n.last_seen_ms, 0) "
                   "FROM nodes n ORDER BY n.name"));
       while (true) {
         FLEETBENCH_ASSIGN_OR_RETURN(bool row, s.Step("listing nodes"));
@@ -122,6 +124,7 @@ absl::StatusOr<std::vector<NodeRecord>> SqliteStore::ListNodes() {
         node.agent_version = s.Text(2);
         node.first_seen = FromMillis(s.Int(3));
         node.last_seen = FromMillis(s.Int(4));
+        node.removed = s.Int(6) != 0;
         const absl::string_view facts = s.Blob(5);
         if (!node.facts.ParseFromArray(facts.data(),
                                        static_cast<int>(facts.size()))) {
@@ -143,6 +146,52 @@ absl::StatusOr<std::vector<NodeRecord>> SqliteStore::ListNodes() {
   });
   if (!status.ok()) return status;
   return nodes;
+}
+
+absl::StatusOr<bool> SqliteStore::RemoveNode(const std::string& name,
+                                             absl::Time when) {
+  absl::MutexLock lock(&mu_);
+  bool kept = false;
+  absl::Status status = InTransaction(TxnKind::kWrite, [&]() -> absl::Status {
+    int64_t id = 0;
+    int64_t last_seen_ms = 0;
+    {
+      FLEETBENCH_ASSIGN_OR_RETURN(
+          Statement s,
+          Prepare("SELECT id, last_seen_ms FROM nodes WHERE name = ?1 AND "
+                  "coalesce(removed_ms < last_seen_ms, 1)"));
+      s.Bind(1, name);
+      FLEETBENCH_ASSIGN_OR_RETURN(bool row, s.Step("finding the node to remove"));
+      if (!row) return absl::NotFoundError(absl::StrCat("node ", name, " not found"));
+      id = s.Int(0);
+      last_seen_ms = s.Int(1);
+    }
+    FLEETBENCH_RETURN_IF_ERROR(RunCached("DELETE FROM node_facts WHERE node_id = ?1",
+                                         "deleting the facts history", id));
+    // Samples come only from a node's tasks: no task, no samples, so the
+    // small tasks table answers for both.
+    {
+      FLEETBENCH_ASSIGN_OR_RETURN(
+          Statement s, Prepare("SELECT EXISTS (SELECT 1 FROM tasks WHERE node = ?1)"));
+      s.Bind(1, name);
+      FLEETBENCH_ASSIGN_OR_RETURN(bool row, s.Step("looking for the node's tasks"));
+      kept = row && s.Int(0) != 0;
+    }
+    if (kept) {
+      // Removed until it is seen after this (see migration 5).
+      return RunCached("UPDATE nodes SET removed_ms = ?1 WHERE id = ?2",
+                       "marking the node removed",
+                       std::max(ToMillis(when), last_seen_ms), id);
+    }
+    // Labels go with the row (ON DELETE CASCADE).
+    FLEETBENCH_RETURN_IF_ERROR(
+        RunCached("DELETE FROM nodes WHERE id = ?1", "deleting the node", id));
+    node_ids_.erase(name);
+    node_names_.erase(id);
+    return absl::OkStatus();
+  });
+  if (!status.ok()) return status;
+  return kept;
 }
 
 absl::StatusOr<int> SqliteStore::CountFactsVersions(const std::string& name) {

@@ -2,6 +2,8 @@
 // migrations (the steps are in migrations.cc).
 #include <sqlite3.h>
 
+#include <sys/stat.h>
+
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -10,6 +12,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "common/status_macros.h"
@@ -56,6 +59,54 @@ absl::StatusOr<std::string> QueryText(sqlite3* db, const char* sql,
                               Statement::PrepareOnce(db, sql, what));
   FLEETBENCH_ASSIGN_OR_RETURN(bool row, s.Step(what));
   return row ? s.Text(0) : std::string();
+}
+
+// An existing file of 0 bytes is not a history SQLite would create (a new
+// file gets its header when WAL is enabled, before anything else): it is a
+// history that was truncated or replaced. Opening it would silently start
+// an empty history under the old name, so it is refused. A non-empty WAL
+// beside it may still hold the data; SQLite recovers that, so it is let be.
+absl::Status RefuseEmptyFile(const std::string& path) {
+  struct stat main_file {};
+  if (stat(path.c_str(), &main_file) != 0 || !S_ISREG(main_file.st_mode) ||
+      main_file.st_size != 0) {
+    return absl::OkStatus();
+  }
+  struct stat wal {};
+  if (stat((path + "-wal").c_str(), &wal) == 0 && wal.st_size > 0) {
+    return absl::OkStatus();
+  }
+  return absl::FailedPreconditionError(absl::StrCat(
+      "database ", path,
+      " exists but is empty (0 bytes), so it holds no history; if it held "
+      "one, restore it from a backup; to start a new history, delete the "
+      "file or name one that does not exist"));
+}
+
+// PRAGMA quick_check: the b-trees and their pages are well formed (not the
+// contents of each blob). DATA_LOSS quoting what SQLite found.
+absl::Status QuickCheck(sqlite3* db, const std::string& path) {
+  const std::string what = absl::StrCat("checking ", path);
+  FLEETBENCH_ASSIGN_OR_RETURN(
+      Statement s, Statement::PrepareOnce(db, "PRAGMA quick_check(5)", what));
+  std::vector<std::string> problems;
+  while (true) {
+    absl::StatusOr<bool> row = s.Step(what);
+    if (!row.ok()) {
+      return absl::DataLossError(absl::StrCat(
+          "database ", path, " is corrupt (quick_check: ", row.status().message(),
+          "); restore it from a backup, or salvage what is readable with "
+          "`sqlite3 ", path, " .recover`"));
+    }
+    if (!*row) break;
+    if (s.Text(0) != "ok") problems.push_back(s.Text(0));
+  }
+  if (problems.empty()) return absl::OkStatus();
+  return absl::DataLossError(absl::StrCat(
+      "database ", path, " is corrupt (quick_check: ",
+      absl::StrJoin(problems, "; "),
+      "); restore it from a backup, or salvage what is readable with `sqlite3 ",
+      path, " .recover`"));
 }
 
 absl::Status CheckMigrationList(const std::vector<SchemaMigration>& migrations) {
@@ -162,6 +213,7 @@ absl::StatusOr<std::unique_ptr<Store>> Open(
     return absl::InvalidArgumentError("SQLite store needs a file path");
   }
   FLEETBENCH_RETURN_IF_ERROR(CheckMigrationList(migrations));
+  FLEETBENCH_RETURN_IF_ERROR(RefuseEmptyFile(options.path));
   sqlite3* db = nullptr;
   // NOMUTEX: the store's own mutex serialises every use of the connection.
   const int rc = sqlite3_open_v2(
@@ -175,6 +227,8 @@ absl::StatusOr<std::unique_ptr<Store>> Open(
     return status;
   }
   absl::Status status = Configure(db, options, migrations.back().version);
+  // Checked before migrating: a corrupt file is not written to.
+  if (status.ok() && options.verify_on_open) status = QuickCheck(db, options.path);
   if (status.ok()) status = Migrate(db, options.path, migrations);
   if (status.ok() && options.max_page_count > 0) {
     status = Exec(db,

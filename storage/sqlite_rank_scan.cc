@@ -20,19 +20,47 @@
 #include "storage/store.h"
 
 namespace fleetbench::storage {
+namespace {
+
+// DATA_LOSS unless `packed` is `n_points` whole points, each of `metric_id`
+// when that is not 0 (a chunk holds one metric). A point that fails this was
+// damaged on disk: answering without it would rank on part of the data.
+absl::Status CheckStoredPoints(absl::string_view packed, int64_t n_points,
+                               int64_t metric_id, absl::string_view kind,
+                               int64_t row_id) {
+  FLEETBENCH_RETURN_IF_ERROR(CheckPacked(packed));
+  const size_t count = packed.size() / kPointBytes;
+  if (n_points < 0 || static_cast<size_t>(n_points) != count) {
+    return absl::DataLossError(absl::StrCat(kind, " ", row_id, " says ", n_points,
+                                            " points but holds ", count,
+                                            "; the database is damaged"));
+  }
+  if (metric_id == 0) return absl::OkStatus();
+  for (size_t i = 0; i < count; ++i) {
+    if (PointAt(packed, i).metric_id != metric_id) {
+      return absl::DataLossError(absl::StrCat(
+          kind, " ", row_id, " of metric ", metric_id, " holds a point of metric ",
+          PointAt(packed, i).metric_id, "; the database is damaged"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
 
 absl::Status SqliteStore::ScanPointsLocked(
     int64_t metric_id, int64_t since_ms,
     absl::FunctionRef<absl::Status(absl::string_view packed)> visit,
     absl::FunctionRef<bool(int64_t chunk_max_time_ms)> keep_going) {
   {
-    FLEETBENCH_ASSIGN_OR_RETURN(Statement s,
-                                Prepare("SELECT points FROM recent_points"));
+    FLEETBENCH_ASSIGN_OR_RETURN(
+        Statement s, Prepare("SELECT id, points, n_points FROM recent_points"));
     while (true) {
       FLEETBENCH_ASSIGN_OR_RETURN(bool row, s.Step("reading recent points"));
       if (!row) break;
-      const absl::string_view packed = s.Blob(0);
-      FLEETBENCH_RETURN_IF_ERROR(CheckPacked(packed));
+      const absl::string_view packed = s.Blob(1);
+      FLEETBENCH_RETURN_IF_ERROR(
+          CheckStoredPoints(packed, s.Int(2), 0, "recent points row", s.Int(0)));
       FLEETBENCH_RETURN_IF_ERROR(visit(packed));
     }
   }
@@ -57,16 +85,23 @@ absl::Status SqliteStore::ScanPointsLocked(
     return a.max_time_ms > b.max_time_ms;
   });
   FLEETBENCH_ASSIGN_OR_RETURN(
-      Statement s, Prepare("SELECT points FROM metric_points WHERE id = ?1"));
+      Statement s,
+      Prepare("SELECT points, n_points FROM metric_points WHERE id = ?1"));
   for (const Chunk& chunk : chunks) {
     if (!keep_going(chunk.max_time_ms)) break;
     s.Bind(1, chunk.id);
     FLEETBENCH_ASSIGN_OR_RETURN(bool row, s.Step("reading ranking chunk"));
-    if (row) {
-      const absl::string_view packed = s.Blob(0);
-      FLEETBENCH_RETURN_IF_ERROR(CheckPacked(packed));
-      FLEETBENCH_RETURN_IF_ERROR(visit(packed));
+    // The index listed it: a row that is not there is a damaged file, and
+    // leaving its points out would rank on part of the data.
+    if (!row) {
+      return absl::DataLossError(absl::StrCat(
+          "ranking chunk ", chunk.id,
+          " is listed by its index but missing; the database is damaged"));
     }
+    const absl::string_view packed = s.Blob(0);
+    FLEETBENCH_RETURN_IF_ERROR(
+        CheckStoredPoints(packed, s.Int(1), metric_id, "ranking chunk", chunk.id));
+    FLEETBENCH_RETURN_IF_ERROR(visit(packed));
     s.Reset();
   }
   return absl::OkStatus();

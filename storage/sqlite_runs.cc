@@ -246,6 +246,18 @@ absl::StatusOr<std::vector<TaskRecord>> SqliteStore::ListTasks(
   return ReadTasks(s);
 }
 
+absl::StatusOr<TaskRecord> SqliteStore::GetTask(const std::string& task_id) {
+  absl::MutexLock lock(&mu_);
+  FLEETBENCH_ASSIGN_OR_RETURN(
+      Statement s, Prepare(absl::StrCat(kSelectTask, "WHERE t.task_id = ?1")));
+  s.Bind(1, task_id);
+  FLEETBENCH_ASSIGN_OR_RETURN(std::vector<TaskRecord> tasks, ReadTasks(s));
+  if (tasks.empty()) {
+    return absl::NotFoundError(absl::StrCat("task ", task_id, " not found"));
+  }
+  return std::move(tasks.front());
+}
+
 absl::StatusOr<std::vector<TaskRecord>> SqliteStore::ListTasksInStates(
     const std::vector<v1::TaskState>& states) {
   if (states.empty()) return std::vector<TaskRecord>{};

@@ -61,6 +61,7 @@ class SqliteStore final : public Store {
   absl::Status UpsertNode(const NodeRecord& node) override;
   absl::Status TouchNode(const std::string& name, absl::Time seen) override;
   absl::StatusOr<std::vector<NodeRecord>> ListNodes() override;
+  absl::StatusOr<bool> RemoveNode(const std::string& name, absl::Time when) override;
   absl::StatusOr<int> CountFactsVersions(const std::string& name) override;
   absl::StatusOr<std::vector<FactsVersion>> ListFactsVersions(const std::string& name,
                                                               int limit) override;
@@ -76,6 +77,7 @@ class SqliteStore final : public Store {
       const std::string& run_id) override;
   absl::StatusOr<std::vector<TaskRecord>> ListTasksInStates(
       const std::vector<v1::TaskState>& states) override;
+  absl::StatusOr<TaskRecord> GetTask(const std::string& task_id) override;
   absl::Status UpdateTask(const TaskRecord& task) override;
 
   absl::StatusOr<int> CommitReports(

@@ -48,6 +48,9 @@ struct NodeRecord {
   std::string agent_version;
   absl::Time first_seen;
   absl::Time last_seen;
+  // Taken out of the fleet (RemoveNode) but kept for its history. Only
+  // ListNodes sets it; the node list users see leaves such nodes out.
+  bool removed = false;
 };
 
 // One stored version of a node's facts and when it was first seen (the
@@ -130,7 +133,15 @@ class Store {
   // they differ from the last stored facts.
   virtual absl::Status UpsertNode(const NodeRecord& node) = 0;
   virtual absl::Status TouchNode(const std::string& name, absl::Time seen) = 0;
+  // Every node, removed ones included (for their results' labels).
   virtual absl::StatusOr<std::vector<NodeRecord>> ListNodes() = 0;
+  // Takes a node out of the fleet (`fleetbench nodes rm`, node expiry).
+  // Its facts history is deleted. A node that ever had a task keeps its row
+  // and labels, marked removed at `when`, so its runs, samples and rankings
+  // stay readable under its name: returns true. One that never had a task
+  // (and so has no samples) is deleted whole: returns false. NOT_FOUND for
+  // an unknown or already removed node. UpsertNode brings a node back.
+  virtual absl::StatusOr<bool> RemoveNode(const std::string& name, absl::Time when) = 0;
   // Number of facts versions stored for the node (1 after the first hello).
   virtual absl::StatusOr<int> CountFactsVersions(const std::string& name) = 0;
   // The node's newest `limit` facts versions (all when limit <= 0), newest
@@ -156,6 +167,8 @@ class Store {
   // Tasks in any of `states`, oldest first, across all runs.
   virtual absl::StatusOr<std::vector<TaskRecord>> ListTasksInStates(
       const std::vector<v1::TaskState>& states) = 0;
+  // One task by id, whatever its run; NOT_FOUND when there is none.
+  virtual absl::StatusOr<TaskRecord> GetTask(const std::string& task_id) = 0;
   // Replaces state, reason, outcomes, benchmarks and updated of the task with
   // this task_id (run, node and peer never change). NOT_FOUND when there is
   // none.
@@ -269,10 +282,16 @@ struct SqliteOptions {
   // max_page_count) so tests can drive the disk-full path, where writes fail
   // with RESOURCE_EXHAUSTED and earlier data stays intact.
   int64_t max_page_count = 0;
+  // Runs PRAGMA quick_check before anything is written and refuses a file
+  // that fails it (DATA_LOSS quoting SQLite). Reads the whole file: the
+  // controller sets it at start; tools and tests that reopen often need not.
+  bool verify_on_open = false;
 };
 
 // Opens (creating if needed) the SQLite file and applies pending schema
-// migrations.
+// migrations. An existing file of 0 bytes (with no WAL beside it) is
+// refused with FAILED_PRECONDITION rather than taken for a new history: it
+// is most likely a history that was truncated (docs/storage.md).
 absl::StatusOr<std::unique_ptr<Store>> OpenSqliteStore(
     const SqliteOptions& options);
 
