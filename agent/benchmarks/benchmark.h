@@ -28,6 +28,13 @@
 //
 // Thread safety: one Run() at a time per node (the runner guarantees it);
 // Run() may use as many threads as it likes internally.
+//
+// Groups: a collective() benchmark in a group run is one task per member
+// node, started together by the controller; each member's Run() sees
+// context.group() (its rank, the members, the group's deadline) and meets
+// the others through group()->rendezvous, a key-value store the controller
+// keeps for the group. Rank 0 reports the group's samples; the others
+// report only what is theirs alone (docs/collectives.md).
 #ifndef FLEETBENCH_AGENT_BENCHMARKS_BENCHMARK_H_
 #define FLEETBENCH_AGENT_BENCHMARKS_BENCHMARK_H_
 
@@ -48,6 +55,34 @@
 #include "fleetbench/v1/result.pb.h"
 
 namespace fleetbench::agent {
+
+// The key-value store the members of one group meet through (the
+// controller's relay over the agent stream; an in-process one in tests).
+// Keys are scoped to the group. Thread-safe.
+class Rendezvous {
+ public:
+  virtual ~Rendezvous() = default;
+  // Makes `value` (at most 64 KiB) visible to every member under `key`
+  // (1..256 bytes); a second Set replaces it.
+  virtual absl::Status Set(const std::string& key, const std::string& value) = 0;
+  // The value under `key`, waiting up to `timeout` for a member to set it:
+  // DEADLINE_EXCEEDED when none did in time, CANCELLED when the run was
+  // cancelled, ABORTED when the group ended, PERMISSION_DENIED when this
+  // task is not (or no longer) a member of a running group.
+  virtual absl::StatusOr<std::string> Get(const std::string& key, absl::Duration timeout) = 0;
+};
+
+// Where this task stands in its group (RunContext::group()).
+struct GroupContext {
+  std::string group_id;
+  int rank = 0;  // 0..size-1
+  int size = 1;
+  std::vector<std::string> member_nodes;      // rank order
+  std::vector<std::string> member_addresses;  // where peers reach each member
+  // The group's one deadline (the controller cancels every member past it).
+  absl::Time deadline = absl::InfiniteFuture();
+  Rendezvous* rendezvous = nullptr;  // never null in a group task
+};
 
 // What Run() gets from the runner besides its parameters.
 class RunContext {
@@ -93,6 +128,10 @@ class RunContext {
     }
     return publish_port_(port);
   }
+  // For a collective benchmark in a group task: the group; nullptr when it
+  // runs alone (a group of one). Set by the runner before Run().
+  void set_group(const GroupContext* group) { group_ = group; }
+  const GroupContext* group() const { return group_; }
   // Samples that must be stored even when Run() then fails: the evidence
   // behind the failure (the stress probe's throughput and checksum count of
   // a GPU that gave a wrong answer). The runner stores them under the
@@ -109,6 +148,7 @@ class RunContext {
   PublishPortFn publish_port_;
   KeepSamplesFn keep_samples_;
   absl::Time deadline_ = absl::InfiniteFuture();
+  const GroupContext* group_ = nullptr;
 };
 
 // One metric a plugin emits. The strings must live as long as the plugin
@@ -147,6 +187,9 @@ class Benchmark {
   // True for benchmarks between two nodes: the controller runs them as a
   // pair of tasks with params role=server and role=client, peer=HOST:PORT.
   virtual bool pairwise() const { return false; }
+  // True for collective benchmarks: in a group run, one task per member
+  // node started together, meeting through RunContext::group().
+  virtual bool collective() const { return false; }
   // How long a run with these (valid) parameters may take before the runner
   // cancels it, unless the run sets its own timeout. Generous: it catches a
   // benchmark that hangs, not one that is slow. Plugins whose length
