@@ -113,9 +113,9 @@ struct Replay {
 
 // Each suspect with up to two partners from `good`, best first: partners it
 // has not failed with (only those, when there are any), then partners with
-// fewer failures of their own,
-// not yet tested with it, carrying fewer pass-2 pairs so far, earlier in
-// the node order.
+// fewer failures of their own, not yet tested with it, carrying fewer
+// pass-2 pairs so far, earlier in the node order. A pair already planned
+// for another suspect is taken first when its other end fits.
 void PlanPartners(const Replay& r, const std::vector<std::string>& suspects,
                   const std::vector<std::string>& good,
                   const std::map<std::string, std::set<std::string>>& failed_with,
@@ -160,11 +160,23 @@ void PlanPartners(const Replay& r, const std::vector<std::string>& suspects,
     if (!candidates.empty() && !failed_together(candidates.front())) {
       std::erase_if(candidates, failed_together);
     }
-    if (candidates.size() > kPartnersPerSuspect) candidates.resize(kPartnersPerSuspect);
+    // A pair planned for an earlier suspect serves this one too when its
+    // other end is a fit partner: fewer pair tests for the same evidence.
+    auto pair_of = [&](const std::string& g) {
+      return r.index.at(s) < r.index.at(g) ? Members{s, g} : Members{g, s};
+    };
+    std::vector<std::string> chosen;
     for (const std::string& g : candidates) {
-      Members pair = r.index.at(s) < r.index.at(g) ? Members{s, g} : Members{g, s};
-      c->partner_pairs[s].push_back(pair);
-      add(pair);
+      if (planned.contains(KeyOf(pair_of(g)))) chosen.push_back(g);
+    }
+    for (const std::string& g : candidates) {
+      if (chosen.size() >= kPartnersPerSuspect) break;
+      if (std::find(chosen.begin(), chosen.end(), g) == chosen.end()) chosen.push_back(g);
+    }
+    if (chosen.size() > kPartnersPerSuspect) chosen.resize(kPartnersPerSuspect);
+    for (const std::string& g : chosen) {
+      c->partner_pairs[s].push_back(pair_of(g));
+      add(pair_of(g));
     }
   }
   for (Confirmation::LinkCandidate& link : c->links) {
@@ -257,9 +269,15 @@ void Judge(const Replay& r, const std::vector<std::string>& suspects, const Conf
                                  " cleared (", absl::StrJoin(v->cleared(), ", "), ")"));
   }
   if (v->bad_nodes_size() > 0 || v->bad_links_size() > 0) {
-    parts.push_back(v->bad_nodes_size() + v->bad_links_size() == 1
-                        ? "leave it out or replace it, then run --isolate again"
-                        : "leave them out or replace them, then run --isolate again");
+    std::vector<std::string> actions;
+    if (v->bad_nodes_size() > 0) {
+      actions.push_back(v->bad_nodes_size() == 1 ? "leave the node out or replace it"
+                                                 : "leave the nodes out or replace them");
+    }
+    if (v->bad_links_size() > 0) {
+      actions.push_back("check the path between the link's ends (port, cable, route)");
+    }
+    parts.push_back(absl::StrCat(absl::StrJoin(actions, " and "), ", then run --isolate again"));
   } else if (!inconclusive.empty()) {
     parts.push_back("run --isolate again to settle them");
   } else {

@@ -208,6 +208,21 @@ TEST(IsolationTest, SecondPassGivesEachSuspectTwoDifferentGoodPartners) {
   }
 }
 
+TEST(IsolationTest, SecondPassSharesPairsBetweenSuspects) {
+  // One slow node among 8 makes all 8 suspects; each still gets two
+  // partners, but a pair serves both its ends: 9 pass-2 tests, not 16.
+  const Outcome slow_node = Drive(Isolate(), Nodes(8), SlowNode("n3"));
+  EXPECT_EQ(slow_node.verdict.pair_tests(), 28 + 9);
+  std::map<std::string, int> pairs_of;
+  for (const auto& g : slow_node.done) {
+    if (g.pass() != 2) continue;
+    for (const auto& m : g.members()) ++pairs_of[m];
+  }
+  for (const auto& node : Nodes(8)) EXPECT_GE(pairs_of[node], 2) << node;
+  // A slow link: two partners for each end and the pair once more.
+  EXPECT_EQ(Drive(Isolate(), Nodes(8), SlowLink("n1", "n2")).verdict.pair_tests(), 28 + 5);
+}
+
 TEST(IsolationTest, NamesTheSlowLinkAndNeitherEnd) {
   for (int n : {3, 4, 7, 8}) {
     SCOPED_TRACE(n);
