@@ -1,6 +1,7 @@
 #include "controller/group_plan.h"
 
 #include <cmath>
+#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "diagnosis/isolation.h"
@@ -58,6 +59,10 @@ std::vector<GroupPlan> ToPlans(const diagnosis::IsolationPass& pass) {
 
 absl::StatusOr<std::vector<GroupPlan>> PlanGroups(const v1::GroupOptions& options,
                                                   const std::vector<std::string>& nodes) {
+  // A node twice would be its own partner (and two ranks of one agent).
+  if (std::set<std::string>(nodes.begin(), nodes.end()).size() != nodes.size()) {
+    return absl::InvalidArgumentError("a group run names a node twice");
+  }
   switch (options.mode()) {
     case v1::GROUP_MODE_GROUP:
       if (nodes.size() < 2) {

@@ -115,6 +115,12 @@ TEST(GroupPlanTest, IsolateSecondPassAndVerdictFromResults) {
   EXPECT_EQ(verdict.pair_tests(), static_cast<int>(done.size()));
 }
 
+TEST(GroupPlanTest, ANodeTwiceIsRefused) {
+  auto plans = PlanGroups(Isolate(), {"n1", "n2", "n1", "n3"});
+  ASSERT_FALSE(plans.ok());
+  EXPECT_THAT(plans.status().message(), HasSubstr("names a node twice"));
+}
+
 TEST(GroupPlanTest, OtherModesHaveNoVerdict) {
   v1::GroupOptions group;
   group.set_mode(v1::GROUP_MODE_GROUP);
