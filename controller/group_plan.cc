@@ -29,7 +29,16 @@ absl::Status CheckScaling(const v1::GroupOptions& options, size_t node_count) {
   return absl::OkStatus();
 }
 
+// Round-robin tests every pair: 128 nodes are 8128 pairs in 127 rounds,
+// already hours of collectives; past that, bisection.
+constexpr size_t kMaxRoundRobinNodes = 128;
+
 absl::Status CheckIsolate(const v1::GroupOptions& options, size_t node_count) {
+  if (!options.bisect() && node_count > kMaxRoundRobinNodes) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "isolate tests every pair, too many for ", node_count, " nodes (at most ",
+        kMaxRoundRobinNodes, "); add --bisect to halve the suspect set instead"));
+  }
   const size_t least = options.bisect() ? 4 : 3;
   if (node_count < least) {
     return absl::InvalidArgumentError(

@@ -115,6 +115,19 @@ TEST(GroupPlanTest, IsolateSecondPassAndVerdictFromResults) {
   EXPECT_EQ(verdict.pair_tests(), static_cast<int>(done.size()));
 }
 
+TEST(GroupPlanTest, RoundRobinIsBoundedAndBisectionTakesOver) {
+  EXPECT_EQ(PlanGroups(Isolate(), Nodes(128))->size(), 128u * 127 / 2);
+  auto refused = PlanGroups(Isolate(), Nodes(129));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(refused.status().message(), HasSubstr("add --bisect"));
+  v1::GroupOptions bisect = Isolate();
+  bisect.set_bisect(true);
+  auto halves = PlanGroups(bisect, Nodes(1000));
+  ASSERT_TRUE(halves.ok()) << halves.status();
+  ASSERT_EQ(halves->size(), 2u);
+  EXPECT_EQ((*halves)[0].members.size(), 500u);
+}
+
 TEST(GroupPlanTest, ANodeTwiceIsRefused) {
   auto plans = PlanGroups(Isolate(), {"n1", "n2", "n1", "n3"});
   ASSERT_FALSE(plans.ok());
