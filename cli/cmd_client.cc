@@ -463,7 +463,9 @@ int RunCommand(const Argv& argv) {
       }
       parts.push_back(part);
     }
-    const std::string line = absl::StrJoin(parts, " | ");
+    // A group run has a task per member of every group: count groups instead.
+    const std::string group_line = GroupProgressLine(run);
+    const std::string line = group_line.empty() ? absl::StrJoin(parts, " | ") : group_line;
     if (!json && line != last_line) {
       if (tty) {
         std::cerr << "\r\033[K" << line << std::flush;

@@ -241,6 +241,24 @@ std::string RenderGroups(const v1::Run& run) {
   }
 }
 
+std::string GroupProgressLine(const v1::Run& run) {
+  if (run.groups().empty()) return "";
+  int ended = 0, running = 0;
+  for (const v1::GroupResult& g : run.groups()) {
+    if (IsTerminal(g.state())) {
+      ++ended;
+    } else if (g.state() == v1::TASK_STATE_RUNNING) {
+      ++running;
+    }
+  }
+  std::string line = absl::StrCat("groups: ", ended, " of ", run.groups_size(), " ended");
+  if (running > 0) absl::StrAppend(&line, " (", running, " running)");
+  if (run.group().mode() == v1::GROUP_MODE_ISOLATE && !run.isolation().summary().empty()) {
+    absl::StrAppend(&line, "; ", run.isolation().summary());
+  }
+  return line;
+}
+
 std::string VerdictLine(const v1::Run& run) {
   if (run.group().mode() != v1::GROUP_MODE_ISOLATE) return "";
   const v1::IsolationVerdict& v = run.isolation();

@@ -22,6 +22,11 @@ std::string RenderGroups(const v1::Run& run);
 // "(still running)" while passes remain; "" for a run that is not ISOLATE.
 std::string VerdictLine(const v1::Run& run);
 
+// `run --wait`'s progress line for a group run: "groups: 9 of 28 ended
+// (3 running)", then the verdict so far for ISOLATE; "" without groups (the
+// per-node line is shown instead).
+std::string GroupProgressLine(const v1::Run& run);
+
 // "512 B", "64 KiB", "256 MiB", "1.5 GiB": a message size as people read it.
 std::string FormatBytes(int64_t bytes);
 

@@ -152,6 +152,16 @@ TEST(GroupTextTest, VerdictWhilePassesRun) {
   EXPECT_EQ(VerdictLine(run), "verdict: pass 2 running: 0 of 1 pairs ended (still running)\n");
 }
 
+TEST(GroupTextTest, ProgressCountsGroupsAndShowsTheVerdictSoFar) {
+  EXPECT_EQ(GroupProgressLine(v1::Run()), "");
+  v1::Run run = IsolationRun();
+  run.mutable_groups(5)->set_state(v1::TASK_STATE_RUNNING);
+  run.mutable_groups(6)->set_state(v1::TASK_STATE_QUEUED);
+  run.mutable_isolation()->set_summary("pass 1 running: 5 of 6 pairs ended");
+  EXPECT_EQ(GroupProgressLine(run),
+            "groups: 5 of 7 ended (1 running); pass 1 running: 5 of 6 pairs ended");
+}
+
 TEST(GroupTextTest, JsonCarriesGroupsAndTheVerdict) {
   const std::string json = ToJson(IsolationRun());
   EXPECT_THAT(json, AllOf(HasSubstr("\"groups\""), HasSubstr("\"isolation\""),
