@@ -234,19 +234,23 @@ void Judge(const Replay& r, const std::vector<std::string>& suspects, const Conf
   }
   std::vector<std::string> link_text;
   for (const Confirmation::LinkCandidate& link : c.links) {
-    if (!cleared.contains(link.pair[0]) || !cleared.contains(link.pair[1])) continue;
-    const v1::GroupResult* again = link.retested ? result_of(link.pair) : nullptr;
-    if (again != nullptr && !Fails(*again, bar)) continue;  // it did not repeat
+    // Named only when it failed again: a pair whose end was slow everywhere
+    // for a while (then cleared) is not a link, and it was not run again.
+    if (!link.retested || !cleared.contains(link.pair[0]) || !cleared.contains(link.pair[1])) {
+      continue;
+    }
+    const v1::GroupResult* again = result_of(link.pair);
+    if (!Fails(*again, bar)) continue;  // it did not repeat
     double busbw = link.first->busbw_gbps();
-    if (again != nullptr && again->state() == v1::TASK_STATE_SUCCEEDED) {
-      busbw = std::min(busbw, again->busbw_gbps());
+    if (again->state() == v1::TASK_STATE_SUCCEEDED) {
+      busbw = busbw > 0 ? std::min(busbw, again->busbw_gbps()) : again->busbw_gbps();
     }
     v1::LinkVerdict* l = v->add_bad_links();
     l->set_node_a(link.pair[0]);
     l->set_node_b(link.pair[1]);
     l->set_busbw_gbps(busbw);
     link_text.push_back(absl::StrCat(link.pair[0], "-", link.pair[1], " (",
-                                     OutcomeText(again != nullptr ? *again : *link.first),
+                                     OutcomeText(*again),
                                      " together)"));
   }
   std::vector<std::string> parts;
@@ -417,7 +421,9 @@ IsolationPass Walk(const v1::GroupOptions& options, const std::vector<std::strin
           next.push_back(b);
         } else {
           for (const std::string& n : m) suspect_set.insert(n);
-          if (m.size() == 2) c.links.push_back({m, &g, false});
+          // A failing pair: the link, if both ends pass elsewhere and it
+          // fails again in the last pass.
+          if (m.size() == 2) c.links.push_back({m, &g, true});
         }
       }
       if (next.empty()) break;

@@ -18,13 +18,12 @@
 //           passed a pair elsewhere is run again;
 //   verdict a suspect that fails with every pass-2 partner is a bad node;
 //           one that passes with every partner is cleared; a pass-1 pair
-//           whose ends are both cleared and that fails again (or could not
-//           be run again) is a bad link.
+//           whose ends are both cleared and that fails again is a bad link.
 // Bisection (`bisect`, for large fleets): the nodes are halved and each
 // half runs as one group; a failing group of four or more is halved again,
 // each pass one level, until the failing groups have two or three members;
 // those members are the suspects of a last pass that pairs each with nodes
-// of passing groups, judged as above. The expectation is --expect-busbw or
+// of passing groups (and runs a failing pair again), judged as above. The expectation is --expect-busbw or
 // the best pass-1 half.
 #ifndef FLEETBENCH_DIAGNOSIS_ISOLATION_H_
 #define FLEETBENCH_DIAGNOSIS_ISOLATION_H_
