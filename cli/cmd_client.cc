@@ -35,6 +35,8 @@
 #include "cli/client.h"
 #include "cli/commands.h"
 #include "cli/finding_text.h"
+#include "cli/group_flags.h"
+#include "cli/group_text.h"
 #include "cli/interrupt.h"
 #include "cli/table.h"
 #include "cli/usage.h"
@@ -114,6 +116,9 @@ void PrintRun(const v1::Run& run) {
     std::cout << samples.Render();
     PrintPairMatrix(run, "net.tcp.Gbps");
   }
+  // Group runs (issue 11): the curve, the scaling table or the isolation
+  // passes, and the verdict last, where a user reads it.
+  std::cout << RenderGroups(run) << VerdictLine(run);
 }
 
 bool RunFailed(const v1::Run& run) {
@@ -326,7 +331,7 @@ int NodesCommand(const Argv& argv) {
 }
 
 int RunCommand(const Argv& argv) {
-  const std::vector<FlagSpec> flags = {
+  std::vector<FlagSpec> flags = {
       {"bench", true, false, "benchmarks to run, NAME[,NAME...]"},
       {"suite", true, false, "a named suite instead of --bench (quick, full)"},
       {"param", true, true, "BENCH.KEY=VALUE, e.g. gemm.sizes=1024"},
@@ -340,6 +345,7 @@ int RunCommand(const Argv& argv) {
       {"bench-timeout", true, false,
        "cancel each benchmark that runs longer, e.g. 10m (default: each plugin's own)"},
       kJsonFlag};
+  for (FlagSpec& f : GroupFlags()) flags.push_back(std::move(f));
   int code = 0;
   auto p = Prepare("run", argv, flags, 0, &code);
   if (!p) return code;
@@ -401,6 +407,9 @@ int RunCommand(const Argv& argv) {
       spec.set_timeout_ms(absl::ToInt64Milliseconds(bench_timeout));
     }
   }
+  absl::StatusOr<std::optional<v1::GroupOptions>> group = GroupOptionsFromArgs(args);
+  if (!group.ok()) return Usage("run", std::string(group.status().message()), flags);
+  if (group->has_value()) *request.mutable_group() = **group;
   absl::Duration timeout = absl::Hours(1);
   if (args.Has("timeout") &&
       (!absl::ParseDuration(args.Get("timeout"), &timeout) || timeout <= absl::ZeroDuration())) {
@@ -454,7 +463,9 @@ int RunCommand(const Argv& argv) {
       }
       parts.push_back(part);
     }
-    const std::string line = absl::StrJoin(parts, " | ");
+    // A group run has a task per member of every group: count groups instead.
+    const std::string group_line = GroupProgressLine(run);
+    const std::string line = group_line.empty() ? absl::StrJoin(parts, " | ") : group_line;
     if (!json && line != last_line) {
       if (tty) {
         std::cerr << "\r\033[K" << line << std::flush;
