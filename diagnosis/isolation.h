@@ -8,8 +8,9 @@
 // Round-robin (the default):
 //   pass 1  every pair of nodes once, in rounds of disjoint pairs (the
 //           circle method), so a round runs at once;
-//   judge   the expectation is --expect-busbw or the median busbw of the
-//           pass-1 pairs that succeeded; a pair fails when it did not
+//   judge   the expectation is --expect-busbw or, over the nodes, the
+//           median of each node's best pass-1 pair (that succeeded); a
+//           pair fails when it did not
 //           succeed or its busbw is below (1 - threshold) x the expectation;
 //           the members of failing pairs are suspects;
 //   pass 2  each suspect is paired with up to two nodes that passed (a pair
