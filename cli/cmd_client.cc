@@ -490,7 +490,13 @@ int RunCommand(const Argv& argv) {
   } else {
     PrintRun(run);
   }
-  return RunFailed(run) ? kExitFailure : kExitOk;
+  if (RunFailed(run)) return kExitFailure;
+  // --isolate named a bad node or link: a script gating a training job on
+  // the check stops here, as on a critical finding of `probe`.
+  if (run.isolation().bad_nodes_size() > 0 || run.isolation().bad_links_size() > 0) {
+    return kExitCritical;
+  }
+  return kExitOk;
 }
 
 int ResultsCommand(const Argv& argv) {
