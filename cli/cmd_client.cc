@@ -585,7 +585,7 @@ int RankCommand(const Argv& argv) {
        "rank by a named mix of metrics instead: cpu, io, training (docs/ranking.md)"},
       {"by", true, false, "node, instance_type, region or provider (default node)"},
       {"price", true, false, "on_demand or spot (default on_demand)"},
-      {"window", true, false, "how far back, e.g. 7d, 24h (default 7 days)"},
+      WindowFlag("7 days"),
       kJsonFlag};
   int code = 0;
   auto p = Prepare("rank", argv, flags, 0, &code);
@@ -602,11 +602,9 @@ int RankCommand(const Argv& argv) {
   absl::StatusOr<v1::PriceKind> price = ParsePriceKind(p->args.Get("price", "on_demand"));
   if (!price.ok()) return Usage("rank", "--" + std::string(price.status().message()), flags);
   request.set_price(*price);
-  if (p->args.Has("window")) {
-    absl::StatusOr<absl::Duration> window = ParseWindow(p->args.Get("window"));
-    if (!window.ok()) return Usage("rank", std::string(window.status().message()), flags);
-    request.set_window_ms(absl::ToInt64Milliseconds(*window));
-  }
+  absl::StatusOr<int64_t> window_ms = WindowMillis(p->args);
+  if (!window_ms.ok()) return Usage("rank", std::string(window_ms.status().message()), flags);
+  request.set_window_ms(*window_ms);
   v1::RankResponse response;
   if (auto s = p->client->Call(&v1::Fleet::Stub::Rank, request, &response); !s.ok()) {
     return RemoteError("rank", s);
