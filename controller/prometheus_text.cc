@@ -164,9 +164,9 @@ Family& Exposition::Add(std::string_view name, MetricType type, std::string_view
 
 std::string Exposition::Render() const {
   std::string out;
-  for (const auto& family : families_) {
-    if (!family->empty()) family->Render(&out);
-  }
+  // A family without series keeps its HELP and TYPE: the name is there to
+  // be found (a declared metric nobody measured yet, schedules not fired).
+  for (const auto& family : families_) family->Render(&out);
   return out;
 }
 

@@ -4,7 +4,8 @@
 // Contract: an Exposition collects metric families by name; Add() with a
 // name already present returns that family (its first help and type stay),
 // so a scrape never carries two families of one name. Render() writes each
-// family's HELP and TYPE lines, then its series in the order added, with
+// family's HELP and TYPE lines (also for a family with no series), then its
+// series in the order added, with
 // label values and help text escaped as the format wants. Names are made
 // valid by the Sanitize* functions; a series whose labels repeat an earlier
 // one's in the same family is left out (Prometheus refuses a scrape with

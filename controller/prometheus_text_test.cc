@@ -64,7 +64,7 @@ TEST(PrometheusTextTest, OneFamilyPerNameFirstHelpWins) {
             "# HELP m first\n# TYPE m counter\nm{k=\"1\"} 1\nm{k=\"2\"} 2\n");
 }
 
-TEST(PrometheusTextTest, LeavesOutRepeatedSeriesAndEmptyFamilies) {
+TEST(PrometheusTextTest, LeavesOutRepeatedSeriesKeepsEmptyFamilies) {
   Exposition e;
   Family& f = e.Add("m", MetricType::kGauge, "h");
   f.Add({{"k", "1"}}, 1);
@@ -73,7 +73,7 @@ TEST(PrometheusTextTest, LeavesOutRepeatedSeriesAndEmptyFamilies) {
   const std::string text = e.Render();
   EXPECT_THAT(text, HasSubstr("m{k=\"1\"} 1\n"));
   EXPECT_THAT(text, Not(HasSubstr(" 9\n")));
-  EXPECT_THAT(text, Not(HasSubstr("empty")));
+  EXPECT_THAT(text, HasSubstr("# HELP empty nothing\n# TYPE empty gauge\n"));
 }
 
 TEST(PrometheusTextTest, SanitizesLabelNamesOfSeries) {
