@@ -1,5 +1,7 @@
 #include "controller/http_server.h"
 
+#include <sys/socket.h>
+
 #include <chrono>
 
 #include "absl/strings/numbers.h"
@@ -48,6 +50,14 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(
   http.set_read_timeout(std::chrono::milliseconds(absl::ToInt64Milliseconds(options.read_timeout)));
   http.set_write_timeout(
       std::chrono::milliseconds(absl::ToInt64Milliseconds(options.write_timeout)));
+  // httplib's default sets SO_REUSEPORT, with which a second controller
+  // binds the same port and the kernel splits scrapes between the two:
+  // SO_REUSEADDR only (a restart still rebinds past TIME_WAIT), so a taken
+  // port is an error.
+  http.set_socket_options([](socket_t sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+  });
   http.set_keep_alive_max_count(100);
   http.set_keep_alive_timeout(5);
 

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -136,6 +137,32 @@ TEST_F(MetricsEndToEndTest, NobodyWithoutTheTokenReadsAndOnlyGetIsServed) {
   auto big = client.Get(("/metrics?" + std::string(20000, 'a')).c_str(), headers);
   ASSERT_TRUE(big);
   EXPECT_EQ(big->status, 414);
+  auto head = client.Head("/metrics", headers);
+  ASSERT_TRUE(head);
+  EXPECT_EQ(head->status, 200);
+}
+
+TEST_F(MetricsEndToEndTest, ABadHttpAddressIsAUsageError) {
+  for (const std::string bad : {"nonsense", "127.0.0.1:99999", "unix:/tmp/x.sock"}) {
+    CommandResult r = RunCommand({FLEETBENCH_BINARY, "controller", "--listen", "127.0.0.1:0",
+                                  "--db", dir_ + "/other.db", "--http-listen", bad},
+                                 env_);
+    EXPECT_EQ(r.exit_code, 2) << bad << ": " << r.err;
+    EXPECT_NE(r.err.find("--http-listen"), std::string::npos) << r.err;
+  }
+  // A port already taken (by this test's controller): the controller says
+  // so and stops. cpp-httplib's default SO_REUSEPORT let it share the port.
+  // As a Process, so a controller that does start fails the test instead of
+  // hanging it.
+  const std::string err_path = dir_ + "/taken.err";
+  Process taken({FLEETBENCH_BINARY, "controller", "--listen", "127.0.0.1:0", "--db",
+                 dir_ + "/other.db", "--http-listen", absl::StrCat("127.0.0.1:", http_port_)},
+                env_, err_path);
+  std::optional<int> code = taken.WaitFor(absl::Seconds(30));
+  ASSERT_TRUE(code.has_value()) << "a second controller serves the same HTTP port";
+  EXPECT_EQ(*code, 1);
+  const std::string err = ReadFile(err_path);
+  EXPECT_NE(err.find("cannot listen on 127.0.0.1:"), std::string::npos) << err;
 }
 
 TEST_F(MetricsEndToEndTest, ARealScrapePassesPromtoolAndShowsWhatTheCliShows) {
