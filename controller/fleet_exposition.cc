@@ -1,13 +1,10 @@
 #include "controller/fleet_exposition.h"
 
-#include <algorithm>
-#include <set>
 #include <tuple>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/time/time.h"
 #include "common/api_enums.h"
 
 namespace fleetbench::controller {

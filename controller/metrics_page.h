@@ -10,7 +10,11 @@
 #ifndef FLEETBENCH_CONTROLLER_METRICS_PAGE_H_
 #define FLEETBENCH_CONTROLLER_METRICS_PAGE_H_
 
+#include <cstdint>
+#include <map>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
