@@ -198,13 +198,12 @@ class FleetCore {
       const v1::VarianceRequest& request, absl::Time deadline = absl::InfiniteFuture());
 
   // For /metrics (controller/metrics_page.h): per node and declared
-  // metric, the samples of the newest run that measured it there (at most
-  // kMaxLatestSamplesPerMetric of them, newest first), with every declared
-  // metric's descriptor; removed nodes are left out. And how many stored
-  // runs are in each state. Both read only the store, on the caller's
-  // thread (fleet_core_exposition.cc); they cost one indexed query per node
-  // and metric, and one scan of the runs.
-  static constexpr int kMaxLatestSamplesPerMetric = 64;
+  // metric measured within the rank window, the samples of the newest run
+  // that measured it there (newest first), with every declared metric's
+  // descriptor; removed nodes are left out. And how many stored runs are
+  // in each state. Both read only the store, on the caller's thread
+  // (fleet_core_exposition.cc): one ranking scan per metric and one read of
+  // each run that is some node's newest; one scan of the runs.
   struct LatestMeasurements {
     std::vector<v1::MetricDescriptor> metrics;
     std::vector<v1::Sample> samples;

@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "common/logging.h"
 
@@ -17,9 +18,19 @@ std::optional<int64_t> StoreFileBytes(const std::string& db_path) {
   return bytes;
 }
 
-void MetricsPage::RefreshCostly(Costly* costly) {
-  const absl::Time deadline = absl::Now() + options_.call_timeout;
-  Costly fresh;
+void MetricsPage::RefreshHistory(int64_t commits, History* history) {
+  const absl::Time start = absl::Now();
+  const absl::Time deadline = start + options_.call_timeout;
+  History fresh;
+  // How long each part took, logged when the whole is slow.
+  std::string took;
+  absl::Time part_start = start;
+  auto lap = [&](const char* part) {
+    const absl::Time now = absl::Now();
+    absl::StrAppend(&took, took.empty() ? "" : ", ", part, " ",
+                    absl::FormatDuration(now - part_start));
+    part_start = now;
+  };
   auto note = [&fresh](const std::string& part, const absl::Status& s) {
     LOG(WARNING) << "/metrics: " << part << ": " << s;
     fresh.errors.push_back(part);
@@ -30,6 +41,7 @@ void MetricsPage::RefreshCostly(Costly* costly) {
   } else {
     note("latest_samples", latest.status());
   }
+  lap("latest samples");
   for (const v1::MetricDescriptor& metric : fresh.latest.metrics) {
     v1::RankRequest request;
     request.set_metric(metric.name());
@@ -42,38 +54,57 @@ void MetricsPage::RefreshCostly(Costly* costly) {
       break;
     }
   }
+  lap("ranks");
   auto findings = core_->ListFindings(v1::ListFindingsRequest(), deadline);
   if (findings.ok()) {
     fresh.findings.assign(findings->findings().begin(), findings->findings().end());
   } else {
     note("findings", findings.status());
   }
-  auto runs = core_->CountRunsByState(deadline);
-  if (runs.ok()) {
-    fresh.runs_by_state = std::move(*runs);
-  } else {
-    note("runs", runs.status());
-  }
+  lap("findings");
   fresh.read = absl::Now();
-  *costly = std::move(fresh);
+  fresh.commits = commits;
+  if (fresh.read - start > absl::Seconds(1)) {
+    LOG(WARNING) << "/metrics: reading the history took " << absl::FormatDuration(fresh.read - start)
+                 << " (" << took << ")";
+  }
+  *history = std::move(fresh);
 }
 
 std::string MetricsPage::Render() {
   absl::MutexLock lock(&mu_);
-  if (absl::Now() - costly_.read >= options_.cache_ttl) RefreshCostly(&costly_);
   FleetSnapshot snapshot;
-  snapshot.latest = costly_.latest;
-  snapshot.ranks = costly_.ranks;
-  snapshot.findings = costly_.findings;
-  snapshot.runs_by_state = costly_.runs_by_state;
-  snapshot.errors = costly_.errors;
+  // Read before the history, so a commit made while it is read brings
+  // another read at the next scrape past the TTL.
+  snapshot.stats = core_->GetStats();
+  const absl::Time now = absl::Now();
+  const absl::Duration age = now - history_.read;
+  if (age >= options_.max_age ||
+      (age >= options_.cache_ttl && snapshot.stats.commits != history_.commits)) {
+    RefreshHistory(snapshot.stats.commits, &history_);
+  }
+  if (now - runs_read_ >= options_.cache_ttl) {
+    auto runs = core_->CountRunsByState(now + options_.call_timeout);
+    runs_ok_ = runs.ok();
+    if (runs.ok()) {
+      runs_by_state_ = std::move(*runs);
+    } else {
+      LOG(WARNING) << "/metrics: runs: " << runs.status();
+    }
+    runs_read_ = absl::Now();
+  }
+  snapshot.latest = history_.latest;
+  snapshot.ranks = history_.ranks;
+  snapshot.findings = history_.findings;
+  snapshot.runs_by_state = runs_by_state_;
+  snapshot.errors = history_.errors;
+  if (!runs_ok_) snapshot.errors.push_back("runs");
   auto nodes = core_->ListNodes(absl::Now() + options_.call_timeout);
   if (nodes.ok()) {
     snapshot.nodes = std::move(*nodes);
   } else {
     snapshot.errors.push_back("nodes");
   }
-  snapshot.stats = core_->GetStats();
   // Hook for schedules: copy the firing counters from snapshot.stats into
   // snapshot.schedule_firings here once Stats carries them.
   snapshot.store_bytes = StoreFileBytes(options_.db_path);

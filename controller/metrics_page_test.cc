@@ -56,5 +56,37 @@ TEST_F(MetricsPageTest, TheCostlyPartsAreKeptForTheCacheTtl) {
   EXPECT_THAT(cached, HasSubstr("fleetbench_samples_ingested_total 2\n"));
 }
 
+// The history is read again only after a commit: what reached the store
+// some other way waits for max_age; a report committed shows at once (TTL 0).
+TEST_F(MetricsPageTest, TheHistoryIsReadAgainAfterACommitOrMaxAge) {
+  auto a = Connect("a");
+  const std::string run = Start("gemm", {"a"});
+  Finish(a, a->RunTasks()[0], 1);  // 1.0 tflops
+  MetricsPageOptions options;
+  options.cache_ttl = absl::ZeroDuration();
+  options.max_age = absl::Hours(1);
+  MetricsPage page(core_.get(), options);
+  const std::string one = "node=\"a\"} 1e+12\n";
+  EXPECT_THAT(page.Render(), HasSubstr(one));
+  // Behind the core's back, a newer sample of the same run: no commit
+  // counted, no read.
+  storage::Store::ReportWrite write;
+  v1::Sample* s = &write.samples.emplace_back();
+  s->set_id(NewUlid());
+  s->set_run_id(run);
+  s->set_node("a");
+  s->set_benchmark("gemm");
+  s->set_metric("gemm.cpu.fp32.tflops");
+  s->set_unit("tflops");
+  s->set_value(5);
+  s->set_time_unix_ms(absl::ToUnixMillis(clock_.Now()) + 1000);
+  ASSERT_TRUE(store_->CommitReports({write}).ok());
+  EXPECT_THAT(page.Render(), HasSubstr(one));
+  // A report through the core: read again.
+  Start("gemm", {"a"});
+  Finish(a, a->RunTasks()[1], 1);
+  EXPECT_THAT(page.Render(), HasSubstr("node=\"a\"} 5e+12\n"));
+}
+
 }  // namespace
 }  // namespace fleetbench::controller
