@@ -10,14 +10,15 @@
 // fleet_core.cc (the actor and entry points), fleet_core_sessions.cc,
 // fleet_core_node_removal.cc, fleet_core_dispatch.cc, fleet_core_runs.cc,
 // fleet_core_ingest.cc, fleet_core_retry.cc, fleet_core_views.cc,
-// fleet_core_prices.cc and fleet_core_findings.cc; the private section below
-// is grouped the same way.
+// fleet_core_prices.cc, fleet_core_findings.cc and fleet_core_exposition.cc;
+// the private section below is grouped the same way.
 //
 // Threading: one actor thread applies every state change in order; callers
 // post events and return at once (agent side) or wait for the answer (user
 // side). Store writes happen only on the actor thread, never on a gRPC
-// reactor thread; read-only queries (Rank, History, ListFindings, Variance) read the store from the
-// caller's thread so a long query does not stall ingest. Consecutive
+// reactor thread; read-only queries (Rank, History, ListFindings, Variance,
+// LatestSamples, CountRunsByState) read the store from the caller's thread
+// so a long query does not stall ingest. Consecutive
 // reports are committed in one transaction (group commit) and acknowledged
 // only after the commit returned OK.
 //
@@ -63,6 +64,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "common/clock.h"
+#include "controller/latency_histogram.h"
 #include "controller/ranking.h"
 #include "diagnosis/fleet_rules.h"
 #include "fleetbench/v1/agent.pb.h"
@@ -195,6 +197,21 @@ class FleetCore {
   absl::StatusOr<v1::VarianceResponse> Variance(
       const v1::VarianceRequest& request, absl::Time deadline = absl::InfiniteFuture());
 
+  // For /metrics (controller/metrics_page.h): per node and declared
+  // metric measured within the rank window, the samples of the newest run
+  // that measured it there (newest first), with every declared metric's
+  // descriptor; removed nodes are left out. And how many stored runs are
+  // in each state. Both read only the store, on the caller's thread
+  // (fleet_core_exposition.cc): one ranking scan per metric and one read of
+  // each run that is some node's newest; one scan of the runs.
+  struct LatestMeasurements {
+    std::vector<v1::MetricDescriptor> metrics;
+    std::vector<v1::Sample> samples;
+  };
+  absl::StatusOr<LatestMeasurements> LatestSamples(absl::Time deadline = absl::InfiniteFuture());
+  absl::StatusOr<std::map<std::string, int64_t>> CountRunsByState(
+      absl::Time deadline = absl::InfiniteFuture());
+
   // Counters for /metrics and benchmarks.
   struct Stats {
     int64_t samples_stored = 0;
@@ -208,6 +225,9 @@ class FleetCore {
     absl::Time store_failing_since = absl::InfinitePast();
     int64_t reports_held = 0;
     int64_t store_failures = 0;
+    // How long each successful group commit of reports took (the store
+    // call only, real time), for /metrics.
+    LatencyHistogram ingest_commit_latency{IngestCommitBuckets()};
   };
   Stats GetStats();
 
