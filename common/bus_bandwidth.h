@@ -12,8 +12,14 @@
 
 namespace fleetbench {
 
-enum class Collective { kAllReduce, kAllGather, kReduceScatter, kAllToAll,
-                        kBroadcast, kReduce };
+enum class Collective {
+  kAllReduce,
+  kAllGather,
+  kReduceScatter,
+  kAllToAll,
+  kBroadcast,
+  kReduce
+};
 double BusBandwidthFactor(Collective collective, int ranks);
 double BusBandwidth(Collective collective, int ranks, double algbw_GBps);
 

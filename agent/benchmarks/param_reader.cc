@@ -79,17 +79,17 @@ absl::StatusOr<int64_t> ParamReader::Bytes(const std::string& key,
   if (!absl::SimpleAtoi(text, &value) || value < 0 ||
       value > hi / scale) {
     if (absl::SimpleAtoi(text, &value) && value >= 0) {
-      return Error(key, absl::StrCat(Get(key, ""), " is outside ", lo,
-                                   "..", hi, " bytes"));
+      return Error(key, absl::StrCat(Get(key, ""), " is outside ", lo, "..",
+                                     hi, " bytes"));
     }
-    return Error(key, absl::StrCat("'", Get(key, ""),
-                                 "' is not a byte count (e.g. 1048576, 64K, "
-                                 "1M, 1G)"));
+    return Error(key, absl::StrCat("'", ClipInput(Get(key, "")),
+                                   "' is not a byte count (e.g. 1048576, 64K, "
+                                   "1M, 1G)"));
   }
   value *= scale;
   if (value < lo || value > hi) {
-    return Error(key, absl::StrCat(Get(key, ""), " is outside ", lo,
-                                 "..", hi, " bytes"));
+    return Error(key, absl::StrCat(Get(key, ""), " is outside ", lo, "..", hi,
+                                   " bytes"));
   }
   return value;
 }

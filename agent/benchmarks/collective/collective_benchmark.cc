@@ -40,7 +40,8 @@ std::string HostOfAddress(const std::string& address) {
   }
   // One colon: host:port. More: a bare IPv6 address.
   const size_t colon = address.find(':');
-  if (colon != std::string::npos && address.find(':', colon + 1) == std::string::npos) {
+  if (colon != std::string::npos &&
+      address.find(':', colon + 1) == std::string::npos) {
     return address.substr(0, colon);
   }
   return address;
@@ -186,16 +187,28 @@ absl::StatusOr<std::string> CollectiveBenchmark::AgreeOnBackend(
                     : absl::StrCat(kErrorPrefix, choice.status().message());
     if (absl::Status s = group->rendezvous->Set(kBackendKey, published);
         !s.ok()) {
-      return absl::Status(s.code(), absl::StrCat(kPlugin,
-                                                 ": publishing the backend: ",
-                                                 s.message()));
+      return absl::Status(
+          s.code(),
+          absl::StrCat(kPlugin, ": publishing the backend: ", s.message()));
     }
     return choice;
   }
-  const absl::Duration wait =
-      std::max(group->deadline - absl::Now(), absl::ZeroDuration());
-  absl::StatusOr<std::string> published =
-      group->rendezvous->Get(kBackendKey, wait);
+  // In slices, so that a cancel is seen while rank 0 is slow to come.
+  absl::StatusOr<std::string> published;
+  while (true) {
+    const absl::Duration left = group->deadline - absl::Now();
+    published = group->rendezvous->Get(
+        kBackendKey,
+        std::clamp(left, absl::ZeroDuration(), absl::Milliseconds(200)));
+    if (!absl::IsDeadlineExceeded(published.status()) ||
+        left <= absl::ZeroDuration()) {
+      break;
+    }
+    if (context.cancelled()) {
+      published = absl::CancelledError("cancelled");
+      break;
+    }
+  }
   if (!published.ok()) {
     return absl::Status(
         published.status().code(),
@@ -210,9 +223,9 @@ absl::StatusOr<std::string> CollectiveBenchmark::AgreeOnBackend(
                      published->substr(sizeof(kErrorPrefix) - 1)));
   }
   if (requested != "auto" && requested != *published) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        kPlugin, ": rank 0 chose backend ", *published, ", this member was asked for ",
-        requested));
+    return absl::FailedPreconditionError(
+        absl::StrCat(kPlugin, ": rank 0 chose backend ", *published,
+                     ", this member was asked for ", requested));
   }
   return *published;
 }
@@ -267,8 +280,8 @@ absl::StatusOr<std::vector<v1::Sample>> CollectiveBenchmark::RunGloo(
   } else {
     member.rendezvous = &alone;
   }
-  context.ReportProgress(0, absl::StrCat("gloo: meeting ", member.size,
-                                         " rank(s)"));
+  context.ReportProgress(
+      0, absl::StrCat("gloo: meeting ", member.size, " rank(s)"));
   absl::StatusOr<std::unique_ptr<GlooEngine>> engine =
       GlooEngine::Connect(member);
   if (!engine.ok()) {
@@ -280,14 +293,15 @@ absl::StatusOr<std::vector<v1::Sample>> CollectiveBenchmark::RunGloo(
   std::vector<v1::Sample> samples;
   for (size_t i = 0; i < config->ops.size(); ++i) {
     const std::string& op = config->ops[i];
-    context.ReportProgress(static_cast<double>(i) / config->ops.size(),
-                           absl::StrCat("gloo ", op, " over ", member.size,
-                                        " rank(s)"));
+    context.ReportProgress(
+        static_cast<double>(i) / config->ops.size(),
+        absl::StrCat("gloo ", op, " over ", member.size, " rank(s)"));
     absl::StatusOr<std::vector<GlooPoint>> points =
         (*engine)->Sweep(op, sizes, config->warmup, config->iters);
     if (!points.ok()) {
-      return absl::Status(points.status().code(),
-                          absl::StrCat(kPlugin, ": ", points.status().message()));
+      return absl::Status(
+          points.status().code(),
+          absl::StrCat(kPlugin, ": ", points.status().message()));
     }
     // Every rank checks its own result: a wrong one fails that member.
     absl::StatusOr<std::vector<v1::Sample>> op_samples =

@@ -51,9 +51,9 @@ struct MemberOutcome {
   absl::StatusOr<std::vector<v1::Sample>> samples;
 };
 
-std::vector<MemberOutcome> RunGroup(int ranks, const agent::Params& params,
-                                    absl::Status nccl_probe =
-                                        absl::FailedPreconditionError("no GPU")) {
+std::vector<MemberOutcome> RunGroup(
+    int ranks, const agent::Params& params,
+    absl::Status nccl_probe = absl::FailedPreconditionError("no GPU")) {
   LocalRendezvous rendezvous;
   std::vector<std::string> nodes, addresses;
   for (int r = 0; r < ranks; ++r) {
@@ -135,14 +135,19 @@ TEST(CollectiveBenchmarkTest, AutoInAGroupIsGlooOnEveryMember) {
   EXPECT_EQ(out[0].samples->front().params().at("backend"), "gloo");
 }
 
-TEST(CollectiveBenchmarkTest, NcclInAGroupFailsOnEveryMemberWithRankZerosReason) {
+TEST(CollectiveBenchmarkTest,
+     NcclInAGroupFailsOnEveryMemberWithRankZerosReason) {
   std::vector<MemberOutcome> out = RunGroup(2, {{"backend", "nccl"}});
-  EXPECT_EQ(out[0].samples.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(out[0].samples.status().message(), HasSubstr("needs backend=gloo"));
-  EXPECT_EQ(out[1].samples.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(out[0].samples.status().code(),
+            absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(out[0].samples.status().message(),
+              HasSubstr("needs backend=gloo"));
+  EXPECT_EQ(out[1].samples.status().code(),
+            absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(out[1].samples.status().message(),
               HasSubstr("rank 0 refused the run"));
-  EXPECT_THAT(out[1].samples.status().message(), HasSubstr("needs backend=gloo"));
+  EXPECT_THAT(out[1].samples.status().message(),
+              HasSubstr("needs backend=gloo"));
 }
 
 TEST(CollectiveBenchmarkTest, AloneAutoPicksNcclWhereItProbesElseGloo) {
@@ -181,7 +186,8 @@ TEST(CollectiveBenchmarkTest, ProbeIsOkWithoutAGpuAndParamsAreChecked) {
       std::make_unique<FakeNccl>(absl::FailedPreconditionError("no GPU")));
   EXPECT_TRUE(bench.Probe().ok());
   EXPECT_TRUE(bench.collective());
-  EXPECT_TRUE(bench.ValidateParams({{"backend", "gloo"}, {"ops", "allgather"}}).ok());
+  EXPECT_TRUE(
+      bench.ValidateParams({{"backend", "gloo"}, {"ops", "allgather"}}).ok());
   EXPECT_THAT(bench.ValidateParams({{"backend", "mpi"}}).message(),
               HasSubstr("backend"));
   EXPECT_EQ(bench.ValidateParams({{"backend", "gloo,nccl"}}).code(),
@@ -190,7 +196,8 @@ TEST(CollectiveBenchmarkTest, ProbeIsOkWithoutAGpuAndParamsAreChecked) {
             absl::StatusCode::kInvalidArgument);
   // Both backends' metrics are declared.
   EXPECT_TRUE(DeclaredMetric(bench, "allreduce.nccl.busbw_GBps").has_value());
-  EXPECT_TRUE(DeclaredMetric(bench, "reducescatter.gloo.busbw_GBps").has_value());
+  EXPECT_TRUE(
+      DeclaredMetric(bench, "reducescatter.gloo.busbw_GBps").has_value());
 }
 
 TEST(CollectiveBenchmarkTest, ResolveBackend) {

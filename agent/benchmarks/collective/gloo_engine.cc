@@ -67,13 +67,12 @@ absl::StatusOr<std::unique_ptr<GlooEngine>> GlooEngine::Connect(
     return absl::InvalidArgumentError("gloo: no rendezvous to meet the group");
   }
   if (member.address.empty()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("gloo: rank ", member.rank, " has no address to listen on"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "gloo: rank ", member.rank, " has no address to listen on"));
   }
-  const absl::Time deadline =
-      member.deadline == absl::InfiniteFuture()
-          ? absl::Now() + kNoDeadlineTimeout
-          : member.deadline;
+  const absl::Time deadline = member.deadline == absl::InfiniteFuture()
+                                  ? absl::Now() + kNoDeadlineTimeout
+                                  : member.deadline;
   RendezvousStore store(member.rendezvous, member.key_prefix, deadline,
                         member.cancelled);
   try {
@@ -113,7 +112,8 @@ absl::StatusOr<std::unique_ptr<GlooEngine>> GlooEngine::Connect(
   }
 }
 
-GlooEngine::GlooEngine(GlooMember member, std::shared_ptr<gloo::Context> context)
+GlooEngine::GlooEngine(GlooMember member,
+                       std::shared_ptr<gloo::Context> context)
     : member_(std::move(member)), context_(std::move(context)) {}
 
 GlooEngine::~GlooEngine() = default;
@@ -126,9 +126,8 @@ std::chrono::milliseconds GlooEngine::TimeLeft() const {
 
 absl::Status GlooEngine::FromGloo(const std::string& what,
                                   const std::string& where) const {
-  const std::string text =
-      absl::StrCat("gloo: rank ", member_.rank, " of ", member_.size, ": ",
-                   where, ": ");
+  const std::string text = absl::StrCat("gloo: rank ", member_.rank, " of ",
+                                        member_.size, ": ", where, ": ");
   if (cancelled()) return absl::CancelledError(absl::StrCat(text, "cancelled"));
   if (absl::Now() >= member_.deadline) {
     return absl::DeadlineExceededError(
@@ -143,8 +142,9 @@ absl::Status GlooEngine::RunSize(const std::string& op_name, int op,
   const uint64_t n = static_cast<uint64_t>(member_.size);
   const uint64_t total = bytes / sizeof(float) / n * n;
   if (total == 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "gloo: size ", bytes, " B is below one float per rank (", n, " ranks)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("gloo: size ", bytes, " B is below one float per rank (",
+                     n, " ranks)"));
   }
   point->bytes = total * sizeof(float);
   uint64_t send_count = total, recv_count = total;
@@ -272,7 +272,8 @@ absl::StatusOr<std::vector<GlooPoint>> GlooEngine::Sweep(
     int iters) {
   const int op_number = agent::CollectiveOpNumber(op);
   if (op_number < 0) {
-    return absl::InvalidArgumentError(absl::StrCat("gloo: unknown op '", op, "'"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("gloo: unknown op '", op, "'"));
   }
   if (iters < 1 || warmup < 0) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -280,7 +281,8 @@ absl::StatusOr<std::vector<GlooPoint>> GlooEngine::Sweep(
   }
   std::vector<GlooPoint> points(sizes.size());
   for (size_t i = 0; i < sizes.size(); ++i) {
-    if (absl::Status s = RunSize(op, op_number, sizes[i], warmup, iters, &points[i]);
+    if (absl::Status s =
+            RunSize(op, op_number, sizes[i], warmup, iters, &points[i]);
         !s.ok()) {
       return s;
     }

@@ -66,13 +66,13 @@ struct GlooMember {
 
 // One size of a sweep.
 struct GlooPoint {
-  uint64_t bytes = 0;          // after rounding, as nccl-tests counts it
-  double seconds = 0;          // this rank, per operation
-  double group_seconds = 0;    // the slowest rank, per operation
+  uint64_t bytes = 0;        // after rounding, as nccl-tests counts it
+  double seconds = 0;        // this rank, per operation
+  double group_seconds = 0;  // the slowest rank, per operation
   int slowest_rank = 0;
-  int64_t checked = 0;         // receive elements compared
-  int64_t mismatches = 0;      // of those, how many were wrong
-  double first_expected = 0;   // the first mismatch, when mismatches > 0
+  int64_t checked = 0;        // receive elements compared
+  int64_t mismatches = 0;     // of those, how many were wrong
+  double first_expected = 0;  // the first mismatch, when mismatches > 0
   double first_actual = 0;
 };
 
@@ -86,9 +86,9 @@ class GlooEngine {
 
   // `op`: allreduce, allgather or reducescatter (kernels' op numbers via
   // agent::CollectiveOpNumber); `sizes` in bytes; iters >= 1.
-  absl::StatusOr<std::vector<GlooPoint>> Sweep(const std::string& op,
-                                               const std::vector<uint64_t>& sizes,
-                                               int warmup, int iters);
+  absl::StatusOr<std::vector<GlooPoint>> Sweep(
+      const std::string& op, const std::vector<uint64_t>& sizes, int warmup,
+      int iters);
 
   int rank() const { return member_.rank; }
   int size() const { return member_.size; }
@@ -96,15 +96,16 @@ class GlooEngine {
  private:
   GlooEngine(GlooMember member, std::shared_ptr<gloo::Context> context);
   // Runs one size; fills `point` except the group fields.
-  absl::Status RunSize(const std::string& op_name, int op, uint64_t bytes, int warmup, int iters,
-                       GlooPoint* point);
+  absl::Status RunSize(const std::string& op_name, int op, uint64_t bytes,
+                       int warmup, int iters, GlooPoint* point);
   // All ranks' seconds for every point, gathered; fills the group fields.
   absl::Status GatherTimes(std::vector<GlooPoint>* points);
   // The time left before the deadline as a gloo timeout (at least 1 ms).
   std::chrono::milliseconds TimeLeft() const;
   bool cancelled() const { return member_.cancelled && member_.cancelled(); }
   // A caught gloo exception as a Status (CANCELLED once cancelled).
-  absl::Status FromGloo(const std::string& what, const std::string& where) const;
+  absl::Status FromGloo(const std::string& what,
+                        const std::string& where) const;
 
   GlooMember member_;
   std::shared_ptr<gloo::Context> context_;

@@ -26,7 +26,8 @@ struct RankOutcome {
 
 // Runs `ranks` members (those in `present`, all when empty) of one group,
 // each connecting and sweeping every op of `ops` over `sizes`.
-std::vector<RankOutcome> RunGroup(int ranks, const std::vector<std::string>& ops,
+std::vector<RankOutcome> RunGroup(int ranks,
+                                  const std::vector<std::string>& ops,
                                   const std::vector<uint64_t>& sizes, int iters,
                                   absl::Duration deadline_in,
                                   std::function<bool(int rank)> cancelled = {},
@@ -47,7 +48,8 @@ std::vector<RankOutcome> RunGroup(int ranks, const std::vector<std::string>& ops
       member.address = "127.0.0.1";
       member.rendezvous = &rendezvous;
       member.deadline = deadline;
-      if (cancelled) member.cancelled = [&cancelled, r] { return cancelled(r); };
+      if (cancelled)
+        member.cancelled = [&cancelled, r] { return cancelled(r); };
       absl::StatusOr<std::unique_ptr<GlooEngine>> engine =
           GlooEngine::Connect(member);
       if (!engine.ok()) {
@@ -91,8 +93,8 @@ TEST_P(GlooEngineRanksTest, EveryOpGivesTheKnownValuesOnEveryRank) {
         const GlooPoint& p = o.points[op][i];
         SCOPED_TRACE(ops[op] + " rank " + std::to_string(r) + " size " +
                      std::to_string(sizes[i]));
-        EXPECT_EQ(p.mismatches, 0) << "expected " << p.first_expected
-                                   << " got " << p.first_actual;
+        EXPECT_EQ(p.mismatches, 0)
+            << "expected " << p.first_expected << " got " << p.first_actual;
         EXPECT_GT(p.checked, 0);
         EXPECT_EQ(p.bytes % (4u * static_cast<uint64_t>(ranks)), 0u);
         EXPECT_LE(p.bytes, sizes[i]);
@@ -154,12 +156,14 @@ TEST(GlooEngineTest, OneRankStoppingEndsThePeersLongBeforeTheDeadline) {
   std::vector<RankOutcome> out =
       RunGroup(ranks, {"allreduce"}, {4 << 20}, /*iters=*/10000,
                absl::Seconds(120), cancelled);
-  EXPECT_EQ(out[1].status.code(), absl::StatusCode::kCancelled) << out[1].status;
+  EXPECT_EQ(out[1].status.code(), absl::StatusCode::kCancelled)
+      << out[1].status;
   for (int r : {0, 2}) {
     const RankOutcome& o = out[static_cast<size_t>(r)];
     EXPECT_FALSE(o.status.ok()) << "rank " << r;
     EXPECT_THAT(o.status.message(), HasSubstr("allreduce at"));
-    EXPECT_LT(o.ended - start, absl::Seconds(60)) << "rank " << r << ": " << o.status;
+    EXPECT_LT(o.ended - start, absl::Seconds(60))
+        << "rank " << r << ": " << o.status;
   }
 }
 
@@ -187,7 +191,8 @@ TEST(GlooEngineTest, BadArgumentsAreRefused) {
   member.rank = 0;
   member.size = 1;
   member.deadline = absl::Now() + absl::Seconds(30);
-  absl::StatusOr<std::unique_ptr<GlooEngine>> engine = GlooEngine::Connect(member);
+  absl::StatusOr<std::unique_ptr<GlooEngine>> engine =
+      GlooEngine::Connect(member);
   ASSERT_TRUE(engine.ok()) << engine.status();
   EXPECT_EQ((*engine)->Sweep("alltoall", {1024}, 0, 1).status().code(),
             absl::StatusCode::kInvalidArgument);

@@ -43,9 +43,9 @@ absl::StatusOr<std::string> LocalRendezvous::Get(const std::string& key,
   if (closed_) return absl::AbortedError("rendezvous: the group ended");
   auto it = values_.find(key);
   if (it == values_.end()) {
-    return absl::DeadlineExceededError(absl::StrCat(
-        "rendezvous: no member set '", key, "' within ",
-        absl::FormatDuration(timeout)));
+    return absl::DeadlineExceededError(
+        absl::StrCat("rendezvous: no member set '", key, "' within ",
+                     absl::FormatDuration(timeout)));
   }
   return it->second;
 }
