@@ -150,9 +150,13 @@ absl::Status GlooEngine::RunSize(const std::string& op_name, int op,
   uint64_t send_count = total, recv_count = total;
   if (op == FLEETBENCH_GPU_ALLGATHER) send_count = total / n;
   if (op == FLEETBENCH_GPU_REDUCESCATTER) recv_count = total / n;
-  std::vector<float> send(send_count);
+  // All-reduce runs in place, as torch.distributed's does (gloo's
+  // out-of-place variant copies the input first): the timed operations sum
+  // zeros, then one more untimed operation over the pattern is checked.
+  const bool in_place = op == FLEETBENCH_GPU_ALLREDUCE;
+  std::vector<float> send(in_place ? 0 : send_count);
   std::vector<float> recv(recv_count, 0.0f);
-  FillPattern(member_.rank, &send);
+  if (!in_place) FillPattern(member_.rank, &send);
   // reduce-scatter's ring reduces into a copy of the send buffer and
   // receives each neighbour's chunk into `incoming`.
   std::vector<float> work;
@@ -205,7 +209,6 @@ absl::Status GlooEngine::RunSize(const std::string& op_name, int op,
       }
       default: {
         gloo::AllreduceOptions opts(context_);
-        opts.setInput(send.data(), send.size());
         opts.setOutput(recv.data(), recv.size());
         opts.setReduceFunction(
             static_cast<void (*)(void*, const void*, const void*, size_t)>(
@@ -233,6 +236,10 @@ absl::Status GlooEngine::RunSize(const std::string& op_name, int op,
                      .count();
     }
     point->seconds = seconds / iters;
+    if (in_place) {
+      FillPattern(member_.rank, &recv);
+      once();
+    }
   } catch (const std::exception& e) {
     return FromGloo(e.what(), where);
   }
