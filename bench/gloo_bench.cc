@@ -7,6 +7,9 @@
 // controller's relay.
 //
 // Usage: fleetbench_gloo_bench RANK SIZE DIR MIN_BYTES MAX_BYTES ITERS WARMUP
+//                              [ADDRESS [DEADLINE_S]]
+// ADDRESS: what this rank listens on (its namespace's IP; default
+// 127.0.0.1); DEADLINE_S: the group's deadline from now (default 600).
 #include <unistd.h>
 
 #include <cstdio>
@@ -70,9 +73,10 @@ class FileRendezvous final : public fleetbench::agent::Rendezvous {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 8) {
+  if (argc < 8 || argc > 10) {
     std::fprintf(stderr,
-                 "usage: %s RANK SIZE DIR MIN_BYTES MAX_BYTES ITERS WARMUP\n",
+                 "usage: %s RANK SIZE DIR MIN_BYTES MAX_BYTES ITERS WARMUP "
+                 "[ADDRESS [DEADLINE_S]]\n",
                  argv[0]);
     return 2;
   }
@@ -86,13 +90,18 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "gloo_bench: bad number in arguments\n");
     return 2;
   }
+  int deadline_s = 600;
+  if (argc > 9 && !absl::SimpleAtoi(argv[9], &deadline_s)) {
+    std::fprintf(stderr, "gloo_bench: bad DEADLINE_S\n");
+    return 2;
+  }
   FileRendezvous rendezvous(argv[3]);
   fleetbench::collective::GlooMember member;
   member.rank = rank;
   member.size = size;
-  member.address = "127.0.0.1";
+  member.address = argc > 8 ? argv[8] : "127.0.0.1";
   member.rendezvous = &rendezvous;
-  member.deadline = absl::Now() + absl::Minutes(10);
+  member.deadline = absl::Now() + absl::Seconds(deadline_s);
   auto engine = fleetbench::collective::GlooEngine::Connect(member);
   if (!engine.ok()) {
     std::fprintf(stderr, "%s\n",

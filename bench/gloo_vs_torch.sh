@@ -10,7 +10,11 @@
 # directly, meeting through a folder. The comparison through the product
 # (agents in namespaces, a group run over the controller) needs group runs.
 #
-# Usage: bench/gloo_vs_torch.sh [BUILD_DIR] [RANKS] [ROUNDS] [MIN_BYTES] [MAX_BYTES] [ITERS] [WARMUP]
+# NETNS=1 (root): each rank in its own network namespace on a bridge, with
+# its own IP (10.233.0.R+1), as agents on separate hosts: both tools' ranks
+# listen on that IP (torch through GLOO_SOCKET_IFNAME).
+#
+# Usage: [NETNS=1] bench/gloo_vs_torch.sh [BUILD_DIR] [RANKS] [ROUNDS] [MIN_BYTES] [MAX_BYTES] [ITERS] [WARMUP]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=${1:-$here/../build}
@@ -25,17 +29,51 @@ driver=$build/bench/fleetbench_gloo_bench
 /usr/bin/python3 -c 'import torch.distributed' 2>/dev/null ||
   { echo "gloo_vs_torch: /usr/bin/python3 has no torch (apt-get install python3-torch)" >&2; exit 2; }
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+netns=${NETNS:-0}
+tag=$$
+cleanup() {
+  if [[ $netns == 1 ]]; then
+    for ((r = 0; r < ranks; r++)); do ip netns del "fbg$r.$tag" 2>/dev/null || true; done
+    ip netns del "fbghub.$tag" 2>/dev/null || true
+  fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+if [[ $netns == 1 ]]; then
+  hub=fbghub.$tag
+  ip netns add "$hub"
+  ip -n "$hub" link add br0 type bridge
+  ip -n "$hub" link set br0 up
+  for ((r = 0; r < ranks; r++)); do
+    ns=fbg$r.$tag
+    ip netns add "$ns"
+    ip link add fbg0 netns "$ns" type veth peer name "h$r" netns "$hub"
+    ip -n "$ns" addr add "10.233.0.$((r + 1))/24" dev fbg0
+    ip -n "$ns" link set fbg0 up
+    ip -n "$ns" link set lo up
+    ip -n "$hub" link set "h$r" master br0
+    ip -n "$hub" link set "h$r" up
+  done
+fi
+in_rank() {  # rank command...: run in the rank's namespace when NETNS=1
+  local r=$1; shift
+  if [[ $netns == 1 ]]; then
+    ip netns exec "fbg$r.$tag" env GLOO_SOCKET_IFNAME=fbg0 "$@"
+  else
+    "$@"
+  fi
+}
+address_of() { if [[ $netns == 1 ]]; then echo "10.233.0.$(($1 + 1))"; else echo 127.0.0.1; fi; }
 
 run_ranks() {  # tool round
   local tool=$1 round=$2 dir=$work/$1.$2 pids=()
   mkdir -p "$dir"
   for ((r = 0; r < ranks; r++)); do
     if [[ $tool == fleetbench ]]; then
-      "$driver" "$r" "$ranks" "$dir" "$min_bytes" "$max_bytes" "$iters" "$warmup" \
-        > "$dir/out.$r" &
+      in_rank "$r" "$driver" "$r" "$ranks" "$dir" "$min_bytes" "$max_bytes" "$iters" \
+        "$warmup" "$(address_of "$r")" > "$dir/out.$r" &
     else
-      /usr/bin/python3 "$here/torch_gloo_allreduce.py" "$r" "$ranks" "$dir/store" \
+      in_rank "$r" /usr/bin/python3 "$here/torch_gloo_allreduce.py" "$r" "$ranks" "$dir/store" \
         "$min_bytes" "$max_bytes" "$iters" "$warmup" > "$dir/out.$r" &
     fi
     pids+=($!)
@@ -49,7 +87,7 @@ for ((i = 1; i <= rounds; i++)); do
   run_ranks torch "$i"
 done
 
-/usr/bin/python3 - "$work" "$rounds" "$ranks" <<'PY'
+/usr/bin/python3 - "$work" "$rounds" "$ranks" "$netns" <<'PY'
 import statistics, sys
 work, rounds, ranks = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 def curve(tool):
@@ -60,7 +98,7 @@ def curve(tool):
             per.setdefault(int(b), []).append(float(busbw))
     return {b: statistics.median(v) for b, v in per.items()}
 fb, th = curve("fleetbench"), curve("torch")
-print("ranks=%d rounds=%d (median busbw per size, GB/s)" % (ranks, rounds))
+print("ranks=%d rounds=%d netns=%s (median busbw per size, GB/s)" % (ranks, rounds, sys.argv[4]))
 print("%12s %12s %12s %7s" % ("bytes", "fleetbench", "torch", "ratio"))
 for b in sorted(fb):
     t = th.get(b, float("nan"))
