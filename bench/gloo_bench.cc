@@ -108,6 +108,9 @@ int main(int argc, char** argv) {
                  std::string(engine.status().message()).c_str());
     return 1;
   }
+  // For tests that stop a rank mid-collective: the group has met.
+  std::printf("# connected rank %d\n", rank);
+  std::fflush(stdout);
   auto points = (*engine)->Sweep(
       "allreduce", fleetbench::agent::DoublingSweep(min_bytes, max_bytes),
       warmup, iters);

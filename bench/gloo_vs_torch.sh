@@ -94,6 +94,8 @@ def curve(tool):
     per = {}
     for i in range(1, rounds + 1):
         for line in open("%s/%s.round%d" % (work, tool, i)):
+            if line.startswith("#"):
+                continue
             b, _, _, busbw = line.split()
             per.setdefault(int(b), []).append(float(busbw))
     return {b: statistics.median(v) for b, v in per.items()}
