@@ -2,8 +2,8 @@
 # bench/gloo_vs_torch.sh — fleetbench's gloo all-reduce against PyTorch's
 # torch.distributed all_reduce with the gloo backend: the same sizes,
 # iterations and warm-up, RANKS processes on loopback each, in alternating
-# rounds (fleetbench, torch, fleetbench, ...) so drift on the machine hits
-# both. Prints both curves (median busbw per size over the rounds) and the
+# rounds (fleetbench, torch, torch, fleetbench, ...) so drift on the
+# machine hits both. Prints both curves (median busbw per size over the rounds) and the
 # ratio fleetbench/torch at the largest size (goal >= 0.95).
 #
 # This is the standalone comparison: bench/gloo_bench.cc drives the engine
@@ -82,9 +82,16 @@ run_ranks() {  # tool round
   cp "$dir/out.0" "$work/$tool.round$round"
 }
 
+# Alternating, and which tool goes first alternates too (A B, B A, ...), so
+# neither always runs on the machine the other just warmed or loaded.
 for ((i = 1; i <= rounds; i++)); do
-  run_ranks fleetbench "$i"
-  run_ranks torch "$i"
+  if ((i % 2)); then
+    run_ranks fleetbench "$i"
+    run_ranks torch "$i"
+  else
+    run_ranks torch "$i"
+    run_ranks fleetbench "$i"
+  fi
 done
 
 /usr/bin/python3 - "$work" "$rounds" "$ranks" "$netns" <<'PY'
