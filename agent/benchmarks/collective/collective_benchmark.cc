@@ -33,7 +33,13 @@ std::string BackendParam(const agent::Params& params) {
 
 }  // namespace
 
-std::string HostOfAddress(const std::string& address) {
+std::string HostOfAddress(const std::string& given) {
+  // gRPC's peer form, should one come through: "ipv4:10.0.0.7:51234".
+  std::string address = given;
+  for (absl::string_view scheme : {"ipv4:", "ipv6:"}) {
+    if (absl::StartsWith(address, scheme))
+      address = address.substr(scheme.size());
+  }
   if (!address.empty() && address.front() == '[') {
     const size_t close = address.find(']');
     return close == std::string::npos ? address : address.substr(1, close - 1);

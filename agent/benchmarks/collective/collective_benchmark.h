@@ -55,7 +55,8 @@ absl::StatusOr<std::vector<v1::Sample>> GlooSamples(
     const std::string& op, int ranks, const std::vector<std::string>& nodes,
     const std::vector<GlooPoint>& points);
 
-// The address part of "host", "host:port", "[v6]" or "[v6]:port".
+// The address part of "host", "host:port", "[v6]" or "[v6]:port" (the
+// controller gives the first or third), without a gRPC "ipv4:" prefix.
 std::string HostOfAddress(const std::string& address);
 
 class CollectiveBenchmark final : public agent::Benchmark {

@@ -255,6 +255,9 @@ TEST(CollectiveBenchmarkTest, HostOfAddress) {
   EXPECT_EQ(HostOfAddress("[fd00::2]:7000"), "fd00::2");
   EXPECT_EQ(HostOfAddress("fd00::2"), "fd00::2");
   EXPECT_EQ(HostOfAddress("node1"), "node1");
+  EXPECT_EQ(HostOfAddress("[::1]"), "::1");
+  EXPECT_EQ(HostOfAddress("ipv4:10.0.0.7:51234"), "10.0.0.7");
+  EXPECT_EQ(HostOfAddress("ipv6:[fd00::7]:51234"), "fd00::7");
 }
 
 }  // namespace
