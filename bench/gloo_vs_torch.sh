@@ -58,8 +58,8 @@ if [[ $netns == 1 ]]; then
     ip -n "$hub" link set "h$r" master br0
     ip -n "$hub" link set "h$r" up
     if [[ -n ${SHAPE:-} ]]; then
-      ip netns exec "$ns" tc qdisc add dev fbg0 root tbf rate "$SHAPE" burst 64kb latency 50ms
-      ip netns exec "$hub" tc qdisc add dev "h$r" root tbf rate "$SHAPE" burst 64kb latency 50ms
+      ip netns exec "$ns" tc qdisc add dev fbg0 root tbf rate "$SHAPE" burst 1mb latency 50ms
+      ip netns exec "$hub" tc qdisc add dev "h$r" root tbf rate "$SHAPE" burst 1mb latency 50ms
     fi
   done
 fi

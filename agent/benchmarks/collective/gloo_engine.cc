@@ -3,10 +3,13 @@
 #include <algorithm>
 #include <chrono>
 #include <exception>
+#include <memory>
+#include <thread>
 #include <utility>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "agent/benchmarks/collective/rendezvous_store.h"
 #include "agent/benchmarks/collective_sweep.h"
@@ -27,6 +30,8 @@ constexpr absl::Duration kNoDeadlineTimeout = absl::Minutes(30);
 // Receive elements compared per rank and size (evenly spaced, plus the
 // last), as the NCCL backend does.
 constexpr uint64_t kCheckedPerSize = 1024;
+// How often a member waiting to meet the group looks at cancelled().
+constexpr absl::Duration kWatchSlice = absl::Milliseconds(100);
 
 void FillPattern(int rank, std::vector<float>* buffer) {
   for (uint64_t i = 0; i < buffer->size(); ++i) {
@@ -73,43 +78,81 @@ absl::StatusOr<std::unique_ptr<GlooEngine>> GlooEngine::Connect(
   const absl::Time deadline = member.deadline == absl::InfiniteFuture()
                                   ? absl::Now() + kNoDeadlineTimeout
                                   : member.deadline;
-  RendezvousStore store(member.rendezvous, member.key_prefix, deadline,
-                        member.cancelled);
-  try {
-    gloo::transport::tcp::attr attr;
-    attr.hostname = member.address;
-    std::shared_ptr<gloo::transport::Device> device =
-        gloo::transport::tcp::CreateDevice(attr);
-    auto context =
-        std::make_shared<gloo::rendezvous::Context>(member.rank, member.size);
-    const absl::Duration left =
-        std::max(deadline - absl::Now(), absl::Milliseconds(1));
-    context->setTimeout(
-        std::chrono::milliseconds(absl::ToInt64Milliseconds(left)));
-    context->connectFullMesh(store, device);
+  // gloo's connect cannot be interrupted: a pair whose peer died keeps
+  // retrying until the context's timeout (the deadline). So it runs on a
+  // thread of its own that owns everything it touches, and this one waits
+  // for it while watching cancelled(); on a cancel it abandons the store
+  // (which then never touches the rendezvous or the RunContext again) and
+  // leaves the thread to end by the deadline.
+  struct Meeting {
+    Meeting(agent::Rendezvous* rendezvous, std::string prefix, absl::Time until,
+            std::function<bool()> cancelled)
+        : store(rendezvous, std::move(prefix), until, std::move(cancelled)) {}
+    RendezvousStore store;
+    std::shared_ptr<gloo::rendezvous::Context> context;
+    std::string failure;  // what gloo threw; empty on success
+    absl::Notification done;
+  };
+  auto meeting = std::make_shared<Meeting>(member.rendezvous, member.key_prefix,
+                                           deadline, member.cancelled);
+  meeting->context =
+      std::make_shared<gloo::rendezvous::Context>(member.rank, member.size);
+  const absl::Duration left =
+      std::max(deadline - absl::Now(), absl::Milliseconds(1));
+  meeting->context->setTimeout(
+      std::chrono::milliseconds(absl::ToInt64Milliseconds(left)));
+  std::thread([meeting, address = member.address] {
+    try {
+      gloo::transport::tcp::attr attr;
+      attr.hostname = address;
+      std::shared_ptr<gloo::transport::Device> device =
+          gloo::transport::tcp::CreateDevice(attr);
+      meeting->context->connectFullMesh(meeting->store, device);
+    } catch (const std::exception& e) {
+      meeting->failure = e.what();
+      if (meeting->failure.empty()) meeting->failure = "gloo failed";
+    }
+    meeting->done.Notify();
+  }).detach();
+
+  const std::string where =
+      absl::StrCat("gloo: rank ", member.rank, " of ", member.size,
+                   " meeting the group at ", member.address);
+  while (!meeting->done.WaitForNotificationWithTimeout(kWatchSlice)) {
+    const bool cancelled = member.cancelled && member.cancelled();
+    if (cancelled || absl::Now() > deadline + kWatchSlice) {
+      meeting->store.Abandon();
+      return cancelled
+                 ? absl::CancelledError(absl::StrCat(where, ": cancelled"))
+                 : absl::DeadlineExceededError(
+                       absl::StrCat(where, ": not met by the deadline"));
+    }
+  }
+  if (meeting->failure.empty()) {
     GlooMember kept = member;
     kept.deadline = deadline;
     return std::unique_ptr<GlooEngine>(
-        new GlooEngine(std::move(kept), std::move(context)));
-  } catch (const std::exception& e) {
-    const std::string where =
-        absl::StrCat("gloo: rank ", member.rank, " of ", member.size,
-                     " meeting the group at ", member.address);
-    if (!store.error().ok()) {
-      int missing = -1;
-      if (absl::IsDeadlineExceeded(store.error()) &&
-          absl::SimpleAtoi(store.missing_key(), &missing)) {
-        return absl::DeadlineExceededError(absl::StrCat(
-            where, ": rank ", missing, " did not arrive by the deadline"));
-      }
-      return absl::Status(store.error().code(),
-                          absl::StrCat(where, ": ", store.error().message()));
-    }
-    if (member.cancelled && member.cancelled()) {
-      return absl::CancelledError(absl::StrCat(where, ": cancelled"));
-    }
-    return absl::UnavailableError(absl::StrCat(where, ": ", e.what()));
+        new GlooEngine(std::move(kept), meeting->context));
   }
+  const RendezvousStore& store = meeting->store;
+  if (!store.error().ok()) {
+    int missing = -1;
+    if (absl::IsDeadlineExceeded(store.error()) &&
+        absl::SimpleAtoi(store.missing_key(), &missing)) {
+      return absl::DeadlineExceededError(absl::StrCat(
+          where, ": rank ", missing, " did not arrive by the deadline"));
+    }
+    return absl::Status(store.error().code(),
+                        absl::StrCat(where, ": ", store.error().message()));
+  }
+  if (member.cancelled && member.cancelled()) {
+    return absl::CancelledError(absl::StrCat(where, ": cancelled"));
+  }
+  if (absl::Now() >= deadline) {
+    return absl::DeadlineExceededError(
+        absl::StrCat(where, ": not met by the deadline: ", meeting->failure));
+  }
+  return absl::UnavailableError(absl::StrCat(where, ": ", meeting->failure));
 }
 
 GlooEngine::GlooEngine(GlooMember member,

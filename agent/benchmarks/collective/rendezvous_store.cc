@@ -28,8 +28,15 @@ void RendezvousStore::Fail(absl::Status status) {
   throw gloo::IoException(std::string(status.message()));
 }
 
+void RendezvousStore::Abandon() {
+  absl::MutexLock lock(&mu_);
+  abandoned_ = true;
+}
+
 void RendezvousStore::set(const std::string& key,
                           const std::vector<char>& data) {
+  absl::MutexLock lock(&mu_);
+  if (abandoned_) Fail(absl::CancelledError("gloo rendezvous: abandoned"));
   absl::Status s =
       rendezvous_->Set(prefix_ + key, std::string(data.begin(), data.end()));
   if (!s.ok()) {
@@ -44,6 +51,8 @@ const std::string& RendezvousStore::Fetch(const std::string& key,
   if (it != fetched_.end()) return it->second;
   until = std::min(until, deadline_);
   while (true) {
+    absl::MutexLock lock(&mu_);
+    if (abandoned_) Fail(absl::CancelledError("gloo rendezvous: abandoned"));
     if (cancelled_ && cancelled_()) {
       Fail(absl::CancelledError(
           absl::StrCat("gloo rendezvous: cancelled waiting for '", key, "'")));

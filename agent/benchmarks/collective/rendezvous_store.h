@@ -10,7 +10,11 @@
 // Every key is put under `prefix`. A wait never outlasts `deadline` and
 // gives up within a slice of `cancelled()` turning true.
 //
-// Not thread-safe beyond what gloo needs (one connecting thread).
+// Abandon() (from any thread) makes every later call fail at once without
+// touching the rendezvous or `cancelled`, and waits for a call in progress
+// to return: after it, the caller may destroy both while gloo still holds
+// the store (a connect that cannot be interrupted runs on until its
+// timeout). Otherwise used by one thread, as gloo does.
 #ifndef FLEETBENCH_AGENT_BENCHMARKS_COLLECTIVE_RENDEZVOUS_STORE_H_
 #define FLEETBENCH_AGENT_BENCHMARKS_COLLECTIVE_RENDEZVOUS_STORE_H_
 
@@ -20,7 +24,9 @@
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "agent/benchmarks/benchmark.h"
 #include "gloo/rendezvous/store.h"
@@ -39,6 +45,8 @@ class RendezvousStore final : public gloo::rendezvous::Store {
   void wait(const std::vector<std::string>& keys,
             const std::chrono::milliseconds& timeout) override;
 
+  void Abandon();
+
   // OK until a call failed; then the first failure.
   const absl::Status& error() const { return error_; }
   // The key (without prefix) no member set in time; empty if none.
@@ -49,6 +57,8 @@ class RendezvousStore final : public gloo::rendezvous::Store {
   const std::string& Fetch(const std::string& key, absl::Time until);
   [[noreturn]] void Fail(absl::Status status);
 
+  absl::Mutex mu_;  // held around every use of rendezvous_ and cancelled_
+  bool abandoned_ ABSL_GUARDED_BY(mu_) = false;
   agent::Rendezvous* rendezvous_;
   std::string prefix_;
   absl::Time deadline_;
