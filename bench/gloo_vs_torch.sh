@@ -14,6 +14,12 @@
 # its own IP (10.233.0.R+1), as agents on separate hosts: both tools' ranks
 # listen on that IP (torch through GLOO_SOCKET_IFNAME).
 #
+# PRODUCT=1 (implies NETNS=1): fleetbench's rounds go through the product:
+# a controller on the bridge, one `fleetbench agent` per namespace, and each
+# round one group run of `allreduce` backend=gloo over the four started
+# over the gRPC API (bench/gloo_product_run.py; the members meet through the
+# controller's relay). Needs the Python stubs: cmake --build build --target
+# fleetbench fleetbench_python_stubs.
 # SHAPE=RATE (with NETNS=1): every rank's link under tbf at RATE (e.g.
 # 1gbit), so the link, not the CPU, bounds both tools.
 # NICE=N: ranks run under nice -n N (e.g. -10 on a machine busy with builds).
@@ -33,9 +39,14 @@ driver=$build/bench/fleetbench_gloo_bench
 /usr/bin/python3 -c 'import torch.distributed' 2>/dev/null ||
   { echo "gloo_vs_torch: /usr/bin/python3 has no torch (apt-get install python3-torch)" >&2; exit 2; }
 work=$(mktemp -d)
+product=${PRODUCT:-0}
 netns=${NETNS:-0}
+[[ $product == 1 ]] && netns=1
+daemons=()
 tag=$$
 cleanup() {
+  for p in "${daemons[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${daemons[@]}"; do wait "$p" 2>/dev/null || true; done
   if [[ $netns == 1 ]]; then
     for ((r = 0; r < ranks; r++)); do ip netns del "fbg$r.$tag" 2>/dev/null || true; done
     ip netns del "fbghub.$tag" 2>/dev/null || true
@@ -63,6 +74,37 @@ if [[ $netns == 1 ]]; then
     fi
   done
 fi
+if [[ $product == 1 ]]; then
+  fleetbench=$build/cli/fleetbench
+  stubs=$build/tests/python_client/gen
+  [[ -x $fleetbench && -d $stubs ]] ||
+    { echo "gloo_vs_torch: build fleetbench and fleetbench_python_stubs first" >&2; exit 2; }
+  # The controller stays in this namespace, on a veth into the bridge.
+  ip link add "fbgr$tag" type veth peer name hr netns "$hub"
+  ip addr add 10.233.0.254/24 dev "fbgr$tag"
+  ip link set "fbgr$tag" up
+  ip -n "$hub" link set hr master br0
+  ip -n "$hub" link set hr up
+  token=$(head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n')
+  (umask 077; echo "$token" > "$work/token")
+  "$fleetbench" controller --listen 10.233.0.254:0 --db "$work/history.db" \
+    --token-file "$work/token" > "$work/controller.out" 2> "$work/controller.log" &
+  daemons+=($!)
+  for ((t = 0; t < 300; t++)); do
+    port=$(sed -n 's/^listening //p' "$work/controller.out")
+    [[ -n $port ]] && break
+    sleep 0.1
+  done
+  [[ -n $port ]] || { echo "gloo_vs_torch: controller did not start" >&2; exit 1; }
+  nodes=""
+  for ((r = 0; r < ranks; r++)); do
+    ip netns exec "fbg$r.$tag" nice -n "${NICE:-0}" "$fleetbench" agent \
+      --controller "10.233.0.254:$port" --name "r$r" --state-dir "$work/agent-r$r" \
+      --token-file "$work/token" > /dev/null 2> "$work/agent-r$r.log" &
+    daemons+=($!)
+    nodes+="${nodes:+,}r$r"
+  done
+fi
 in_rank() {  # rank command...: run in the rank's namespace when NETNS=1
   local r=$1; shift
   local nice=(nice -n "${NICE:-0}")
@@ -78,7 +120,11 @@ run_ranks() {  # tool round
   local tool=$1 round=$2 dir=$work/$1.$2 pids=()
   mkdir -p "$dir"
   for ((r = 0; r < ranks; r++)); do
-    if [[ $tool == fleetbench ]]; then
+    if [[ $tool == fleetbench && $product == 1 ]]; then
+      ((r == 0)) || continue
+      /usr/bin/python3 "$here/gloo_product_run.py" "$stubs" "10.233.0.254:$port" "$token" \
+        "$nodes" "$min_bytes" "$max_bytes" "$iters" "$warmup" > "$dir/out.0" &
+    elif [[ $tool == fleetbench ]]; then
       in_rank "$r" "$driver" "$r" "$ranks" "$dir" "$min_bytes" "$max_bytes" "$iters" \
         "$warmup" "$(address_of "$r")" > "$dir/out.$r" &
     else
@@ -103,7 +149,7 @@ for ((i = 1; i <= rounds; i++)); do
   fi
 done
 
-/usr/bin/python3 - "$work" "$rounds" "$ranks" "$netns" "${SHAPE:-}" <<'PY'
+/usr/bin/python3 - "$work" "$rounds" "$ranks" "$netns" "${SHAPE:-}" "$product" <<'PY'
 import statistics, sys
 work, rounds, ranks = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 def rounds_of(tool):
@@ -126,8 +172,8 @@ def curve(tool):
             per.setdefault(int(b), []).append(float(busbw))
     return {b: statistics.median(v) for b, v in per.items()}
 fb, th = curve("fleetbench"), curve("torch")
-print("ranks=%d rounds=%d netns=%s shape=%s (median busbw per size, GB/s)" %
-      (ranks, rounds, sys.argv[4], sys.argv[5] or "none"))
+print("ranks=%d rounds=%d netns=%s shape=%s product=%s (median busbw per size, GB/s)" %
+      (ranks, rounds, sys.argv[4], sys.argv[5] or "none", sys.argv[6]))
 print("%12s %12s %12s %7s" % ("bytes", "fleetbench", "torch", "ratio"))
 for b in sorted(fb):
     t = th.get(b, float("nan"))
