@@ -314,6 +314,7 @@ class FleetCore {
     // those members' task ids.
     std::string failure;
     std::set<std::string> at_fault;
+    absl::Time failed_at = absl::InfiniteFuture();
   };
   // StartRun's part: which of the request's benchmarks run as groups over
   // `nodes` (INVALID_ARGUMENT / FAILED_PRECONDITION as HandleStartRun says),
@@ -453,6 +454,8 @@ class FleetCore {
   std::map<std::string, LiveProgress> progress_;  // by task id
   // Groups with a member not ended, by group id (fleet_core_groups.cc).
   std::map<std::string, GroupState> groups_;
+  // Runs the user cancelled: no next pass of groups is planned for them.
+  std::set<std::string> user_cancelled_runs_;
   // Client halves of pairs reserved with their server, waiting for its port.
   std::set<std::string> awaiting_port_;
   // The metric descriptors in the store, by name: loaded by Start(), kept

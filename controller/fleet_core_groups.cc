@@ -401,6 +401,7 @@ void FleetCore::FailGroup(const std::string& group_id, const std::string& reason
   GroupState& group = it->second;
   group.failure = TruncateReason(reason);
   group.at_fault = at_fault;
+  group.failed_at = clock_->Now();
   LOG(WARNING) << group.failure;
   AnswerWaiters(group, absl::AbortedError(absl::StrCat("the group ended: ", group.failure)));
   group.kv.clear();
@@ -452,7 +453,8 @@ void FleetCore::SettleGroup(const storage::TaskRecord& ended) {
 
 void FleetCore::AddNextGroupPass(const std::string& run_id) {
   auto run = active_runs_.find(run_id);
-  if (run == active_runs_.end() || run->second.group.mode() == v1::GROUP_MODE_UNSPECIFIED) {
+  if (run == active_runs_.end() || run->second.group.mode() == v1::GROUP_MODE_UNSPECIFIED ||
+      user_cancelled_runs_.contains(run_id)) {
     return;
   }
   absl::StatusOr<std::vector<storage::TaskRecord>> tasks = NewestTasks(run_id);
@@ -494,7 +496,20 @@ void FleetCore::AddNextGroupPass(const std::string& run_id) {
 
 void FleetCore::SweepGroups(absl::Time now) {
   std::vector<std::pair<std::string, std::vector<std::string>>> overdue;
+  std::vector<std::string> unstoppable;
   for (auto& [id, group] : groups_) {
+    // Asked to stop and still running a heartbeat timeout later (a plugin
+    // that does not heed its cancel, an agent that does not answer): the
+    // member ends here, so the run does not wait for it forever.
+    if (!group.failure.empty() && now >= group.failed_at + options_.heartbeat_timeout) {
+      for (const std::string& task_id : group.task_ids) {
+        auto t = active_tasks_.find(task_id);
+        if (t != active_tasks_.end() && InFlight(t->second.state) &&
+            !promised_reports_.contains(task_id)) {
+          unstoppable.push_back(task_id);
+        }
+      }
+    }
     // Waits that ran out.
     std::vector<KvWaiter> still;
     for (KvWaiter& w : group.waiters) {
@@ -519,6 +534,13 @@ void FleetCore::SweepGroups(absl::Time now) {
       }
       if (!late.empty()) overdue.emplace_back(id, std::move(late));
     }
+  }
+  for (const std::string& task_id : unstoppable) {
+    auto t = active_tasks_.find(task_id);
+    if (t == active_tasks_.end()) continue;
+    FinishTask(t->second, v1::TASK_STATE_FAILED,
+               absl::StrCat("did not stop within ", absl::FormatDuration(options_.heartbeat_timeout),
+                            " of its group's cancel"));
   }
   for (const auto& [id, late] : overdue) {
     std::vector<std::string> nodes;

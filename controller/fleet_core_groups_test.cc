@@ -445,6 +445,66 @@ TEST_F(GroupTest, TheNextPassIsPlannedWhenThePassEnded) {
   EXPECT_DOUBLE_EQ(run.groups(1).busbw_gbps(), 3.0);
 }
 
+TEST_F(GroupTest, CancellingTheRunEndsItsGroupsAndPlansNoMore) {
+  FleetOptions options = Options();
+  int planned = 0;
+  options.plan_next_groups = [&planned](const v1::GroupOptions&, const std::vector<std::string>&,
+                                        const std::vector<v1::GroupResult>&) {
+    ++planned;
+    return std::vector<GroupPlan>{GroupPlan{{"a", "b"}, 2}};
+  };
+  RestartCore(options);
+  std::string run_id;
+  auto tasks = RunningGroup(&run_id);
+  // A second group run, queued behind the first.
+  auto queued = StartGroup({"a", "b"});
+  ASSERT_TRUE(queued.ok()) << queued.status();
+  ASSERT_TRUE(core_->CancelRun(queued->run_id()).ok());
+  v1::Run second = GetRun(queued->run_id());
+  EXPECT_EQ(second.state(), v1::RUN_STATE_CANCELLED);
+  for (const v1::NodeTask& t : second.tasks()) {
+    EXPECT_EQ(t.state(), v1::TASK_STATE_CANCELLED);
+    EXPECT_THAT(t.reason(), HasSubstr(": cancelled by user"));
+  }
+  ASSERT_TRUE(core_->CancelRun(run_id).ok());
+  for (const char* n : {"a", "b", "c"}) {
+    EXPECT_THAT(members_[n]->Cancels(), testing::Contains(tasks[n].task_id())) << n;
+  }
+  End(members_["a"], tasks["a"], v1::TASK_STATE_CANCELLED, "allreduce: cancelled");
+  End(members_["b"], tasks["b"], v1::TASK_STATE_SUCCEEDED);
+  End(members_["c"], tasks["c"], v1::TASK_STATE_CANCELLED, "allreduce: cancelled");
+  const v1::Run first = GetRun(run_id);
+  EXPECT_EQ(first.state(), v1::RUN_STATE_CANCELLED);
+  ASSERT_EQ(first.groups_size(), 1);
+  EXPECT_EQ(first.groups(0).state(), v1::TASK_STATE_CANCELLED);
+  EXPECT_THAT(first.groups(0).reason(), HasSubstr("cancelled by user"));
+  EXPECT_EQ(planned, 0);
+}
+
+TEST_F(GroupTest, AMemberThatIgnoresTheCancelEndsAHeartbeatTimeoutLater) {
+  FleetOptions options = Options();
+  options.heartbeat_timeout = absl::Hours(1);
+  RestartCore(options);
+  std::string run_id;
+  auto tasks = RunningGroup(&run_id);
+  End(members_["a"], tasks["a"], v1::TASK_STATE_FAILED, "allreduce: gloo: connection refused");
+  EXPECT_THAT(members_["b"]->Cancels(), ElementsAre(tasks["b"].task_id()));
+  End(members_["b"], tasks["b"], v1::TASK_STATE_CANCELLED, "cancelled");
+  // c never answers; heartbeats keep it online.
+  v1::AgentMessage beat;
+  beat.mutable_heartbeat();
+  AdvanceAndSweep(absl::Minutes(59));
+  Send(members_["c"], beat);
+  EXPECT_EQ(GetRun(run_id).state(), v1::RUN_STATE_RUNNING);
+  AdvanceAndSweep(absl::Minutes(2));
+  Send(members_["c"], beat);
+  const v1::Run run = GetRun(run_id);
+  EXPECT_EQ(run.state(), v1::RUN_STATE_FAILED);
+  ASSERT_EQ(run.groups_size(), 1);
+  EXPECT_EQ(run.groups(0).state(), v1::TASK_STATE_FAILED);
+  EXPECT_THAT(run.groups(0).reason(), HasSubstr("member a failed (allreduce: gloo"));
+}
+
 TEST_F(GroupTest, AQueuedGroupSurvivesAControllerRestart) {
   auto a = ConnectMember("a");
   auto b = ConnectMember("b");
