@@ -10,8 +10,8 @@
 // fleet_core.cc (the actor and entry points), fleet_core_sessions.cc,
 // fleet_core_node_removal.cc, fleet_core_dispatch.cc, fleet_core_runs.cc,
 // fleet_core_ingest.cc, fleet_core_retry.cc, fleet_core_views.cc,
-// fleet_core_prices.cc and fleet_core_findings.cc; the private section below
-// is grouped the same way.
+// fleet_core_prices.cc, fleet_core_findings.cc and fleet_core_groups.cc; the
+// private section below is grouped the same way.
 //
 // Threading: one actor thread applies every state change in order; callers
 // post events and return at once (agent side) or wait for the answer (user

@@ -200,6 +200,22 @@ TEST_F(GroupTest, AGroupWaitsForAMemberThatIsOffline) {
   EXPECT_EQ(a->RunTasks().size(), 1u);
 }
 
+TEST_F(GroupTest, DisjointGroupsRunAtOnceAndOverlappingOnesInTurn) {
+  for (const char* n : {"a", "b", "c", "d"}) ConnectMember(n);
+  ASSERT_TRUE(StartGroup({"a", "b"}).ok());
+  ASSERT_TRUE(StartGroup({"c", "d"}).ok());
+  ASSERT_TRUE(StartGroup({"b", "c"}).ok());
+  for (const char* n : {"a", "b", "c", "d"}) EXPECT_EQ(GroupTasks(members_[n]).size(), 1u) << n;
+  End(members_["a"], GroupTasks(members_["a"])[0], v1::TASK_STATE_SUCCEEDED);
+  End(members_["b"], GroupTasks(members_["b"])[0], v1::TASK_STATE_SUCCEEDED);
+  EXPECT_EQ(GroupTasks(members_["b"]).size(), 1u);  // c is still in its group
+  End(members_["c"], GroupTasks(members_["c"])[0], v1::TASK_STATE_SUCCEEDED);
+  ASSERT_EQ(GroupTasks(members_["b"]).size(), 2u);
+  ASSERT_EQ(GroupTasks(members_["c"]).size(), 2u);
+  EXPECT_EQ(GroupTasks(members_["b"])[1].group().group_id(),
+            GroupTasks(members_["c"])[1].group().group_id());
+}
+
 TEST_F(GroupTest, MaxParallelCountsMembers) {
   auto a = ConnectMember("a");
   auto b = ConnectMember("b");
