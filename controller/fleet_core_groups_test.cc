@@ -4,6 +4,7 @@
 // and one failure per group; the next pass once a pass ended; a queued
 // group across a controller restart.
 #include <algorithm>
+#include <set>
 
 #include "controller/fleet_core_fixture.h"
 #include "gmock/gmock.h"
@@ -459,6 +460,53 @@ TEST_F(GroupTest, TheNextPassIsPlannedWhenThePassEnded) {
   EXPECT_EQ(run.groups(1).pass(), 2);
   EXPECT_THAT(run.groups(1).members(), ElementsAre("c", "a"));
   EXPECT_DOUBLE_EQ(run.groups(1).busbw_gbps(), 3.0);
+}
+
+// With the real planner (controller/group_plan.h, diagnosis/isolation.h):
+// the pairs of pass 1 run in rounds, the suspects' pass 2 is added when
+// pass 1 ended, and the verdict names the one slow node.
+TEST_F(GroupTest, IsolateRunsBothPassesAndNamesTheSlowNode) {
+  for (const char* n : {"a", "b", "c", "d"}) ConnectMember(n);
+  v1::StartRunRequest request;
+  request.add_benchmarks()->set_name("allreduce");
+  request.mutable_group()->set_mode(v1::GROUP_MODE_ISOLATE);
+  auto started = core_->StartRun(request);
+  ASSERT_TRUE(started.ok()) << started.status();
+  std::set<std::string> ended;
+  int max_in_flight = 0;
+  for (int round = 0; round < 50; ++round) {
+    std::vector<std::pair<std::string, v1::RunTask>> open;
+    for (const auto& [name, link] : members_) {
+      for (const v1::RunTask& t : GroupTasks(link)) {
+        if (!ended.contains(t.task_id())) open.emplace_back(name, t);
+      }
+    }
+    if (open.empty()) break;
+    max_in_flight = std::max(max_in_flight, static_cast<int>(open.size()));
+    for (const auto& [name, t] : open) {
+      bool with_d = false;
+      for (const auto& m : t.group().members()) with_d |= m.node() == "d";
+      ASSERT_EQ(t.group().size(), 2);
+      End(members_[name], t, v1::TASK_STATE_SUCCEEDED, "",
+          t.group().rank() == 0 ? (with_d ? 1.0 : 10.0) : 0);
+      ended.insert(t.task_id());
+    }
+    Sync();  // the next pass's dispatch is posted
+  }
+  // A node is in one pair at a time: two disjoint pairs (four tasks) at most.
+  EXPECT_EQ(max_in_flight, 4);
+  const v1::Run run = GetRun(started->run_id());
+  EXPECT_EQ(run.state(), v1::RUN_STATE_SUCCEEDED);
+  int pass1 = 0, pass2 = 0;
+  for (const v1::GroupResult& g : run.groups()) {
+    pass1 += g.pass() == 1;
+    pass2 += g.pass() == 2;
+  }
+  EXPECT_EQ(pass1, 6);  // every pair of four once
+  EXPECT_GT(pass2, 0);
+  EXPECT_TRUE(run.isolation().complete()) << run.isolation().DebugString();
+  EXPECT_THAT(run.isolation().bad_nodes(), ElementsAre("d")) << run.isolation().DebugString();
+  EXPECT_TRUE(run.isolation().bad_links().empty());
 }
 
 TEST_F(GroupTest, CancellingTheRunEndsItsGroupsAndPlansNoMore) {
