@@ -10,8 +10,8 @@
 // fleet_core.cc (the actor and entry points), fleet_core_sessions.cc,
 // fleet_core_node_removal.cc, fleet_core_dispatch.cc, fleet_core_runs.cc,
 // fleet_core_ingest.cc, fleet_core_retry.cc, fleet_core_views.cc,
-// fleet_core_prices.cc, fleet_core_findings.cc and fleet_core_groups.cc; the
-// private section below is grouped the same way.
+// fleet_core_prices.cc, fleet_core_findings.cc, fleet_core_groups.cc and
+// fleet_core_relay.cc; the private section below is grouped the same way.
 //
 // Threading: one actor thread applies every state change in order; callers
 // post events and return at once (agent side) or wait for the answer (user
@@ -295,7 +295,8 @@ class FleetCore {
   // The other half of a pair while it is unfinished, else nullptr.
   storage::TaskRecord* PairPartner(const storage::TaskRecord& task);
 
-  // --- Group tasks and the rendezvous relay (fleet_core_groups.cc). ---
+  // --- Group tasks (fleet_core_groups.cc) and their rendezvous relay
+  // (fleet_core_relay.cc: HandleKvRequest, AnswerWaiters). ---
   struct KvWaiter {
     std::shared_ptr<AgentLink> link;
     uint64_t request_id = 0;
