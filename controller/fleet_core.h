@@ -10,8 +10,9 @@
 // fleet_core.cc (the actor and entry points), fleet_core_sessions.cc,
 // fleet_core_node_removal.cc, fleet_core_dispatch.cc, fleet_core_runs.cc,
 // fleet_core_ingest.cc, fleet_core_retry.cc, fleet_core_views.cc,
-// fleet_core_prices.cc, fleet_core_findings.cc and fleet_core_exposition.cc;
-// the private section below is grouped the same way.
+// fleet_core_prices.cc, fleet_core_findings.cc, fleet_core_exposition.cc,
+// fleet_core_groups.cc and fleet_core_relay.cc; the private section below is
+// grouped the same way.
 //
 // Threading: one actor thread applies every state change in order; callers
 // post events and return at once (agent side) or wait for the answer (user
@@ -315,7 +316,8 @@ class FleetCore {
   // The other half of a pair while it is unfinished, else nullptr.
   storage::TaskRecord* PairPartner(const storage::TaskRecord& task);
 
-  // --- Group tasks and the rendezvous relay (fleet_core_groups.cc). ---
+  // --- Group tasks (fleet_core_groups.cc) and their rendezvous relay
+  // (fleet_core_relay.cc: HandleKvRequest, AnswerWaiters). ---
   struct KvWaiter {
     std::shared_ptr<AgentLink> link;
     uint64_t request_id = 0;
@@ -334,6 +336,7 @@ class FleetCore {
     // those members' task ids.
     std::string failure;
     std::set<std::string> at_fault;
+    absl::Time failed_at = absl::InfiniteFuture();
   };
   // StartRun's part: which of the request's benchmarks run as groups over
   // `nodes` (INVALID_ARGUMENT / FAILED_PRECONDITION as HandleStartRun says),
@@ -473,6 +476,8 @@ class FleetCore {
   std::map<std::string, LiveProgress> progress_;  // by task id
   // Groups with a member not ended, by group id (fleet_core_groups.cc).
   std::map<std::string, GroupState> groups_;
+  // Runs the user cancelled: no next pass of groups is planned for them.
+  std::set<std::string> user_cancelled_runs_;
   // Client halves of pairs reserved with their server, waiting for its port.
   std::set<std::string> awaiting_port_;
   // The metric descriptors in the store, by name: loaded by Start(), kept

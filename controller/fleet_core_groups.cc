@@ -5,7 +5,8 @@
 // key-value relay over the agent streams scoped to the group, with one
 // deadline. A member that fails, disconnects or misses the deadline has the
 // others cancelled, and every member's reason names who was at fault. When
-// the last group of a run ended, the next pass is planned.
+// the last group of a run ended, the next pass is planned. The relay's
+// requests are answered in fleet_core_relay.cc.
 #include <algorithm>
 #include <set>
 
@@ -16,7 +17,6 @@
 #include "common/logging.h"
 #include "common/reason.h"
 #include "common/ulid.h"
-#include "common/wire_limits.h"
 #include "controller/fleet_core.h"
 #include "controller/group_plan.h"
 
@@ -250,129 +250,6 @@ void FleetCore::FillGroupAssignment(const storage::TaskRecord& task,
   }
 }
 
-// ------------------------------------------------------------ the relay
-
-void FleetCore::HandleKvRequest(const std::shared_ptr<AgentLink>& link, const std::string& node,
-                                const v1::KvRequest& request) {
-  auto answer = [&](const absl::Status& status, const std::string& value = "") {
-    v1::ControllerMessage msg;
-    v1::KvResponse* r = msg.mutable_kv_response();
-    r->set_request_id(request.request_id());
-    r->set_code(static_cast<int32_t>(status.code()));
-    r->set_error(TruncateReason(status.message()));
-    if (status.ok()) r->set_value(value);
-    link->Send(msg);
-  };
-  auto task = active_tasks_.find(request.task_id());
-  if (task == active_tasks_.end() || task->second.group_id.empty() ||
-      task->second.node != node || !InFlight(task->second.state)) {
-    answer(absl::PermissionDeniedError(
-        absl::StrCat("task ", ClipInput(request.task_id()),
-                     " is not a running member of a group on node ", node)));
-    return;
-  }
-  auto it = groups_.find(task->second.group_id);
-  if (it == groups_.end() || !it->second.dispatched) {
-    answer(absl::PermissionDeniedError(
-        absl::StrCat("group ", task->second.group_id, " is not running")));
-    return;
-  }
-  GroupState& group = it->second;
-  if (!group.failure.empty()) {
-    answer(absl::AbortedError(absl::StrCat("the group ended: ", group.failure)));
-    return;
-  }
-  const std::string& key = request.key();
-  if (key.empty() || key.size() > kMaxKvKeyBytes) {
-    answer(absl::InvalidArgumentError(absl::StrCat("a rendezvous key is 1..", kMaxKvKeyBytes,
-                                                   " bytes; this one is ", key.size())));
-    return;
-  }
-  const absl::Time now = clock_->Now();
-  switch (request.op()) {
-    case v1::KvRequest::OP_SET: {
-      const std::string& value = request.value();
-      if (value.size() > kMaxKvValueBytes) {
-        answer(absl::InvalidArgumentError(absl::StrCat("a rendezvous value is at most ",
-                                                       kMaxKvValueBytes, " bytes; this one is ",
-                                                       value.size())));
-        return;
-      }
-      auto old = group.kv.find(key);
-      if (old == group.kv.end() && group.kv.size() >= kMaxKvKeysPerGroup) {
-        answer(absl::InvalidArgumentError(
-            absl::StrCat("a group holds at most ", kMaxKvKeysPerGroup, " rendezvous keys")));
-        return;
-      }
-      const size_t before = old == group.kv.end() ? 0 : key.size() + old->second.size();
-      const size_t after = group.kv_bytes - before + key.size() + value.size();
-      if (after > kMaxKvBytesPerGroup) {
-        answer(absl::InvalidArgumentError(absl::StrCat(
-            "a group holds at most ", kMaxKvBytesPerGroup, " bytes of rendezvous keys and values")));
-        return;
-      }
-      group.kv[key] = value;
-      group.kv_bytes = after;
-      answer(absl::OkStatus());
-      // Whoever waits for this key has it now.
-      std::vector<KvWaiter> still;
-      for (KvWaiter& w : group.waiters) {
-        if (w.key != key) {
-          still.push_back(std::move(w));
-          continue;
-        }
-        v1::ControllerMessage msg;
-        msg.mutable_kv_response()->set_request_id(w.request_id);
-        msg.mutable_kv_response()->set_value(value);
-        w.link->Send(msg);
-      }
-      group.waiters = std::move(still);
-      return;
-    }
-    case v1::KvRequest::OP_GET: {
-      if (auto found = group.kv.find(key); found != group.kv.end()) {
-        answer(absl::OkStatus(), found->second);
-        return;
-      }
-      if (request.wait_ms() < 0) {
-        answer(absl::InvalidArgumentError(
-            absl::StrCat("wait_ms ", request.wait_ms(), " is negative")));
-        return;
-      }
-      if (request.wait_ms() == 0) {
-        answer(absl::NotFoundError(absl::StrCat("no member set '", ClipInput(key), "'")));
-        return;
-      }
-      // Waits, on the actor's list (never blocking it), until a member sets
-      // the key, the wait or the group's deadline is over, or the group ends.
-      const absl::Time until =
-          std::min(now + absl::Milliseconds(std::min<int64_t>(request.wait_ms(),
-                                                              int64_t{7} * 24 * 3600 * 1000)),
-                   group.deadline);
-      if (until <= now) {
-        answer(absl::DeadlineExceededError("the group's deadline has passed"));
-        return;
-      }
-      group.waiters.push_back({link, request.request_id(), key, until});
-      return;
-    }
-    default:
-      answer(absl::InvalidArgumentError(
-          absl::StrCat("unknown rendezvous op ", static_cast<int>(request.op()))));
-  }
-}
-
-void FleetCore::AnswerWaiters(GroupState& group, const absl::Status& status) {
-  for (const KvWaiter& w : group.waiters) {
-    v1::ControllerMessage msg;
-    msg.mutable_kv_response()->set_request_id(w.request_id);
-    msg.mutable_kv_response()->set_code(static_cast<int32_t>(status.code()));
-    msg.mutable_kv_response()->set_error(TruncateReason(status.message()));
-    w.link->Send(msg);
-  }
-  group.waiters.clear();
-}
-
 // ------------------------------------------------------------ endings
 
 void FleetCore::ShapeGroupMemberEnd(storage::TaskRecord& ending) const {
@@ -401,6 +278,7 @@ void FleetCore::FailGroup(const std::string& group_id, const std::string& reason
   GroupState& group = it->second;
   group.failure = TruncateReason(reason);
   group.at_fault = at_fault;
+  group.failed_at = clock_->Now();
   LOG(WARNING) << group.failure;
   AnswerWaiters(group, absl::AbortedError(absl::StrCat("the group ended: ", group.failure)));
   group.kv.clear();
@@ -452,7 +330,8 @@ void FleetCore::SettleGroup(const storage::TaskRecord& ended) {
 
 void FleetCore::AddNextGroupPass(const std::string& run_id) {
   auto run = active_runs_.find(run_id);
-  if (run == active_runs_.end() || run->second.group.mode() == v1::GROUP_MODE_UNSPECIFIED) {
+  if (run == active_runs_.end() || run->second.group.mode() == v1::GROUP_MODE_UNSPECIFIED ||
+      user_cancelled_runs_.contains(run_id)) {
     return;
   }
   absl::StatusOr<std::vector<storage::TaskRecord>> tasks = NewestTasks(run_id);
@@ -494,7 +373,20 @@ void FleetCore::AddNextGroupPass(const std::string& run_id) {
 
 void FleetCore::SweepGroups(absl::Time now) {
   std::vector<std::pair<std::string, std::vector<std::string>>> overdue;
+  std::vector<std::string> unstoppable;
   for (auto& [id, group] : groups_) {
+    // Asked to stop and still running a heartbeat timeout later (a plugin
+    // that does not heed its cancel, an agent that does not answer): the
+    // member ends here, so the run does not wait for it forever.
+    if (!group.failure.empty() && now >= group.failed_at + options_.heartbeat_timeout) {
+      for (const std::string& task_id : group.task_ids) {
+        auto t = active_tasks_.find(task_id);
+        if (t != active_tasks_.end() && InFlight(t->second.state) &&
+            !promised_reports_.contains(task_id)) {
+          unstoppable.push_back(task_id);
+        }
+      }
+    }
     // Waits that ran out.
     std::vector<KvWaiter> still;
     for (KvWaiter& w : group.waiters) {
@@ -519,6 +411,13 @@ void FleetCore::SweepGroups(absl::Time now) {
       }
       if (!late.empty()) overdue.emplace_back(id, std::move(late));
     }
+  }
+  for (const std::string& task_id : unstoppable) {
+    auto t = active_tasks_.find(task_id);
+    if (t == active_tasks_.end()) continue;
+    FinishTask(t->second, v1::TASK_STATE_FAILED,
+               absl::StrCat("did not stop within ", absl::FormatDuration(options_.heartbeat_timeout),
+                            " of its group's cancel"));
   }
   for (const auto& [id, late] : overdue) {
     std::vector<std::string> nodes;

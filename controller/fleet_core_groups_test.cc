@@ -4,6 +4,7 @@
 // and one failure per group; the next pass once a pass ended; a queued
 // group across a controller restart.
 #include <algorithm>
+#include <set>
 
 #include "controller/fleet_core_fixture.h"
 #include "gmock/gmock.h"
@@ -198,6 +199,22 @@ TEST_F(GroupTest, AGroupWaitsForAMemberThatIsOffline) {
   // Not reserved while a member is away: a runs other work meanwhile.
   Start("gemm", {"a"});
   EXPECT_EQ(a->RunTasks().size(), 1u);
+}
+
+TEST_F(GroupTest, DisjointGroupsRunAtOnceAndOverlappingOnesInTurn) {
+  for (const char* n : {"a", "b", "c", "d"}) ConnectMember(n);
+  ASSERT_TRUE(StartGroup({"a", "b"}).ok());
+  ASSERT_TRUE(StartGroup({"c", "d"}).ok());
+  ASSERT_TRUE(StartGroup({"b", "c"}).ok());
+  for (const char* n : {"a", "b", "c", "d"}) EXPECT_EQ(GroupTasks(members_[n]).size(), 1u) << n;
+  End(members_["a"], GroupTasks(members_["a"])[0], v1::TASK_STATE_SUCCEEDED);
+  End(members_["b"], GroupTasks(members_["b"])[0], v1::TASK_STATE_SUCCEEDED);
+  EXPECT_EQ(GroupTasks(members_["b"]).size(), 1u);  // c is still in its group
+  End(members_["c"], GroupTasks(members_["c"])[0], v1::TASK_STATE_SUCCEEDED);
+  ASSERT_EQ(GroupTasks(members_["b"]).size(), 2u);
+  ASSERT_EQ(GroupTasks(members_["c"]).size(), 2u);
+  EXPECT_EQ(GroupTasks(members_["b"])[1].group().group_id(),
+            GroupTasks(members_["c"])[1].group().group_id());
 }
 
 TEST_F(GroupTest, MaxParallelCountsMembers) {
@@ -443,6 +460,113 @@ TEST_F(GroupTest, TheNextPassIsPlannedWhenThePassEnded) {
   EXPECT_EQ(run.groups(1).pass(), 2);
   EXPECT_THAT(run.groups(1).members(), ElementsAre("c", "a"));
   EXPECT_DOUBLE_EQ(run.groups(1).busbw_gbps(), 3.0);
+}
+
+// With the real planner (controller/group_plan.h, diagnosis/isolation.h):
+// the pairs of pass 1 run in rounds, the suspects' pass 2 is added when
+// pass 1 ended, and the verdict names the one slow node.
+TEST_F(GroupTest, IsolateRunsBothPassesAndNamesTheSlowNode) {
+  for (const char* n : {"a", "b", "c", "d"}) ConnectMember(n);
+  v1::StartRunRequest request;
+  request.add_benchmarks()->set_name("allreduce");
+  request.mutable_group()->set_mode(v1::GROUP_MODE_ISOLATE);
+  auto started = core_->StartRun(request);
+  ASSERT_TRUE(started.ok()) << started.status();
+  std::set<std::string> ended;
+  int max_in_flight = 0;
+  for (int round = 0; round < 50; ++round) {
+    std::vector<std::pair<std::string, v1::RunTask>> open;
+    for (const auto& [name, link] : members_) {
+      for (const v1::RunTask& t : GroupTasks(link)) {
+        if (!ended.contains(t.task_id())) open.emplace_back(name, t);
+      }
+    }
+    if (open.empty()) break;
+    max_in_flight = std::max(max_in_flight, static_cast<int>(open.size()));
+    for (const auto& [name, t] : open) {
+      bool with_d = false;
+      for (const auto& m : t.group().members()) with_d |= m.node() == "d";
+      ASSERT_EQ(t.group().size(), 2);
+      End(members_[name], t, v1::TASK_STATE_SUCCEEDED, "",
+          t.group().rank() == 0 ? (with_d ? 1.0 : 10.0) : 0);
+      ended.insert(t.task_id());
+    }
+    Sync();  // the next pass's dispatch is posted
+  }
+  // A node is in one pair at a time: two disjoint pairs (four tasks) at most.
+  EXPECT_EQ(max_in_flight, 4);
+  const v1::Run run = GetRun(started->run_id());
+  EXPECT_EQ(run.state(), v1::RUN_STATE_SUCCEEDED);
+  int pass1 = 0, pass2 = 0;
+  for (const v1::GroupResult& g : run.groups()) {
+    pass1 += g.pass() == 1;
+    pass2 += g.pass() == 2;
+  }
+  EXPECT_EQ(pass1, 6);  // every pair of four once
+  EXPECT_GT(pass2, 0);
+  EXPECT_TRUE(run.isolation().complete()) << run.isolation().DebugString();
+  EXPECT_THAT(run.isolation().bad_nodes(), ElementsAre("d")) << run.isolation().DebugString();
+  EXPECT_TRUE(run.isolation().bad_links().empty());
+}
+
+TEST_F(GroupTest, CancellingTheRunEndsItsGroupsAndPlansNoMore) {
+  FleetOptions options = Options();
+  int planned = 0;
+  options.plan_next_groups = [&planned](const v1::GroupOptions&, const std::vector<std::string>&,
+                                        const std::vector<v1::GroupResult>&) {
+    ++planned;
+    return std::vector<GroupPlan>{GroupPlan{{"a", "b"}, 2}};
+  };
+  RestartCore(options);
+  std::string run_id;
+  auto tasks = RunningGroup(&run_id);
+  // A second group run, queued behind the first.
+  auto queued = StartGroup({"a", "b"});
+  ASSERT_TRUE(queued.ok()) << queued.status();
+  ASSERT_TRUE(core_->CancelRun(queued->run_id()).ok());
+  v1::Run second = GetRun(queued->run_id());
+  EXPECT_EQ(second.state(), v1::RUN_STATE_CANCELLED);
+  for (const v1::NodeTask& t : second.tasks()) {
+    EXPECT_EQ(t.state(), v1::TASK_STATE_CANCELLED);
+    EXPECT_THAT(t.reason(), HasSubstr(": cancelled by user"));
+  }
+  ASSERT_TRUE(core_->CancelRun(run_id).ok());
+  for (const char* n : {"a", "b", "c"}) {
+    EXPECT_THAT(members_[n]->Cancels(), testing::Contains(tasks[n].task_id())) << n;
+  }
+  End(members_["a"], tasks["a"], v1::TASK_STATE_CANCELLED, "allreduce: cancelled");
+  End(members_["b"], tasks["b"], v1::TASK_STATE_SUCCEEDED);
+  End(members_["c"], tasks["c"], v1::TASK_STATE_CANCELLED, "allreduce: cancelled");
+  const v1::Run first = GetRun(run_id);
+  EXPECT_EQ(first.state(), v1::RUN_STATE_CANCELLED);
+  ASSERT_EQ(first.groups_size(), 1);
+  EXPECT_EQ(first.groups(0).state(), v1::TASK_STATE_CANCELLED);
+  EXPECT_THAT(first.groups(0).reason(), HasSubstr("cancelled by user"));
+  EXPECT_EQ(planned, 0);
+}
+
+TEST_F(GroupTest, AMemberThatIgnoresTheCancelEndsAHeartbeatTimeoutLater) {
+  FleetOptions options = Options();
+  options.heartbeat_timeout = absl::Hours(1);
+  RestartCore(options);
+  std::string run_id;
+  auto tasks = RunningGroup(&run_id);
+  End(members_["a"], tasks["a"], v1::TASK_STATE_FAILED, "allreduce: gloo: connection refused");
+  EXPECT_THAT(members_["b"]->Cancels(), ElementsAre(tasks["b"].task_id()));
+  End(members_["b"], tasks["b"], v1::TASK_STATE_CANCELLED, "cancelled");
+  // c never answers; heartbeats keep it online.
+  v1::AgentMessage beat;
+  beat.mutable_heartbeat();
+  AdvanceAndSweep(absl::Minutes(59));
+  Send(members_["c"], beat);
+  EXPECT_EQ(GetRun(run_id).state(), v1::RUN_STATE_RUNNING);
+  AdvanceAndSweep(absl::Minutes(2));
+  Send(members_["c"], beat);
+  const v1::Run run = GetRun(run_id);
+  EXPECT_EQ(run.state(), v1::RUN_STATE_FAILED);
+  ASSERT_EQ(run.groups_size(), 1);
+  EXPECT_EQ(run.groups(0).state(), v1::TASK_STATE_FAILED);
+  EXPECT_THAT(run.groups(0).reason(), HasSubstr("member a failed (allreduce: gloo"));
 }
 
 TEST_F(GroupTest, AQueuedGroupSurvivesAControllerRestart) {

@@ -207,12 +207,25 @@ absl::StatusOr<v1::StartRunResponse> FleetCore::HandleStartRun(
 absl::Status FleetCore::HandleCancelRun(const std::string& run_id) {
   auto run = store_->GetRun(run_id);
   if (!run.ok()) return run.status();
+  // A group ends as a whole, blaming no member; and no further pass is
+  // planned for a run the user stopped.
+  user_cancelled_runs_.insert(run_id);
+  std::vector<std::string> group_ids;
+  for (const auto& [id, g] : groups_) {
+    if (g.run_id == run_id) group_ids.push_back(id);
+  }
+  for (const std::string& id : group_ids) {
+    FailGroup(id, absl::StrCat("group ", id, ": cancelled by user"), {});
+  }
   std::vector<std::string> ids;
   for (const auto& [id, t] : active_tasks_) {
     if (t.run_id == run_id) ids.push_back(id);
   }
   for (const std::string& id : ids) {
-    storage::TaskRecord& t = active_tasks_.at(id);
+    // Ending one task may end others (a pair's other half, a group's members).
+    auto it = active_tasks_.find(id);
+    if (it == active_tasks_.end()) continue;
+    storage::TaskRecord& t = it->second;
     if (t.state == v1::TASK_STATE_QUEUED) {
       FinishTask(t, v1::TASK_STATE_CANCELLED, "cancelled by user before it started");
       continue;
@@ -307,7 +320,10 @@ void FleetCore::UpdateRunState(const std::string& run_id) {
     }
   }
   unsettled_runs_.erase(run_id);
-  if (all_done) active_runs_.erase(run_it);
+  if (all_done) {
+    active_runs_.erase(run_it);
+    user_cancelled_runs_.erase(run_id);
+  }
 }
 
 }  // namespace fleetbench::controller

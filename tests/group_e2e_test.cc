@@ -103,6 +103,24 @@ TEST_F(GroupE2eTest, MembersMeetThroughTheControllersRelay) {
   }
 }
 
+// As a user runs it: `fleetbench run --group --wait` against the same
+// controller, the run's JSON carrying the group.
+TEST_F(GroupE2eTest, TheCliRunsAGroupAndWaitsForIt) {
+  StartController();
+  for (const char* n : {"m1", "m2"}) StartMember(n);
+  ASSERT_TRUE(WaitForOnlineNodes(2, absl::Seconds(30)));
+  v1::Run run;
+  int code = -1;
+  ASSERT_TRUE(CliJson({"run", "--bench", "rendezvous_probe", "--nodes", "m2,m1", "--group",
+                       "--wait"},
+                      &run, &code));
+  EXPECT_EQ(code, 0);
+  ASSERT_EQ(run.groups_size(), 1) << run.DebugString();
+  EXPECT_EQ(run.groups(0).state(), v1::TASK_STATE_SUCCEEDED);
+  EXPECT_EQ(run.group().mode(), v1::GROUP_MODE_GROUP);
+  ExpectMet(GetRun(run.run_id(), true), {"m1", "m2"});
+}
+
 TEST_F(GroupE2eTest, AKilledMemberHasTheOthersCancelledAndTheNextRunWorks) {
   StartController();
   for (const char* n : {"m1", "m2", "m3"}) StartMember(n);
