@@ -147,9 +147,10 @@ absl::Status SqliteStore::CreateRun(const RunRecord& run,
       s.BindAll(run.run_id, run.state, ToMillis(run.created),
                 FinishedMillis(run.finished), SqlBlob{benchmarks},
                 run.max_parallel, run.suite);
+      const std::string group_nodes = JoinNames(run.group_nodes);  // bound until the Step
       if (grouped) {
         s.Bind(8, SqlBlob{group_options});
-        s.Bind(9, JoinNames(run.group_nodes));
+        s.Bind(9, group_nodes);
       }
       absl::StatusOr<bool> row = s.Step(absl::StrCat("creating run ", run.run_id));
       if (absl::IsAlreadyExists(row.status())) {

@@ -27,6 +27,7 @@
 #include <optional>
 #include <string>
 #include <type_traits>
+#include <utility>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
@@ -75,7 +76,12 @@ class Statement {
   // NaN binds as NULL (SQLite would store NULL anyway); Double() reads NULL
   // back as NaN.
   void Bind(int index, double value);
+  // Text and blobs are bound without a copy (SQLITE_STATIC): the bytes must
+  // outlive the Step. A temporary std::string would not (the bound text of
+  // runs.group_nodes once read back as a later error message), so binding
+  // one does not compile.
   void Bind(int index, absl::string_view text);
+  void Bind(int index, std::string&& text) = delete;
   // A zero-length blob, not NULL, for empty bytes.
   void Bind(int index, SqlBlob blob);
   void Bind(int index, std::nullopt_t);
@@ -90,9 +96,11 @@ class Statement {
   }
   // Binds `args` to ?1, ?2, ... in order.
   template <typename... Args>
-  void BindAll(const Args&... args) {
+  void BindAll(Args&&... args) {
+    static_assert(!(std::is_same_v<Args, std::string> || ...),
+                  "a temporary std::string would dangle before the Step: bind a named one");
     [[maybe_unused]] int index = 0;
-    (Bind(++index, args), ...);
+    (Bind(++index, std::as_const(args)), ...);
   }
 
   // True with a row, false when done. `what` labels a failure.
