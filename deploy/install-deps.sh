@@ -12,7 +12,7 @@ packages=(
   liburing-dev libibverbs-dev
   iproute2 fio iperf3 sqlite3
   python3-grpcio python3-protobuf
-  libgloo-dev libcpp-httplib-dev prometheus
+  libgloo-dev libcpp-httplib-dev prometheus curl
 )
 
 missing=()

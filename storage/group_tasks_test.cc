@@ -26,18 +26,24 @@ TaskRecord Member(const std::string& id, const std::string& node, int rank) {
 // Eight names join to more than a short string holds inline: the joined
 // text lives on the heap, where a temporary bound without a copy was freed
 // and reused before the Step (the node list read back as "creating run r1").
-TEST_F(StoreTest, ALongGroupNodeListIsStoredWhole) {
+TEST_F(StoreTest, LongGroupNodeAndMemberListsAreStoredWhole) {
   ASSERT_TRUE(store_->UpsertNode(MakeNode("node-01", "6.1", kT0)).ok());
   RunRecord run = MakeRun("r1", kT0);
   run.group.set_mode(v1::GROUP_MODE_ISOLATE);
   run.group_nodes = {"node-01", "node-02", "node-03", "node-04",
                      "node-05", "node-06", "node-07", "node-08"};
-  const absl::Status created = store_->CreateRun(run, {Member("t0", "node-01", 0)});
+  TaskRecord member = Member("t0", "node-01", 0);
+  member.group_members = run.group_nodes;
+  const absl::Status created = store_->CreateRun(run, {member});
   ASSERT_TRUE(created.ok()) << created;
   Reopen();
   auto stored = store_->GetRun("r1");
   ASSERT_TRUE(stored.ok()) << stored.status();
   EXPECT_EQ(stored->group_nodes, run.group_nodes);
+  auto tasks = store_->ListTasks("r1");
+  ASSERT_TRUE(tasks.ok()) << tasks.status();
+  ASSERT_EQ(tasks->size(), 1u);
+  EXPECT_EQ((*tasks)[0].group_members, run.group_nodes);
 }
 
 TEST_F(StoreTest, GroupTasksAndRunOptionsSurviveAReopen) {

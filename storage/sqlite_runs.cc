@@ -196,8 +196,8 @@ absl::Status SqliteStore::InsertTasksLocked(int64_t run_key,
     s->BindAll(task.task_id, run_key, task.node, task.state, task.reason,
                SqlBlob{outcomes}, ToMillis(task.updated),
                SqlBlob{task_benchmarks}, task.peer_task_id);
+    const std::string members = JoinNames(task.group_members);  // bound until the Run
     if (!task.group_id.empty()) {
-      const std::string members = JoinNames(task.group_members);
       s->Bind(10, task.group_id);
       s->Bind(11, task.group_rank);
       s->Bind(12, members);

@@ -2,7 +2,9 @@
 # The main job, end to end on one machine: install what is missing, build,
 # start a controller on an embedded SQLite file and three local agents with
 # different labels, import a price catalog (one agent's label overrides it),
-# run the quick suite, print the rankings and a cost of work.
+# run the quick suite, a collective over all three agents as one group and
+# --isolate over their pairs, print the findings, the rankings, a cost of
+# work and a few Prometheus series.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./deploy/install-deps.sh
@@ -15,6 +17,7 @@ STATE=${FLEETBENCH_DEMO_DIR:-$PWD/.fleetbench/demo}
 mkdir -p "$STATE"
 DB="$STATE/history.db"
 PORT=${FLEETBENCH_DEMO_PORT:-7070}
+HTTP="127.0.0.1:$((PORT + 1))"
 export FLEETBENCH_CONTROLLER="127.0.0.1:$PORT"
 export FLEETBENCH_TOKEN_FILE="$STATE/token"
 [ -s "$FLEETBENCH_TOKEN_FILE" ] || (umask 077; head -c 16 /dev/urandom | od -An -tx1 | tr -d ' \n' > "$FLEETBENCH_TOKEN_FILE")
@@ -24,7 +27,7 @@ cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done; wait 
 trap cleanup EXIT
 
 # The controller prints "listening PORT" once it serves; wait for that line.
-coproc CONTROLLER { exec "$FB" controller --listen "$FLEETBENCH_CONTROLLER" --db "$DB" 2>>"$STATE/controller.log"; }
+coproc CONTROLLER { exec "$FB" controller --listen "$FLEETBENCH_CONTROLLER" --http-listen "$HTTP" --db "$DB" 2>>"$STATE/controller.log"; }
 pids+=("$CONTROLLER_PID")
 read -r -t 30 line <&"${CONTROLLER[0]}" || { echo "controller did not start; see $STATE/controller.log" >&2; exit 1; }
 echo "controller: $line (log $STATE/controller.log)"
@@ -51,6 +54,16 @@ echo
 # The three "nodes" share this machine: measure one at a time.
 "$FB" run --suite quick --max-parallel 1 --wait
 echo
+# All-reduce across the three agents as one group: gloo over TCP, the
+# controller as the rendezvous (docs/collectives.md); then --isolate: every
+# pair once, suspects re-paired with nodes that passed. Exit 3 would mean a
+# bad node or link was named: on one shared machine that is noise, not a
+# fault, so the demo goes on.
+"$FB" run --bench allreduce --param allreduce.backend=gloo --param allreduce.max_bytes=16M --group --wait
+echo
+"$FB" run --bench allreduce --param allreduce.backend=gloo --param allreduce.min_bytes=16M \
+  --param allreduce.max_bytes=16M --isolate --wait || [ $? -eq 3 ]
+echo
 # What fleetbench concludes about each node, and why (docs/findings.md).
 "$FB" findings
 echo
@@ -61,5 +74,9 @@ echo
 "$FB" rank --profile cpu
 echo
 "$FB" cost --metric gemm.cpu.fp32.tflops --work 1e15
+echo
+# The same numbers as Prometheus scrapes them (docs/operations.md).
+curl -fsS -H "Authorization: Bearer $(cat "$FLEETBENCH_TOKEN_FILE")" "http://$HTTP/metrics" |
+  grep -E '^fleetbench_(gemm_cpu_fp32|allreduce_gloo_busbw|agents_connected)' | head -n 6 || true
 echo
 echo "history: $DB (sqlite3 $DB 'select count(*) from samples')"
