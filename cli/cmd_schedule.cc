@@ -88,6 +88,7 @@ int AddCommand(const Argv& argv) {
       {"cron", true, false, "five fields, e.g. \"0 3 * * *\" (minute hour day month weekday)"},
       {"suite", true, false, "a named suite to run (quick, full)"},
       {"bench", true, false, "benchmarks to run instead of a suite, NAME[,NAME...]"},
+      {"param", true, true, "BENCH.KEY=VALUE, e.g. gemm.sizes=1024"},
       {"select", true, true, "key=value label filter: only matching nodes run"},
       {"max-parallel", true, false, "at most N nodes measure at once"},
       {"timezone", true, false, "IANA time zone of the cron times, e.g. Europe/Paris (default UTC)"},
@@ -121,6 +122,24 @@ int AddCommand(const Argv& argv) {
   } else {
     for (const std::string& name : SplitList(args.Get("bench"))) run->add_benchmarks()->set_name(name);
     if (run->benchmarks().empty()) return Usage(kAdd, "--bench is empty", flags);
+  }
+  for (const std::string& kv : args.All("param")) {
+    auto pair = ParseKeyValue(kv);
+    const size_t dot = pair.ok() ? pair->first.find('.') : std::string::npos;
+    if (dot == std::string::npos) {
+      return Usage(kAdd, "--param wants BENCH.KEY=VALUE, got '" + ClipInput(kv) + "'", flags);
+    }
+    const std::string bench = pair->first.substr(0, dot);
+    bool found = false;
+    for (auto& spec : *run->mutable_benchmarks()) {
+      if (spec.name() != bench) continue;
+      (*spec.mutable_params())[pair->first.substr(dot + 1)] = pair->second;
+      found = true;
+    }
+    if (!found) {
+      return Usage(kAdd, "--param names benchmark '" + ClipInput(bench) + "' that is not in the run",
+                   flags);
+    }
   }
   for (const std::string& kv : args.All("select")) {
     auto pair = ParseKeyValue(kv);
@@ -277,8 +296,8 @@ int FiringsCommand(const Argv& argv) {
 int ScheduleCommand(const Argv& argv) {
   const std::string help =
       "usage: fleetbench schedule SUBCOMMAND [flags]\n"
-      "  add --name NAME --cron \"0 3 * * *\" (--suite S | --bench A,B) [--select k=v]\n"
-      "      [--max-parallel N] [--timezone Europe/Paris] [--json]\n"
+      "  add --name NAME --cron \"0 3 * * *\" (--suite S | --bench A,B) [--param B.K=V]\n"
+      "      [--select k=v] [--max-parallel N] [--timezone Europe/Paris] [--json]\n"
       "                 store a schedule; the controller starts its run at each cron time\n"
       "  list [--json]  schedules with their next firing and the last one's outcome\n"
       "  rm NAME        remove a schedule and its firings\n"

@@ -446,6 +446,7 @@ class FleetCore {
   // Schedules by name; none fires before schedules_from_ (Start plus
   // schedule_settle); the earliest next_slot, not before that.
   std::map<std::string, ScheduleState> schedules_;
+  absl::Time schedules_loaded_;
   absl::Time schedules_from_;
   absl::Time next_schedule_due_ = absl::InfiniteFuture();
 

@@ -108,7 +108,8 @@ absl::Status FleetCore::LoadSchedules() {
     state.record = std::move(record);
     schedules_[name] = std::move(state);
   }
-  schedules_from_ = clock_->Now() + options_.schedule_settle;
+  schedules_loaded_ = clock_->Now();
+  schedules_from_ = schedules_loaded_ + options_.schedule_settle;
   UpdateNextScheduleDue();
   return absl::OkStatus();
 }
@@ -225,7 +226,10 @@ void FleetCore::FireDueSchedules() {
         t = state.cron->NextAfter(newest, state.zone);
       }
     }
-    const bool in_grace = now - newest <= options_.schedule_grace;
+    // A cron time since Start is late, not missed, however late (a busy
+    // actor); the grace window is for those that passed while down.
+    const bool in_grace =
+        newest >= schedules_loaded_ || now - newest <= options_.schedule_grace;
     const int missed = in_grace ? count - 1 : count;
     if (missed > 0) {
       v1::ScheduleFiring f;

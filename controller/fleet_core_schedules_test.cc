@@ -182,6 +182,25 @@ TEST_F(ScheduleTest, ACronTimePastTheGraceWindowIsRecordedMissedAndNotRun) {
   EXPECT_EQ(core_->GetStats().schedule_firings.at("missed"), 1);
 }
 
+TEST_F(ScheduleTest, WithoutGraceALateFiringStillRunsButNothingIsCaughtUp) {
+  FleetOptions options = ScheduleOptions();
+  options.schedule_grace = absl::ZeroDuration();
+  RestartCore(options);
+  Connect("a");
+  ASSERT_TRUE(Add("often", "*/5 * * * *").ok());
+  // Late by a second (a busy controller): still run.
+  AdvanceTo(Utc(2027, 1, 15, 8, 5) + absl::Seconds(1));
+  ASSERT_THAT(Outcomes("often"), ElementsAre(v1::FIRING_OUTCOME_STARTED));
+  core_.reset();
+  clock_.Advance(absl::Minutes(7));  // down over 08:10
+  RestartCore(options);
+  Connect("a");
+  AdvanceAndSweep(absl::Seconds(20));
+  EXPECT_THAT(Outcomes("often"),
+              ElementsAre(v1::FIRING_OUTCOME_STARTED, v1::FIRING_OUTCOME_MISSED));
+  EXPECT_EQ(RunCount(), 1);
+}
+
 TEST_F(ScheduleTest, OfflineNodesOfTheSelectionAreRecorded) {
   ConnectLabelled("a", {{"pool", "x"}});
   ConnectLabelled("b", {{"pool", "y"}});
