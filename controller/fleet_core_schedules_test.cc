@@ -213,6 +213,13 @@ TEST_F(ScheduleTest, OfflineNodesOfTheSelectionAreRecorded) {
   ASSERT_THAT(Outcomes("pool-x"), ElementsAre(v1::FIRING_OUTCOME_STARTED));
   EXPECT_THAT(Firings("pool-x")[0].offline_nodes(), ElementsAre("c"));
   EXPECT_EQ(a->RunTasks().size(), 1u);
+  // The run says so too.
+  v1::GetRunRequest get;
+  get.set_run_id(Firings("pool-x")[0].run_id());
+  auto run = core_->GetRun(get);
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_EQ(run->schedule(), "pool-x");
+  EXPECT_THAT(run->offline_nodes(), ElementsAre("c"));
 }
 
 TEST_F(ScheduleTest, AFiringNoNodeCanTakeIsRecordedFailed) {

@@ -65,6 +65,12 @@ absl::StatusOr<v1::Run> FleetCore::HandleGetRun(const v1::GetRunRequest& request
     out.set_finished_unix_ms(absl::ToUnixMillis(run->finished));
   }
   out.set_suite(run->suite);
+  absl::StatusOr<std::optional<v1::ScheduleFiring>> firing = store_->FiringOfRun(run->run_id);
+  if (!firing.ok()) return firing.status();
+  if (firing->has_value()) {
+    out.set_schedule((*firing)->schedule());
+    *out.mutable_offline_nodes() = (*firing)->offline_nodes();
+  }
   for (const auto& b : run->benchmarks) *out.add_benchmarks() = b;
   for (const storage::TaskRecord& stored : *tasks) {
     // Newest first: in flight, ended but not yet stored, stored.

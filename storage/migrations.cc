@@ -179,6 +179,8 @@ CREATE TABLE schedule_firings (
   slots         INTEGER NOT NULL DEFAULT 1
 );
 CREATE INDEX schedule_firings_by_schedule ON schedule_firings(schedule, id);
+-- A run's page names the schedule that started it and the nodes offline.
+CREATE INDEX schedule_firings_by_run ON schedule_firings(run_id) WHERE run_id != '';
 )sql"},
   };
   return *kMigrations;

@@ -90,6 +90,13 @@ TEST_F(StoreTest, SchedulesAndTheirMarksSurviveReopening) {
   EXPECT_EQ((*firings)[3].fired_unix_ms(), absl::ToUnixMillis(kT0 + absl::Hours(1)) + 100);
   EXPECT_EQ((*firings)[3].slots(), 1);
   EXPECT_EQ(store_->ListFirings("nightly", 1)->size(), 1u);
+  auto of_run = store_->FiringOfRun("r1");
+  ASSERT_TRUE(of_run.ok()) << of_run.status();
+  ASSERT_TRUE(of_run->has_value());
+  EXPECT_EQ((*of_run)->schedule(), "nightly");
+  EXPECT_THAT((*of_run)->offline_nodes(), ElementsAre("n2", "n3"));
+  EXPECT_FALSE(store_->FiringOfRun("r9")->has_value());
+  EXPECT_FALSE(store_->FiringOfRun("")->has_value());
   EXPECT_TRUE(store_->ListFirings("hourly", 10)->empty());
   EXPECT_TRUE(store_->CheckIntegrity().ok());
 }

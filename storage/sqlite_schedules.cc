@@ -19,6 +19,29 @@
 #include "storage/store.h"
 
 namespace fleetbench::storage {
+namespace {
+
+constexpr char kFiringColumns[] =
+    "slot_ms, fired_ms, outcome, run_id, reason, offline_nodes, manual, slots, schedule";
+
+// A firing from a row of kFiringColumns.
+v1::ScheduleFiring FiringOfRow(const Statement& s) {
+  v1::ScheduleFiring f;
+  f.set_slot_unix_ms(s.Int(0));
+  f.set_fired_unix_ms(s.Int(1));
+  f.set_outcome(static_cast<v1::FiringOutcome>(s.Int(2)));
+  f.set_run_id(s.Text(3));
+  f.set_reason(s.Text(4));
+  for (absl::string_view n : absl::StrSplit(s.Text(5), ' ', absl::SkipEmpty())) {
+    f.add_offline_nodes(std::string(n));
+  }
+  f.set_manual(s.Int(6) != 0);
+  f.set_slots(static_cast<int32_t>(s.Int(7)));
+  f.set_schedule(s.Text(8));
+  return f;
+}
+
+}  // namespace
 
 absl::Status SqliteStore::CreateSchedule(const ScheduleRecord& record) {
   const v1::Schedule& s = record.schedule;
@@ -119,29 +142,34 @@ absl::StatusOr<std::vector<v1::ScheduleFiring>> SqliteStore::ListFirings(const s
     }
     FLEETBENCH_ASSIGN_OR_RETURN(
         Statement s,
-        Prepare("SELECT slot_ms, fired_ms, outcome, run_id, reason, offline_nodes, manual, "
-                "slots FROM schedule_firings WHERE schedule = ?1 ORDER BY id DESC LIMIT ?2"));
+        Prepare(absl::StrCat("SELECT ", kFiringColumns,
+                             " FROM schedule_firings WHERE schedule = ?1 ORDER BY id DESC "
+                             "LIMIT ?2")));
     s.BindAll(name, static_cast<int64_t>(limit));
     while (true) {
       FLEETBENCH_ASSIGN_OR_RETURN(bool row, s.Step("listing firings"));
       if (!row) break;
-      v1::ScheduleFiring& f = out.emplace_back();
+      v1::ScheduleFiring& f = out.emplace_back(FiringOfRow(s));
       f.set_schedule(name);
-      f.set_slot_unix_ms(s.Int(0));
-      f.set_fired_unix_ms(s.Int(1));
-      f.set_outcome(static_cast<v1::FiringOutcome>(s.Int(2)));
-      f.set_run_id(s.Text(3));
-      f.set_reason(s.Text(4));
-      for (absl::string_view n : absl::StrSplit(s.Text(5), ' ', absl::SkipEmpty())) {
-        f.add_offline_nodes(std::string(n));
-      }
-      f.set_manual(s.Int(6) != 0);
-      f.set_slots(static_cast<int32_t>(s.Int(7)));
     }
     return absl::OkStatus();
   });
   if (!status.ok()) return status;
   return out;
+}
+
+absl::StatusOr<std::optional<v1::ScheduleFiring>> SqliteStore::FiringOfRun(
+    const std::string& run_id) {
+  if (run_id.empty()) return std::nullopt;
+  absl::MutexLock lock(&mu_);
+  FLEETBENCH_ASSIGN_OR_RETURN(
+      Statement s, Prepare(absl::StrCat("SELECT ", kFiringColumns,
+                                        " FROM schedule_firings WHERE run_id = ?1 AND "
+                                        "run_id != '' ORDER BY id LIMIT 1")));
+  s.BindAll(run_id);
+  FLEETBENCH_ASSIGN_OR_RETURN(bool row, s.Step("finding a run's firing"));
+  if (!row) return std::nullopt;
+  return FiringOfRow(s);
 }
 
 }  // namespace fleetbench::storage

@@ -116,6 +116,8 @@ class SqliteStore final : public Store {
                             std::optional<absl::Time> handled_until) override;
   absl::StatusOr<std::vector<v1::ScheduleFiring>> ListFirings(const std::string& name,
                                                               int limit) override;
+  absl::StatusOr<std::optional<v1::ScheduleFiring>> FiringOfRun(
+      const std::string& run_id) override;
 
  private:
   // ---- sqlite_store.cc and the statement helpers ----

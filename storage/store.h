@@ -291,6 +291,10 @@ class Store {
   // for an unknown schedule.
   virtual absl::StatusOr<std::vector<v1::ScheduleFiring>> ListFirings(const std::string& name,
                                                                       int limit) = 0;
+  // The firing that started the run; nullopt when none did (a run started
+  // by hand, or one whose schedule was removed).
+  virtual absl::StatusOr<std::optional<v1::ScheduleFiring>> FiringOfRun(
+      const std::string& run_id) = 0;
 
   // PRAGMA integrity_check; OK when SQLite answers "ok". The SQLite store
   // also runs foreign_key_check and checks its ranking points against the

@@ -102,6 +102,9 @@ TEST_F(SchedulesTest, AScheduleForTheNextMinuteFiresAndItsRunCompletes) {
   ASSERT_TRUE(CliJson({"results", firing.run_id()}, &run));
   ASSERT_EQ(run.tasks_size(), 1);
   EXPECT_EQ(run.tasks(0).node(), "n1");
+  EXPECT_EQ(run.schedule(), "e2e");
+  CommandResult results = Cli({"results", firing.run_id()});
+  EXPECT_NE(results.out.find("(schedule e2e)"), std::string::npos) << results.out;
 
   // Now, by hand; and again while that run goes: skipped, exit 1. The
   // agent is stopped meanwhile so that the run is still going (it stays
