@@ -142,4 +142,16 @@ absl::StatusOr<absl::Duration> ParseWindow(const std::string& w) {
                                                  kMaxWindowDays, "d; got '", ClipInput(w), "'"));
 }
 
+FlagSpec WindowFlag(const std::string& default_span) {
+  return {"window", true, false,
+          absl::StrCat("how far back, e.g. 7d, 24h (default ", default_span, ")")};
+}
+
+absl::StatusOr<int64_t> WindowMillis(const Args& args) {
+  if (!args.Has("window")) return 0;
+  absl::StatusOr<absl::Duration> window = ParseWindow(args.Get("window"));
+  if (!window.ok()) return window.status();
+  return absl::ToInt64Milliseconds(*window);
+}
+
 }  // namespace fleetbench::cli

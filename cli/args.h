@@ -51,6 +51,13 @@ absl::Status CheckHostPort(const std::string& flag, const std::string& address,
 // at most ten years; INVALID_ARGUMENT (quoting it clipped) otherwise.
 absl::StatusOr<absl::Duration> ParseWindow(const std::string& window);
 
+// The --window flag of the commands that read a span of history, with the
+// default the controller applies when it is absent ("7 days").
+FlagSpec WindowFlag(const std::string& default_span);
+// --window as milliseconds for a request's window_ms: 0 when the flag is
+// absent (the controller's default), else ParseWindow's answer.
+absl::StatusOr<int64_t> WindowMillis(const Args& args);
+
 }  // namespace fleetbench::cli
 
 #endif  // FLEETBENCH_TOOLS_ARGS_H_

@@ -35,6 +35,8 @@
 #include "cli/client.h"
 #include "cli/commands.h"
 #include "cli/finding_text.h"
+#include "cli/group_flags.h"
+#include "cli/group_text.h"
 #include "cli/interrupt.h"
 #include "cli/table.h"
 #include "cli/usage.h"
@@ -118,6 +120,9 @@ void PrintRun(const v1::Run& run) {
     std::cout << samples.Render();
     PrintPairMatrix(run, "net.tcp.Gbps");
   }
+  // Group runs (issue 11): the curve, the scaling table or the isolation
+  // passes, and the verdict last, where a user reads it.
+  std::cout << RenderGroups(run) << VerdictLine(run);
 }
 
 bool RunFailed(const v1::Run& run) {
@@ -330,7 +335,7 @@ int NodesCommand(const Argv& argv) {
 }
 
 int RunCommand(const Argv& argv) {
-  const std::vector<FlagSpec> flags = {
+  std::vector<FlagSpec> flags = {
       {"bench", true, false, "benchmarks to run, NAME[,NAME...]"},
       {"suite", true, false, "a named suite instead of --bench (quick, full)"},
       {"param", true, true, "BENCH.KEY=VALUE, e.g. gemm.sizes=1024"},
@@ -344,6 +349,7 @@ int RunCommand(const Argv& argv) {
       {"bench-timeout", true, false,
        "cancel each benchmark that runs longer, e.g. 10m (default: each plugin's own)"},
       kJsonFlag};
+  for (FlagSpec& f : GroupFlags()) flags.push_back(std::move(f));
   int code = 0;
   auto p = Prepare("run", argv, flags, 0, &code);
   if (!p) return code;
@@ -405,6 +411,9 @@ int RunCommand(const Argv& argv) {
       spec.set_timeout_ms(absl::ToInt64Milliseconds(bench_timeout));
     }
   }
+  absl::StatusOr<std::optional<v1::GroupOptions>> group = GroupOptionsFromArgs(args);
+  if (!group.ok()) return Usage("run", std::string(group.status().message()), flags);
+  if (group->has_value()) *request.mutable_group() = **group;
   absl::Duration timeout = absl::Hours(1);
   if (args.Has("timeout") &&
       (!absl::ParseDuration(args.Get("timeout"), &timeout) || timeout <= absl::ZeroDuration())) {
@@ -458,7 +467,9 @@ int RunCommand(const Argv& argv) {
       }
       parts.push_back(part);
     }
-    const std::string line = absl::StrJoin(parts, " | ");
+    // A group run has a task per member of every group: count groups instead.
+    const std::string group_line = GroupProgressLine(run);
+    const std::string line = group_line.empty() ? absl::StrJoin(parts, " | ") : group_line;
     if (!json && line != last_line) {
       if (tty) {
         std::cerr << "\r\033[K" << line << std::flush;
@@ -483,7 +494,13 @@ int RunCommand(const Argv& argv) {
   } else {
     PrintRun(run);
   }
-  return RunFailed(run) ? kExitFailure : kExitOk;
+  if (RunFailed(run)) return kExitFailure;
+  // --isolate named a bad node or link: a script gating a training job on
+  // the check stops here, as on a critical finding of `probe`.
+  if (run.isolation().bad_nodes_size() > 0 || run.isolation().bad_links_size() > 0) {
+    return kExitCritical;
+  }
+  return kExitOk;
 }
 
 int ResultsCommand(const Argv& argv) {
@@ -572,7 +589,7 @@ int RankCommand(const Argv& argv) {
        "rank by a named mix of metrics instead: cpu, io, training (docs/ranking.md)"},
       {"by", true, false, "node, instance_type, region or provider (default node)"},
       {"price", true, false, "on_demand or spot (default on_demand)"},
-      {"window", true, false, "how far back, e.g. 7d, 24h (default 7 days)"},
+      WindowFlag("7 days"),
       kJsonFlag};
   int code = 0;
   auto p = Prepare("rank", argv, flags, 0, &code);
@@ -589,11 +606,9 @@ int RankCommand(const Argv& argv) {
   absl::StatusOr<v1::PriceKind> price = ParsePriceKind(p->args.Get("price", "on_demand"));
   if (!price.ok()) return Usage("rank", "--" + std::string(price.status().message()), flags);
   request.set_price(*price);
-  if (p->args.Has("window")) {
-    absl::StatusOr<absl::Duration> window = ParseWindow(p->args.Get("window"));
-    if (!window.ok()) return Usage("rank", std::string(window.status().message()), flags);
-    request.set_window_ms(absl::ToInt64Milliseconds(*window));
-  }
+  absl::StatusOr<int64_t> window_ms = WindowMillis(p->args);
+  if (!window_ms.ok()) return Usage("rank", std::string(window_ms.status().message()), flags);
+  request.set_window_ms(*window_ms);
   v1::RankResponse response;
   if (auto s = p->client->Call(&v1::Fleet::Stub::Rank, request, &response); !s.ok()) {
     return RemoteError("rank", s);

@@ -49,7 +49,7 @@ int CostCommand(const Argv& argv) {
        "e.g. 1e18"},
       {"by", true, false, "node, instance_type, region or provider (default node)"},
       {"price", true, false, "on_demand or spot (default on_demand)"},
-      {"window", true, false, "how far back, e.g. 7d, 24h (default 7 days)"},
+      WindowFlag("7 days"),
       kJsonFlag};
   int code = 0;
   auto p = Prepare("cost", argv, flags, 0, &code);
@@ -70,11 +70,9 @@ int CostCommand(const Argv& argv) {
   absl::StatusOr<v1::PriceKind> price = ParsePriceKind(p->args.Get("price", "on_demand"));
   if (!price.ok()) return Usage("cost", "--" + std::string(price.status().message()), flags);
   request.set_price(*price);
-  if (p->args.Has("window")) {
-    absl::StatusOr<absl::Duration> window = ParseWindow(p->args.Get("window"));
-    if (!window.ok()) return Usage("cost", std::string(window.status().message()), flags);
-    request.set_window_ms(absl::ToInt64Milliseconds(*window));
-  }
+  absl::StatusOr<int64_t> window_ms = WindowMillis(p->args);
+  if (!window_ms.ok()) return Usage("cost", std::string(window_ms.status().message()), flags);
+  request.set_window_ms(*window_ms);
   v1::CostResponse response;
   if (auto s = p->client->Call(&v1::Fleet::Stub::Cost, request, &response); !s.ok()) {
     return RemoteError("cost", s);

@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
@@ -97,6 +98,9 @@ int ControllerCommand(const Argv& argv) {
       {"sync-full", false, false, "fsync every commit (survives power loss, slower)"},
       {"node-expiry", true, false,
        "remove nodes offline and unseen this long, e.g. 30d (default: never)"},
+      {"http-listen", true, false,
+       "also serve HTTP here, e.g. 127.0.0.1:9464: /metrics for Prometheus, same token "
+       "(default: no HTTP)"},
       {"schedule-grace", true, false,
        "after a restart, run a schedule's missed cron time once if it is at most this old "
        "(default 1h; 0: never)"},
@@ -113,6 +117,17 @@ int ControllerCommand(const Argv& argv) {
   if (absl::Status s = CheckHostPort("--listen", options.listen, /*allow_any_port=*/true);
       !s.ok()) {
     return Usage("controller", std::string(s.message()), flags);
+  }
+  if (args->Has("http-listen")) {
+    options.http_listen = args->Get("http-listen");
+    if (absl::StartsWith(options.http_listen, "unix:")) {
+      return Usage("controller", "--http-listen wants HOST:PORT, not a unix: socket", flags);
+    }
+    if (absl::Status s =
+            CheckHostPort("--http-listen", options.http_listen, /*allow_any_port=*/true);
+        !s.ok()) {
+      return Usage("controller", std::string(s.message()), flags);
+    }
   }
   options.db_path = args->Get("db");
   if (options.db_path.empty()) return Usage("controller", "--db is required", flags);
@@ -163,6 +178,10 @@ int ControllerCommand(const Argv& argv) {
             << options.db_path;
   // Scripts wait for this line rather than sleeping.
   std::cout << "listening " << (*server)->port() << std::endl;
+  if ((*server)->http_port() != 0) {
+    LOG(INFO) << "HTTP (/metrics) on port " << (*server)->http_port();
+    std::cout << "http listening " << (*server)->http_port() << std::endl;
+  }
   WaitForTerminationSignal();
   LOG(INFO) << "shutting down";
   (*server)->Shutdown();

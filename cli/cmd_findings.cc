@@ -21,8 +21,7 @@
 namespace fleetbench::cli {
 namespace {
 
-const FlagSpec kWindow{"window", true, false,
-                       "how far back peers and history reach, e.g. 14d, 48h (default 14 days)"};
+const FlagSpec kWindow = WindowFlag("14 days");
 
 }  // namespace
 
@@ -46,11 +45,9 @@ int FindingsCommand(const Argv& argv) {
     }
     request.set_min_severity(*severity);
   }
-  if (p->args.Has("window")) {
-    absl::StatusOr<absl::Duration> window = ParseWindow(p->args.Get("window"));
-    if (!window.ok()) return UsageError("findings", std::string(window.status().message()), flags);
-    request.set_window_ms(absl::ToInt64Milliseconds(*window));
-  }
+  absl::StatusOr<int64_t> window_ms = WindowMillis(p->args);
+  if (!window_ms.ok()) return UsageError("findings", std::string(window_ms.status().message()), flags);
+  request.set_window_ms(*window_ms);
   v1::ListFindingsResponse response;
   if (absl::Status s = p->client->Call(&v1::Fleet::Stub::ListFindings, request, &response); !s.ok()) {
     return RemoteError("findings", s);
@@ -81,11 +78,9 @@ int VarianceCommand(const Argv& argv) {
   absl::StatusOr<v1::RankGrouping> by = ParseRankGrouping(p->args.Get("by", "node"));
   if (!by.ok()) return UsageError("variance", "--" + std::string(by.status().message()), flags);
   request.set_by(*by);
-  if (p->args.Has("window")) {
-    absl::StatusOr<absl::Duration> window = ParseWindow(p->args.Get("window"));
-    if (!window.ok()) return UsageError("variance", std::string(window.status().message()), flags);
-    request.set_window_ms(absl::ToInt64Milliseconds(*window));
-  }
+  absl::StatusOr<int64_t> window_ms = WindowMillis(p->args);
+  if (!window_ms.ok()) return UsageError("variance", std::string(window_ms.status().message()), flags);
+  request.set_window_ms(*window_ms);
   v1::VarianceResponse response;
   if (absl::Status s = p->client->Call(&v1::Fleet::Stub::Variance, request, &response); !s.ok()) {
     return RemoteError("variance", s);

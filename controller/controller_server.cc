@@ -4,6 +4,9 @@
 #include "common/wire_limits.h"
 #include "controller/agent_gateway_service.h"
 #include "controller/fleet_service.h"
+#include "controller/http_server.h"
+#include "controller/metrics_page.h"
+#include "controller/prometheus_text.h"
 #include "grpcpp/grpcpp.h"
 
 namespace fleetbench::controller {
@@ -45,14 +48,34 @@ absl::StatusOr<std::unique_ptr<ControllerServer>> ControllerServer::Start(
   if (server->server_ == nullptr || server->port_ == 0) {
     return absl::UnavailableError(absl::StrCat("cannot listen on ", options.listen));
   }
+  if (!options.http_listen.empty()) {
+    MetricsPageOptions page;
+    page.db_path = options.db_path;
+    server->metrics_page_ = std::make_unique<MetricsPage>(server->core_.get(), page);
+    MetricsPage* metrics = server->metrics_page_.get();
+    std::map<std::string, HttpHandler> routes;
+    routes["/metrics"] = [metrics](const HttpRequest&) {
+      return HttpReply{200, prometheus::kContentType, metrics->Render()};
+    };
+    HttpServerOptions http;
+    http.listen = options.http_listen;
+    http.token = options.token;
+    auto started = HttpServer::Start(http, std::move(routes));
+    if (!started.ok()) return started.status();
+    server->http_ = std::move(*started);
+  }
   return server;
 }
+
+int ControllerServer::http_port() const { return http_ ? http_->port() : 0; }
 
 ControllerServer::~ControllerServer() { Shutdown(); }
 
 void ControllerServer::Shutdown() {
   if (shut_down_) return;
   shut_down_ = true;
+  // HTTP first: its pages call into the core.
+  if (http_) http_->Shutdown();
   if (server_) server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   if (core_) core_->Stop();
 }

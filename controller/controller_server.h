@@ -1,5 +1,6 @@
 // controller/controller_server.h — wires a Store, a FleetCore and both gRPC
-// services onto one listening port. Used by `fleetbench controller`.
+// services onto one listening port, and, when asked, the HTTP server with
+// /metrics (controller/http_server.h). Used by `fleetbench controller`.
 #ifndef FLEETBENCH_CONTROLLER_CONTROLLER_SERVER_H_
 #define FLEETBENCH_CONTROLLER_CONTROLLER_SERVER_H_
 
@@ -18,11 +19,15 @@ namespace fleetbench::controller {
 
 class AgentGatewayService;
 class FleetService;
+class HttpServer;
+class MetricsPage;
 
 struct ControllerOptions {
   std::string listen = "127.0.0.1:7070";
   std::string db_path;
-  std::string token;  // required
+  std::string token;  // required, for gRPC and HTTP alike
+  // Where to serve HTTP (/metrics), host:port; "" for no HTTP.
+  std::string http_listen;
   bool synchronous_full = false;
   FleetOptions fleet;
 };
@@ -35,6 +40,8 @@ class ControllerServer {
 
   // The port actually bound (useful with port 0).
   int port() const { return port_; }
+  // The HTTP port bound, 0 without http_listen.
+  int http_port() const;
   FleetCore* core() { return core_.get(); }
   // Stops accepting, ends streams, stops the core. Idempotent.
   void Shutdown();
@@ -47,6 +54,8 @@ class ControllerServer {
   std::unique_ptr<AgentGatewayService> gateway_;
   std::unique_ptr<FleetService> fleet_;
   std::unique_ptr<grpc::Server> server_;
+  std::unique_ptr<MetricsPage> metrics_page_;
+  std::unique_ptr<HttpServer> http_;
   int port_ = 0;
   bool shut_down_ = false;
 };

@@ -10,15 +10,15 @@
 // fleet_core.cc (the actor and entry points), fleet_core_sessions.cc,
 // fleet_core_node_removal.cc, fleet_core_dispatch.cc, fleet_core_runs.cc,
 // fleet_core_ingest.cc, fleet_core_retry.cc, fleet_core_views.cc,
-// fleet_core_prices.cc, fleet_core_findings.cc and fleet_core_schedules.cc;
-// the private section below
-// is grouped the same way.
+// fleet_core_prices.cc, fleet_core_findings.cc, fleet_core_exposition.cc and
+// fleet_core_schedules.cc; the private section below is grouped the same way.
 //
 // Threading: one actor thread applies every state change in order; callers
 // post events and return at once (agent side) or wait for the answer (user
 // side). Store writes happen only on the actor thread, never on a gRPC
-// reactor thread; read-only queries (Rank, History, ListFindings, Variance) read the store from the
-// caller's thread so a long query does not stall ingest. Consecutive
+// reactor thread; read-only queries (Rank, History, ListFindings, Variance,
+// LatestSamples, CountRunsByState) read the store from the caller's thread
+// so a long query does not stall ingest. Consecutive
 // reports are committed in one transaction (group commit) and acknowledged
 // only after the commit returned OK.
 //
@@ -73,6 +73,7 @@
 #include "absl/time/time.h"
 #include "common/clock.h"
 #include "common/cron.h"
+#include "controller/latency_histogram.h"
 #include "controller/ranking.h"
 #include "diagnosis/fleet_rules.h"
 #include "fleetbench/v1/agent.pb.h"
@@ -229,6 +230,21 @@ class FleetCore {
       const v1::ListScheduleFiringsRequest& request,
       absl::Time deadline = absl::InfiniteFuture());
 
+  // For /metrics (controller/metrics_page.h): per node and declared
+  // metric measured within the rank window, the samples of the newest run
+  // that measured it there (newest first), with every declared metric's
+  // descriptor; removed nodes are left out. And how many stored runs are
+  // in each state. Both read only the store, on the caller's thread
+  // (fleet_core_exposition.cc): one ranking scan per metric and one read of
+  // each run that is some node's newest; one scan of the runs.
+  struct LatestMeasurements {
+    std::vector<v1::MetricDescriptor> metrics;
+    std::vector<v1::Sample> samples;
+  };
+  absl::StatusOr<LatestMeasurements> LatestSamples(absl::Time deadline = absl::InfiniteFuture());
+  absl::StatusOr<std::map<std::string, int64_t>> CountRunsByState(
+      absl::Time deadline = absl::InfiniteFuture());
+
   // Counters for /metrics and benchmarks.
   struct Stats {
     int64_t samples_stored = 0;
@@ -242,10 +258,13 @@ class FleetCore {
     absl::Time store_failing_since = absl::InfinitePast();
     int64_t reports_held = 0;
     int64_t store_failures = 0;
-    // Schedule firings recorded, by outcome: "started", "skipped",
-    // "missed", "failed" (a MISSED record standing for several cron times
-    // counts once).
-    std::map<std::string, int64_t> schedule_firings;
+    // How long each successful group commit of reports took (the store
+    // call only, real time), for /metrics.
+    LatencyHistogram ingest_commit_latency{IngestCommitBuckets()};
+    // Schedule firings recorded since start, by (schedule, outcome), the
+    // outcome one of "started", "skipped", "missed", "failed" (a MISSED
+    // record standing for several cron times counts once).
+    std::map<std::pair<std::string, std::string>, int64_t> schedule_firings;
   };
   Stats GetStats();
 

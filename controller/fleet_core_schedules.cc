@@ -315,7 +315,7 @@ void FleetCore::RecordFiring(ScheduleState& state, const v1::ScheduleFiring& fir
   state.last_firing = firing;
   {
     absl::MutexLock lock(&stats_mu_);
-    ++stats_.schedule_firings[OutcomeKey(firing.outcome())];
+    ++stats_.schedule_firings[{firing.schedule(), OutcomeKey(firing.outcome())}];
   }
   LOG(INFO) << "schedule " << firing.schedule() << ": " << OutcomeKey(firing.outcome())
             << (firing.run_id().empty() ? "" : " run " + firing.run_id())

@@ -110,7 +110,7 @@ TEST_F(ScheduleTest, FiresAtItsCronTimeOnTheInjectedClock) {
   const v1::Schedule listed = Listed("nightly");
   EXPECT_EQ(listed.last_firing().run_id(), f.run_id());
   EXPECT_EQ(listed.next_firing_unix_ms(), absl::ToUnixMillis(Utc(2027, 1, 16, 9, 0)));
-  EXPECT_EQ(core_->GetStats().schedule_firings.at("started"), 1);
+  EXPECT_EQ(core_->GetStats().schedule_firings.at({"nightly", "started"}), 1);
   // Nothing more until tomorrow's 09:00.
   AdvanceTo(Utc(2027, 1, 16, 8, 0));
   EXPECT_EQ(RunCount(), 1);
@@ -127,7 +127,7 @@ TEST_F(ScheduleTest, IsSkippedWhileItsPreviousRunIsStillGoing) {
   EXPECT_THAT(Firings("often")[1].reason(),
               HasSubstr("the previous run " + first_run + " is still"));
   EXPECT_EQ(RunCount(), 1);
-  EXPECT_EQ(core_->GetStats().schedule_firings.at("skipped"), 1);
+  EXPECT_EQ(core_->GetStats().schedule_firings.at({"often", "skipped"}), 1);
   // Once it ended the next cron time starts a run again.
   Finish(a, a->RunTasks()[0]);
   AdvanceTo(Utc(2027, 1, 15, 8, 30));
@@ -179,7 +179,7 @@ TEST_F(ScheduleTest, ACronTimePastTheGraceWindowIsRecordedMissedAndNotRun) {
   EXPECT_THAT(Firings("nightly")[0].reason(), HasSubstr("longer ago than the grace window (1h)"));
   EXPECT_EQ(RunCount(), 0);
   EXPECT_EQ(Listed("nightly").next_firing_unix_ms(), absl::ToUnixMillis(Utc(2027, 1, 16, 9, 0)));
-  EXPECT_EQ(core_->GetStats().schedule_firings.at("missed"), 1);
+  EXPECT_EQ(core_->GetStats().schedule_firings.at({"nightly", "missed"}), 1);
 }
 
 TEST_F(ScheduleTest, WithoutGraceALateFiringStillRunsButNothingIsCaughtUp) {

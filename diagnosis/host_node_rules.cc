@@ -390,16 +390,31 @@ void Preemptible(const NodeEvidence& e, const RuleInfo& rule,
 void CpuStarved(const NodeEvidence& e, const RuleInfo& rule,
                 std::vector<v1::Finding>* out) {
   const int gpus = e.facts.gpus_size();
-  const uint32_t cores = e.facts.cpu().logical_cores();
-  if (gpus == 0 || cores == 0) return;
-  const double per_gpu = static_cast<double>(cores) / gpus;
+  const v1::CpuFacts& cpu = e.facts.cpu();
+  if (gpus == 0 || cpu.logical_cores() == 0) return;
+  // What a training job in the agent's container can use: the machine's
+  // cores, fewer when a cpuset or a cgroup bandwidth limit (docker --cpus,
+  // a Kubernetes CPU limit) says so.
+  double cores = cpu.logical_cores();
+  std::string limited_by;
+  if (cpu.allowed_cores() > 0 && cpu.allowed_cores() < cores) {
+    cores = cpu.allowed_cores();
+    limited_by = "the allowed-CPU list (cpuset)";
+  }
+  if (cpu.cgroup_limit_cores() > 0 && cpu.cgroup_limit_cores() < cores) {
+    cores = cpu.cgroup_limit_cores();
+    limited_by = absl::StrCat("a cgroup CPU limit (", cpu.cgroup_limit_source(), ")");
+  }
+  const double per_gpu = cores / gpus;
   if (per_gpu >= kMinCoresPerGpu) return;
   v1::Finding f = NewFinding(e, rule);
-  f.set_summary(absl::StrCat(cores, " logical CPU cores for ", gpus, " GPU",
-                             gpus == 1 ? "" : "s", " (", FormatNumber(per_gpu),
-                             " per GPU)"));
-  AddEvidence(&f, "cpu.logical_cores_per_gpu", per_gpu, kMinCoresPerGpu,
-              "cores",
+  f.set_summary(absl::StrCat(
+      FormatNumber(cores), limited_by.empty() ? " logical CPU cores" : " CPU cores",
+      " for ", gpus, " GPU", gpus == 1 ? "" : "s", " (", FormatNumber(per_gpu), " per GPU)",
+      limited_by.empty()
+          ? ""
+          : absl::StrCat("; the machine has ", cpu.logical_cores(), ", limited by ", limited_by)));
+  AddEvidence(&f, "cpu.usable_cores_per_gpu", per_gpu, kMinCoresPerGpu, "cores",
               "rule of thumb: a data loader wants 4+ worker cores per GPU");
   f.set_effect(
       "data loading, augmentation and the Python training loop compete for "
@@ -520,7 +535,8 @@ const std::vector<NodeRule>& HostNodeRules() {
         "spot/preemptible=true, or a capacity-type label of spot/preemptible"},
        Preemptible},
       {{"host.cpu_starved", v1::SEVERITY_WARNING,
-        "rule of thumb (loader workers)", "logical CPU cores per GPU < 4"},
+        "rule of thumb (loader workers)",
+        "usable CPU cores per GPU < 4 (logical cores, fewer under a cpuset or cgroup CPU limit)"},
        CpuStarved},
       {{"host.mem_bandwidth_low", v1::SEVERITY_WARNING,
         "PCIe max links of the GPUs (NVML)",

@@ -240,6 +240,27 @@ TEST(HostNodeRulesTest, CpuCoresPerGpu) {
   EXPECT_THAT(DiagnoseNode(GpuNode(8, 32)), IsEmpty());
 }
 
+TEST(HostNodeRulesTest, ContainerCpuLimitCountsNotTheMachinesCores) {
+  // 64 cores on the machine, a container limited to 6 of them by a cgroup
+  // (docker --cpus=6): 0.75 per GPU.
+  NodeEvidence e = GpuNode(8, 64);
+  e.facts.mutable_cpu()->set_cgroup_limit_cores(6);
+  e.facts.mutable_cpu()->set_cgroup_limit_source("/sys/fs/cgroup/docker/x/cpu.max");
+  const v1::Finding f = Only(DiagnoseNode(e));
+  EXPECT_EQ(f.code(), "host.cpu_starved");
+  EXPECT_EQ(f.summary(),
+            "6 CPU cores for 8 GPUs (0.75 per GPU); the machine has 64, limited by a cgroup "
+            "CPU limit (/sys/fs/cgroup/docker/x/cpu.max)");
+  // A cpuset of 16 CPUs: 2 per GPU.
+  NodeEvidence pinned = GpuNode(8, 64);
+  pinned.facts.mutable_cpu()->set_allowed_cores(16);
+  EXPECT_THAT(Only(DiagnoseNode(pinned)).summary(), HasSubstr("limited by the allowed-CPU list"));
+  // A limit above the machine's cores changes nothing.
+  NodeEvidence loose = GpuNode(8, 64);
+  loose.facts.mutable_cpu()->set_cgroup_limit_cores(128);
+  EXPECT_THAT(DiagnoseNode(loose), IsEmpty());
+}
+
 TEST(HostNodeRulesTest, HostMemoryBandwidthAgainstGpuLinks) {
   NodeEvidence e = GpuNode(8);  // 8 x 63 GB/s; half is 252
   e.samples.push_back(Sample("mem.copy.GBps", 180));

@@ -7,6 +7,8 @@
 #include <cerrno>
 #include <cmath>
 #include <filesystem>
+#include <functional>
+#include <optional>
 #include <string>
 #include <system_error>
 #include <utility>
@@ -168,6 +170,7 @@ class FactsReader {
   void ReadAll() {
     ReadIdentity();
     ReadCpuAndVirtualization();
+    ReadCpuLimits();
     ReadMemory();
     ReadBlockDevices();
     ReadScratchFilesystem();
@@ -220,6 +223,70 @@ class FactsReader {
       return;
     }
     facts_->set_os(*os);
+  }
+
+  // What of the machine's CPUs this process may use: the tightest cgroup
+  // bandwidth limit along its cgroup path (a container's --cpus) and its
+  // allowed-CPU list. A limit file that is absent is normal (no cgroup
+  // there); nothing here is recorded as unreadable.
+  void ReadCpuLimits() {
+    v1::CpuFacts* cpu = facts_->mutable_cpu();
+    if (absl::StatusOr<std::string> status = tree_.Read("/proc/self/status"); status.ok()) {
+      if (absl::StatusOr<std::string> list = ParseProcStatusField(*status, "Cpus_allowed_list");
+          list.ok()) {
+        cpu->set_allowed_cores(CountCpuList(*list));
+      }
+    }
+    absl::StatusOr<std::string> cgroup = tree_.Read("/proc/self/cgroup");
+    if (!cgroup.ok()) return;
+    const CgroupPaths paths = ParseProcSelfCgroup(*cgroup);
+    std::optional<double> tightest;
+    std::string source;
+    auto consider = [&](std::optional<double> cores, const std::string& file) {
+      if (cores && (!tightest || *cores < *tightest)) {
+        tightest = cores;
+        source = file;
+      }
+    };
+    // Each folder from the process's cgroup up to the hierarchy's root. In a
+    // cgroup namespace the path is relative to a root the mount already is,
+    // so a path not found under the mount means the mount's root itself.
+    auto walk = [&](const std::string& mount, const std::string& path,
+                    const std::function<void(const std::string& dir)>& read) {
+      std::string dir = absl::StrCat(mount, path == "/" ? "" : path);
+      if (!tree_.List(dir).ok()) dir = mount;
+      while (true) {
+        read(dir);
+        if (dir.size() <= mount.size()) break;
+        dir = dir.substr(0, dir.rfind('/'));
+      }
+    };
+    if (!paths.v2.empty()) {
+      for (const char* mount : {"/sys/fs/cgroup", "/sys/fs/cgroup/unified"}) {
+        walk(mount, paths.v2, [&](const std::string& dir) {
+          if (absl::StatusOr<std::string> max = tree_.Read(dir + "/cpu.max"); max.ok()) {
+            consider(ParseCpuMax(*max), dir + "/cpu.max");
+          }
+        });
+      }
+    }
+    if (!paths.v1_cpu.empty()) {
+      for (const std::string& mount :
+           {absl::StrCat("/sys/fs/cgroup/", paths.v1_cpu_controllers),
+            std::string("/sys/fs/cgroup/cpu")}) {
+        walk(mount, paths.v1_cpu, [&](const std::string& dir) {
+          absl::StatusOr<std::string> quota = tree_.Read(dir + "/cpu.cfs_quota_us");
+          absl::StatusOr<std::string> period = tree_.Read(dir + "/cpu.cfs_period_us");
+          if (quota.ok() && period.ok()) {
+            consider(ParseCfsQuota(*quota, *period), dir + "/cpu.cfs_quota_us");
+          }
+        });
+      }
+    }
+    if (tightest) {
+      cpu->set_cgroup_limit_cores(*tightest);
+      cpu->set_cgroup_limit_source(source);
+    }
   }
 
   void ReadCpuAndVirtualization() {

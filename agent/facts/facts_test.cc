@@ -262,6 +262,49 @@ TEST(ReadNodeFactsTest, RdmaDevicesSortedAndAbsentIsNormal) {
   EXPECT_THAT(facts.unreadable(), Not(Contains(HasSubstr("rdma"))));
 }
 
+TEST(ReadNodeFactsTest, CgroupV2LimitIsTheTightestAlongThePath) {
+  TempTree tree;
+  tree.Write("/proc/self/cgroup", "0::/kubepods/pod1/ctr\n");
+  tree.Write("/proc/self/status", "Name:\tagent\nCpus_allowed_list:\t0-15\n");
+  tree.Write("/sys/fs/cgroup/cpu.max", "max 100000\n");  // the root: none
+  tree.Write("/sys/fs/cgroup/kubepods/pod1/cpu.max", "400000 100000\n");
+  tree.Write("/sys/fs/cgroup/kubepods/pod1/ctr/cpu.max", "max 100000\n");
+  FactsOptions options;
+  options.root = tree.root();
+  const v1::CpuFacts cpu = ReadNodeFacts(options).cpu();
+  EXPECT_DOUBLE_EQ(cpu.cgroup_limit_cores(), 4.0);
+  EXPECT_EQ(cpu.cgroup_limit_source(), "/sys/fs/cgroup/kubepods/pod1/cpu.max");
+  EXPECT_EQ(cpu.allowed_cores(), 16u);
+}
+
+TEST(ReadNodeFactsTest, CgroupV1QuotaAndANamespacedPath) {
+  TempTree tree;
+  // In a cgroup namespace the path names a folder the mount does not have:
+  // the mount's root is the container's cgroup.
+  tree.Write("/proc/self/cgroup", "4:cpu,cpuacct:/docker/abc\n0::/\n");
+  tree.Write("/sys/fs/cgroup/cpu,cpuacct/cpu.cfs_quota_us", "250000\n");
+  tree.Write("/sys/fs/cgroup/cpu,cpuacct/cpu.cfs_period_us", "100000\n");
+  FactsOptions options;
+  options.root = tree.root();
+  const v1::CpuFacts cpu = ReadNodeFacts(options).cpu();
+  EXPECT_DOUBLE_EQ(cpu.cgroup_limit_cores(), 2.5);
+  EXPECT_EQ(cpu.cgroup_limit_source(), "/sys/fs/cgroup/cpu,cpuacct/cpu.cfs_quota_us");
+}
+
+TEST(ReadNodeFactsTest, NoCgroupLimitIsZero) {
+  TempTree tree;
+  tree.Write("/proc/self/cgroup", "1:cpu:/\n0::/\n");
+  tree.Write("/sys/fs/cgroup/cpu/cpu.cfs_quota_us", "-1\n");
+  tree.Write("/sys/fs/cgroup/cpu/cpu.cfs_period_us", "100000\n");
+  FactsOptions options;
+  options.root = tree.root();
+  const v1::NodeFacts facts = ReadNodeFacts(options);
+  EXPECT_EQ(facts.cpu().cgroup_limit_cores(), 0);
+  EXPECT_EQ(facts.cpu().cgroup_limit_source(), "");
+  EXPECT_THAT(facts.unreadable(), Not(Contains(HasSubstr("cpu.max"))));
+  EXPECT_THAT(facts.unreadable(), Not(Contains(HasSubstr("cfs_quota"))));
+}
+
 TEST(ReadNodeFactsTest, ScratchDirFollowsSymlinks) {
   TempTree tree;
   tree.Write("/proc/self/mounts",

@@ -273,4 +273,78 @@ bool IsPcieLinkDegraded(absl::string_view current_speed,
   return current_width > 0 && current && max && *current < *max;
 }
 
+uint32_t CountCpuList(absl::string_view list) {
+  list = absl::StripAsciiWhitespace(list);
+  if (list.empty()) return 0;
+  uint32_t count = 0;
+  for (absl::string_view part : absl::StrSplit(list, ',')) {
+    std::vector<absl::string_view> range = absl::StrSplit(part, '-');
+    uint32_t first = 0;
+    uint32_t last = 0;
+    if (range.size() == 1 && absl::SimpleAtoi(range[0], &first)) {
+      ++count;
+    } else if (range.size() == 2 && absl::SimpleAtoi(range[0], &first) &&
+               absl::SimpleAtoi(range[1], &last) && last >= first) {
+      count += last - first + 1;
+    } else {
+      return 0;
+    }
+  }
+  return count;
+}
+
+absl::StatusOr<std::string> ParseProcStatusField(absl::string_view status,
+                                                 absl::string_view key) {
+  for (absl::string_view line : absl::StrSplit(status, '\n')) {
+    const size_t colon = line.find(':');
+    if (colon == absl::string_view::npos || line.substr(0, colon) != key) continue;
+    return std::string(absl::StripAsciiWhitespace(line.substr(colon + 1)));
+  }
+  return absl::NotFoundError(absl::StrCat("no ", key, " line"));
+}
+
+CgroupPaths ParseProcSelfCgroup(absl::string_view cgroup) {
+  CgroupPaths paths;
+  for (absl::string_view line : absl::StrSplit(cgroup, '\n', absl::SkipEmpty())) {
+    // hierarchy-id:controllers:path (the path may itself hold colons).
+    std::vector<absl::string_view> fields = absl::StrSplit(line, absl::MaxSplits(':', 2));
+    if (fields.size() != 3) continue;
+    if (fields[0] == "0" && fields[1].empty()) {
+      paths.v2 = std::string(fields[2]);
+      continue;
+    }
+    for (absl::string_view controller : absl::StrSplit(fields[1], ',')) {
+      if (controller == "cpu") {
+        paths.v1_cpu = std::string(fields[2]);
+        paths.v1_cpu_controllers = std::string(fields[1]);
+      }
+    }
+  }
+  return paths;
+}
+
+std::optional<double> ParseCpuMax(absl::string_view cpu_max) {
+  std::vector<absl::string_view> fields =
+      absl::StrSplit(absl::StripAsciiWhitespace(cpu_max), ' ', absl::SkipEmpty());
+  if (fields.size() != 2 || fields[0] == "max") return std::nullopt;
+  int64_t quota = 0;
+  int64_t period = 0;
+  if (!absl::SimpleAtoi(fields[0], &quota) || !absl::SimpleAtoi(fields[1], &period) ||
+      quota <= 0 || period <= 0) {
+    return std::nullopt;
+  }
+  return static_cast<double>(quota) / static_cast<double>(period);
+}
+
+std::optional<double> ParseCfsQuota(absl::string_view quota_us, absl::string_view period_us) {
+  int64_t quota = 0;
+  int64_t period = 0;
+  if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(quota_us), &quota) ||
+      !absl::SimpleAtoi(absl::StripAsciiWhitespace(period_us), &period) || quota <= 0 ||
+      period <= 0) {
+    return std::nullopt;
+  }
+  return static_cast<double>(quota) / static_cast<double>(period);
+}
+
 }  // namespace fleetbench::agent

@@ -35,6 +35,31 @@ struct CpuInfo {
 // "flags" and arm64 "Features" lines.
 CpuInfo ParseCpuInfo(absl::string_view cpuinfo);
 
+// The CPUs a list names ("0-3,8,10-11" -> 7), as in /proc/self/status's
+// Cpus_allowed_list; 0 for text that is not such a list.
+uint32_t CountCpuList(absl::string_view list);
+
+// The value of one "Key:\tvalue" line of /proc/self/status; NOT_FOUND
+// without that key.
+absl::StatusOr<std::string> ParseProcStatusField(absl::string_view status,
+                                                 absl::string_view key);
+
+// Where /proc/self/cgroup puts this process for the CPU controller: the
+// cgroup v2 path (the "0::" line) and the v1 path of the hierarchy that has
+// "cpu" among its controllers ("4:cpu,cpuacct:/x"); "" for one not there.
+struct CgroupPaths {
+  std::string v2;
+  std::string v1_cpu;
+  std::string v1_cpu_controllers;  // the hierarchy's name: "cpu,cpuacct"
+};
+CgroupPaths ParseProcSelfCgroup(absl::string_view cgroup);
+
+// A CPU bandwidth limit in cores: cgroup v2 cpu.max ("200000 100000" ->
+// 2.0; "max 100000" -> nullopt: no limit) and v1 cpu.cfs_quota_us with
+// cpu.cfs_period_us (-1 -> nullopt). nullopt also for text that is not one.
+std::optional<double> ParseCpuMax(absl::string_view cpu_max);
+std::optional<double> ParseCfsQuota(absl::string_view quota_us, absl::string_view period_us);
+
 // /proc/meminfo: MemTotal in bytes.
 absl::StatusOr<uint64_t> ParseMemInfo(absl::string_view meminfo);
 

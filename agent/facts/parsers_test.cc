@@ -286,3 +286,50 @@ TEST(IsPcieLinkDegradedTest, LinkDownOrUnknownIsNotDegraded) {
 
 }  // namespace
 }  // namespace fleetbench::agent
+
+namespace fleetbench::agent {
+namespace {
+
+TEST(CountCpuListTest, RangesAndSingles) {
+  EXPECT_EQ(CountCpuList("0-1\n"), 2u);
+  EXPECT_EQ(CountCpuList("0-3,8,10-11"), 7u);
+  EXPECT_EQ(CountCpuList("5"), 1u);
+  EXPECT_EQ(CountCpuList(""), 0u);
+  EXPECT_EQ(CountCpuList("3-1"), 0u);
+  EXPECT_EQ(CountCpuList("a-b"), 0u);
+}
+
+TEST(ParseProcStatusFieldTest, FindsTheKey) {
+  constexpr char kStatus[] = "Name:\tfleetbench\nCpus_allowed:\t3\nCpus_allowed_list:\t0-1\n";
+  EXPECT_EQ(*ParseProcStatusField(kStatus, "Cpus_allowed_list"), "0-1");
+  EXPECT_EQ(*ParseProcStatusField(kStatus, "Cpus_allowed"), "3");
+  EXPECT_FALSE(ParseProcStatusField(kStatus, "Mems_allowed").ok());
+}
+
+TEST(ParseProcSelfCgroupTest, V1CpuHierarchyAndV2Path) {
+  const CgroupPaths hybrid = ParseProcSelfCgroup(
+      "12:memory:/docker/abc\n4:cpu,cpuacct:/docker/abc\n0::/docker/abc\n");
+  EXPECT_EQ(hybrid.v2, "/docker/abc");
+  EXPECT_EQ(hybrid.v1_cpu, "/docker/abc");
+  EXPECT_EQ(hybrid.v1_cpu_controllers, "cpu,cpuacct");
+  const CgroupPaths v2 = ParseProcSelfCgroup("0::/system.slice/fleetbench-agent.service\n");
+  EXPECT_EQ(v2.v2, "/system.slice/fleetbench-agent.service");
+  EXPECT_EQ(v2.v1_cpu, "");
+  // "cpuacct" alone is not the cpu controller; a path may hold colons.
+  const CgroupPaths odd = ParseProcSelfCgroup("2:cpuacct:/a\n1:cpu:/b:c\n");
+  EXPECT_EQ(odd.v1_cpu, "/b:c");
+  EXPECT_EQ(odd.v1_cpu_controllers, "cpu");
+}
+
+TEST(ParseCpuLimitTest, V2AndV1) {
+  EXPECT_DOUBLE_EQ(*ParseCpuMax("200000 100000\n"), 2.0);
+  EXPECT_DOUBLE_EQ(*ParseCpuMax("50000 100000"), 0.5);
+  EXPECT_EQ(ParseCpuMax("max 100000\n"), std::nullopt);
+  EXPECT_EQ(ParseCpuMax("garbage"), std::nullopt);
+  EXPECT_DOUBLE_EQ(*ParseCfsQuota("150000\n", "100000\n"), 1.5);
+  EXPECT_EQ(ParseCfsQuota("-1\n", "100000\n"), std::nullopt);
+  EXPECT_EQ(ParseCfsQuota("x", "100000"), std::nullopt);
+}
+
+}  // namespace
+}  // namespace fleetbench::agent

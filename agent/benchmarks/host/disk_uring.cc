@@ -27,6 +27,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "agent/benchmarks/host/disk_io_engine.h"
+#include "agent/benchmarks/host/disk_settle.h"
 #include "agent/benchmarks/host/scratch_path.h"
 #include "agent/benchmarks/param_reader.h"
 #include "agent/facts/facts.h"
@@ -303,6 +304,11 @@ absl::StatusOr<std::vector<v1::Sample>> DiskUringBenchmark::Run(
   int phase_index = 1;
   for (const DiskWorkload* w : config->workloads) {
     if (context.cancelled()) return absl::CancelledError("disk: cancelled");
+    // Writeback of what came before (the fill, earlier workloads, other
+    // processes on the device) would be timed with this workload.
+    const disk::SettleResult settle = disk::SettleDevice(
+        fd, storage.device.name().empty() ? "" : "/sys/block/" + storage.device.name(),
+        disk::SettleOptions{}, [&context] { return context.cancelled(); });
     const int depth = config->IodepthFor(*w);
     Phase phase;
     phase.label = w->name;
@@ -358,6 +364,9 @@ absl::StatusOr<std::vector<v1::Sample>> DiskUringBenchmark::Run(
       p["direct"] = direct ? "1" : "0";
       if (!direct_fallback.empty()) p["direct_fallback"] = direct_fallback;
       p["file_mib"] = absl::StrCat(config->file_mib);
+      p["settle_ms"] = absl::StrCat(absl::ToInt64Milliseconds(settle.waited));
+      p["settled"] = settle.settled ? "1" : "0";
+      if (!settle.note.empty()) p["settle_note"] = settle.note;
       p["filesystem"] = storage.filesystem;
       p["mount_source"] = storage.mount_source;
       // The disk under the scratch folder: a fast result on a network

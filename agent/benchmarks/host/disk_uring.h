@@ -5,8 +5,10 @@
 // created in the runner's scratch dir (and nowhere else; see
 // scratch_path.h), reserved with fallocate, filled once with random data
 // (cloud disks compress and deduplicate zeros) by sequential 1 MiB direct
-// writes and fsync'ed. Then each workload runs for ramp_seconds (not
-// counted) plus runtime_seconds:
+// writes and fsync'ed. Before each workload the device is let go quiet
+// (disk_settle.h: syncfs, then up to 5 s until /sys/block/DEV shows no I/O
+// in flight; params settle_ms, settled, settle_note). Then each workload
+// runs for ramp_seconds (not counted) plus runtime_seconds:
 //   seq_read, seq_write        1 MiB blocks, in order, wrapping at the end
 //   rand_read_4k, rand_write_4k 4 KiB blocks at uniformly random aligned
 //                              offsets (with replacement, fio --norandommap)
