@@ -46,6 +46,13 @@ inline constexpr size_t kMaxNodeNameBytes = 64;
 inline constexpr size_t kMaxFactsBytes = 256 << 10;
 inline constexpr size_t kMaxHelloBytes = 2 << 20;
 
+// The rendezvous relay of a group task (KvRequest): a key, a value, and
+// what one group may hold at once.
+inline constexpr size_t kMaxKvKeyBytes = 256;
+inline constexpr size_t kMaxKvValueBytes = 64 << 10;
+inline constexpr size_t kMaxKvKeysPerGroup = 4096;
+inline constexpr size_t kMaxKvBytesPerGroup = 8 << 20;
+
 // Label key and value against the bounds above; `what` names the flag or
 // field ("--label", "select_labels").
 absl::Status CheckLabel(absl::string_view what, absl::string_view key, absl::string_view value);

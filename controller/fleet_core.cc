@@ -37,6 +37,8 @@ absl::Status FleetCore::Start() {
     }
     active_tasks_[task.task_id] = std::move(task);
   }
+  for (const auto& [id, task] : active_tasks_) RegisterGroupTask(task);
+  FailInterruptedGroups();
   auto declared = store_->ListMetricDescriptors();
   if (!declared.ok()) return declared.status();
   for (v1::MetricDescriptor& d : *declared) {

@@ -10,8 +10,9 @@
 // fleet_core.cc (the actor and entry points), fleet_core_sessions.cc,
 // fleet_core_node_removal.cc, fleet_core_dispatch.cc, fleet_core_runs.cc,
 // fleet_core_ingest.cc, fleet_core_retry.cc, fleet_core_views.cc,
-// fleet_core_prices.cc, fleet_core_findings.cc, fleet_core_exposition.cc and
-// fleet_core_schedules.cc; the private section below is grouped the same way.
+// fleet_core_prices.cc, fleet_core_findings.cc, fleet_core_exposition.cc,
+// fleet_core_groups.cc, fleet_core_relay.cc and fleet_core_schedules.cc; the
+// private section below is grouped the same way.
 //
 // Threading: one actor thread applies every state change in order; callers
 // post events and return at once (agent side) or wait for the answer (user
@@ -37,6 +38,15 @@
 // a final report for a task declared lost (its agent was unreachable past
 // the heartbeat timeout) settles the task from the report, noting that it
 // came late, and the run's state is recomputed (issue 9).
+//
+// Groups (issue 11, fleet_core_groups.cc): in a run with group options,
+// the collective benchmarks become group tasks, one per member node
+// (controller/group_plan.h), dispatched all at once when every member's
+// node is idle; the core is their rendezvous (a key-value relay over the
+// agent streams, scoped to the group, dropped when it ends) and keeps one
+// deadline per group: a member that fails, disconnects or misses it has
+// the others cancelled, and every member's reason names who was at fault.
+// When all groups of a run ended, the next pass (PlanNextGroups) is added.
 //
 // Prices: node labels, else the imported price catalog, at the row in force
 // when each result was measured (controller/ranking.h).
@@ -74,6 +84,7 @@
 #include "common/clock.h"
 #include "common/cron.h"
 #include "controller/latency_histogram.h"
+#include "controller/group_plan.h"
 #include "controller/ranking.h"
 #include "diagnosis/fleet_rules.h"
 #include "fleetbench/v1/agent.pb.h"
@@ -125,6 +136,11 @@ struct FleetOptions {
   // expiry when that is shorter), first at start.
   absl::Duration node_expiry = absl::ZeroDuration();
   absl::Duration expiry_check_interval = absl::Minutes(1);
+  // The next pass of a group run's groups (controller/group_plan.h); null:
+  // PlanNextGroups. Tests pass a planner of their own to drive passes.
+  std::function<std::vector<GroupPlan>(const v1::GroupOptions&, const std::vector<std::string>&,
+                                       const std::vector<v1::GroupResult>&)>
+      plan_next_groups;
   // A schedule's cron time missed while the controller was down still runs
   // (once, however many were missed) when it is at most this old.
   absl::Duration schedule_grace = absl::Hours(1);
@@ -337,6 +353,75 @@ class FleetCore {
   // The other half of a pair while it is unfinished, else nullptr.
   storage::TaskRecord* PairPartner(const storage::TaskRecord& task);
 
+  // --- Group tasks (fleet_core_groups.cc) and their rendezvous relay
+  // (fleet_core_relay.cc: HandleKvRequest, AnswerWaiters). ---
+  struct KvWaiter {
+    std::shared_ptr<AgentLink> link;
+    uint64_t request_id = 0;
+    std::string key;
+    absl::Time until;
+  };
+  struct GroupState {
+    std::string run_id;
+    std::vector<std::string> task_ids;  // rank order
+    bool dispatched = false;
+    absl::Time deadline = absl::InfiniteFuture();
+    std::map<std::string, std::string> kv;
+    size_t kv_bytes = 0;
+    std::vector<KvWaiter> waiters;
+    // Set once the group failed: why (naming the members at fault), and
+    // those members' task ids.
+    std::string failure;
+    std::set<std::string> at_fault;
+    absl::Time failed_at = absl::InfiniteFuture();
+  };
+  // StartRun's part: which of the request's benchmarks run as groups over
+  // `nodes` (INVALID_ARGUMENT / FAILED_PRECONDITION as HandleStartRun says),
+  // and the groups; `grouped` gets those benchmarks' specs.
+  absl::StatusOr<std::vector<GroupPlan>> PlanGroupRun(const v1::StartRunRequest& request,
+                                                     const std::vector<std::string>& nodes,
+                                                     std::vector<v1::BenchmarkSpec>* grouped);
+  // One task per member of each plan, queued, in rank order.
+  std::vector<storage::TaskRecord> MakeGroupTasks(const std::string& run_id,
+                                                  const std::vector<GroupPlan>& plans,
+                                                  const std::vector<v1::BenchmarkSpec>& specs);
+  // Adds a group task's group to groups_ (once per group).
+  void RegisterGroupTask(const storage::TaskRecord& task);
+  // Start(): groups that were in flight when the controller stopped lost
+  // their relay state; their members end failed.
+  void FailInterruptedGroups();
+  bool NodeReady(const std::string& node) const;
+  // TryDispatch's part for a queued group member: dispatches its whole
+  // group when every member's node is ready, else reserves the members'
+  // nodes (when all are connected) so later tasks do not starve the group.
+  void TryDispatchGroup(const storage::TaskRecord& member, std::set<std::string>& reserved);
+  // The group's deadline from now: the sum of its benchmarks' timeouts.
+  absl::Duration GroupTimeout(const storage::TaskRecord& member) const;
+  void FillGroupAssignment(const storage::TaskRecord& task, v1::GroupAssignment* group) const;
+  void HandleKvRequest(const std::shared_ptr<AgentLink>& link, const std::string& node,
+                       const v1::KvRequest& request);
+  // Answers the waiters of a group with `status` and forgets them.
+  static void AnswerWaiters(GroupState& group, const absl::Status& status);
+  // Before a member's end is stored: once its group failed, a member at
+  // fault ends failed and the others cancelled, with the group's reason.
+  void ShapeGroupMemberEnd(storage::TaskRecord& ending) const;
+  // After a member ended: fails the group when it did not succeed; ends the
+  // group when no member is left; plans the run's next pass when no group
+  // of the run is left.
+  void SettleGroup(const storage::TaskRecord& ended);
+  void FailGroup(const std::string& group_id, const std::string& reason,
+                 const std::set<std::string>& at_fault);
+  void AddNextGroupPass(const std::string& run_id);
+  // Sweep's part: relay waits and group deadlines that passed.
+  void SweepGroups(absl::Time now);
+  // Rank 0's first `.busbw_GBps` sample becomes the group's headline.
+  static void NoteGroupHeadline(storage::TaskRecord& task, const v1::Report& report);
+  // The groups among `tasks` (a run's, in creation order, newest state),
+  // in plan order.
+  static std::vector<v1::GroupResult> GroupResults(const std::vector<storage::TaskRecord>& tasks);
+  // A run's tasks as the store holds them, with the in-memory ones newer.
+  absl::StatusOr<std::vector<storage::TaskRecord>> NewestTasks(const std::string& run_id);
+
   // --- Run lifecycle (fleet_core_runs.cc). ---
   absl::StatusOr<v1::StartRunResponse> HandleStartRun(const v1::StartRunRequest& request);
   // options_.validate_spec on every spec; `pairwise` names the benchmarks
@@ -452,6 +537,10 @@ class FleetCore {
   // Runs with unfinished tasks, for max_parallel and ordering.
   std::map<std::string, storage::RunRecord> active_runs_;
   std::map<std::string, LiveProgress> progress_;  // by task id
+  // Groups with a member not ended, by group id (fleet_core_groups.cc).
+  std::map<std::string, GroupState> groups_;
+  // Runs the user cancelled: no next pass of groups is planned for them.
+  std::set<std::string> user_cancelled_runs_;
   // Client halves of pairs reserved with their server, waiting for its port.
   std::set<std::string> awaiting_port_;
   // The metric descriptors in the store, by name: loaded by Start(), kept

@@ -4,6 +4,7 @@
 #include "controller/fleet_core.h"
 
 #include <algorithm>
+#include <set>
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
@@ -44,6 +45,7 @@ void FleetCore::SendRunTask(const storage::TaskRecord& task) {
   const std::vector<v1::BenchmarkSpec>& specs =
       task.benchmarks.empty() ? active_runs_[task.run_id].benchmarks : task.benchmarks;
   for (const v1::BenchmarkSpec& spec : specs) *run_task->add_benchmarks() = spec;
+  if (!task.group_id.empty()) FillGroupAssignment(task, run_task->mutable_group());
   session->second.link->Send(msg);
 }
 
@@ -60,12 +62,18 @@ void FleetCore::TryDispatch() {
   std::sort(queued.begin(), queued.end(), [](auto* a, auto* b) {
     return std::tie(a->run_id, a->task_id) < std::tie(b->run_id, b->task_id);
   });
+  // A group (fleet_core_groups.cc) starts all its members at once; the
+  // nodes of a group waiting only for busy members are reserved for it.
+  std::set<std::string> reserved;
   auto ready = [&](const std::string& node) {
-    auto session = sessions_.find(node);
-    return session != sessions_.end() && session->second.online && session->second.link &&
-           !NodeBusy(node);
+    return NodeReady(node) && !reserved.contains(node);
   };
   for (storage::TaskRecord* task : queued) {
+    if (task->state != v1::TASK_STATE_QUEUED) continue;  // went with its group
+    if (!task->group_id.empty()) {
+      TryDispatchGroup(*task, reserved);
+      continue;
+    }
     if (!ready(task->node)) continue;
     storage::TaskRecord* partner = PairPartner(*task);
     if (!task->peer_task_id.empty()) {

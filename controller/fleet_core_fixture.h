@@ -60,6 +60,14 @@ class RecordingLink : public AgentLink {
     }
     return out;
   }
+  std::vector<v1::KvResponse> KvResponses() {
+    absl::MutexLock lock(&mu_);
+    std::vector<v1::KvResponse> out;
+    for (const auto& m : sent_) {
+      if (m.has_kv_response()) out.push_back(m.kv_response());
+    }
+    return out;
+  }
   bool GotWelcome() {
     absl::MutexLock lock(&mu_);
     return !sent_.empty() && sent_[0].has_welcome();

@@ -96,8 +96,10 @@ FleetCore::LateResult FleetCore::StoreLateReport(PendingReport& p, absl::Status*
   // task failed: when its final report arrives after all (a partition
   // healed, a stopped agent resumed), it says how the task ended.
   storage::TaskRecord settled;
+  // A group member stays lost: its group ended around it, and the others'
+  // reasons name it.
   const bool settles = p.report.task_finished() && task->state == v1::TASK_STATE_LOST &&
-                       IsTerminal(p.report.task_state());
+                       IsTerminal(p.report.task_state()) && task->group_id.empty();
   if (settles) {
     settled = *task;
     settled.state = p.refused.empty() ? p.report.task_state() : v1::TASK_STATE_FAILED;
@@ -197,6 +199,7 @@ void FleetCore::CommitBatch(std::vector<PendingReport>& batch) {
       continue;
     }
     Accepted a{&p, {}, false};
+    NoteGroupHeadline(active_tasks_.at(p.report.task_id()), p.report);
     const storage::TaskRecord& task = active_tasks_.at(p.report.task_id());
     DropRefused(p);
     for (v1::Sample& sample : *p.report.mutable_samples()) {
@@ -220,6 +223,7 @@ void FleetCore::CommitBatch(std::vector<PendingReport>& batch) {
                                       : absl::StrCat(p.refused, "; ", a.final_task.reason));
       a.stops_agent = !p.report.task_finished();
     }
+    if (a.finishes) ShapeGroupMemberEnd(a.final_task);
     accepted.push_back(std::move(a));
   }
 
@@ -285,6 +289,7 @@ void FleetCore::CommitBatch(std::vector<PendingReport>& batch) {
     progress_.erase(it->first);
     active_tasks_.erase(it);
     SettlePairPartner(a.final_task);
+    SettleGroup(a.final_task);
     UpdateRunState(a.final_task.run_id);
     any_finished = true;
   }

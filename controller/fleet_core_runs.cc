@@ -110,9 +110,22 @@ absl::StatusOr<v1::StartRunResponse> FleetCore::HandleStartRun(
     }
   }
   if (absl::Status valid = ValidateSpecs(request, pairwise); !valid.ok()) return valid;
+  // A group run: its collective benchmarks run as groups over the nodes
+  // (fleet_core_groups.cc), after the others of the request, which run as
+  // they would alone.
+  std::vector<v1::BenchmarkSpec> grouped;
+  std::vector<GroupPlan> group_plans;
+  if (request.group().mode() != v1::GROUP_MODE_UNSPECIFIED) {
+    absl::StatusOr<std::vector<GroupPlan>> planned = PlanGroupRun(request, nodes, &grouped);
+    if (!planned.ok()) return planned.status();
+    group_plans = *std::move(planned);
+  }
+  std::set<std::string> grouped_names;
+  for (const v1::BenchmarkSpec& spec : grouped) grouped_names.insert(spec.name());
   std::vector<v1::BenchmarkSpec> per_node;
   std::vector<v1::BenchmarkSpec> paired;
   for (const v1::BenchmarkSpec& spec : request.benchmarks()) {
+    if (grouped_names.contains(spec.name())) continue;
     (pairwise.contains(spec.name()) ? paired : per_node).push_back(spec);
   }
   std::vector<std::pair<std::string, std::string>> pairs;  // server, client
@@ -125,13 +138,17 @@ absl::StatusOr<v1::StartRunResponse> FleetCore::HandleStartRun(
     }
     for (auto& p : *result) pairs.push_back(p);
   }
-  if (!paired.empty() && pairs.empty() && per_node.empty()) {
+  if (!paired.empty() && pairs.empty() && per_node.empty() && grouped.empty()) {
     return absl::FailedPreconditionError("the pairwise benchmarks need at least two nodes");
   }
 
   const absl::Time now = clock_->Now();
   storage::RunRecord run;
   run.run_id = NewUlid(now);
+  if (!group_plans.empty()) {
+    run.group = request.group();
+    run.group_nodes = nodes;
+  }
   run.state = "queued";
   run.created = now;
   run.finished = absl::InfinitePast();
@@ -151,7 +168,8 @@ absl::StatusOr<v1::StartRunResponse> FleetCore::HandleStartRun(
   if (!per_node.empty()) {
     for (const std::string& n : nodes) {
       storage::TaskRecord t = new_task(n);
-      if (!paired.empty()) t.benchmarks = per_node;  // else: the run's list
+      // Else the run's list.
+      if (!paired.empty() || !grouped.empty()) t.benchmarks = per_node;
       tasks.push_back(std::move(t));
     }
   }
@@ -169,9 +187,15 @@ absl::StatusOr<v1::StartRunResponse> FleetCore::HandleStartRun(
       tasks.push_back(std::move(client));
     }
   }
+  for (storage::TaskRecord& t : MakeGroupTasks(run.run_id, group_plans, grouped)) {
+    tasks.push_back(std::move(t));
+  }
   if (absl::Status s = store_->CreateRun(run, tasks); !s.ok()) return s;
   active_runs_[run.run_id] = run;
-  for (storage::TaskRecord& t : tasks) active_tasks_[t.task_id] = t;
+  for (storage::TaskRecord& t : tasks) {
+    RegisterGroupTask(t);
+    active_tasks_[t.task_id] = t;
+  }
   TryDispatch();
 
   v1::StartRunResponse response;
@@ -183,12 +207,25 @@ absl::StatusOr<v1::StartRunResponse> FleetCore::HandleStartRun(
 absl::Status FleetCore::HandleCancelRun(const std::string& run_id) {
   auto run = store_->GetRun(run_id);
   if (!run.ok()) return run.status();
+  // A group ends as a whole, blaming no member; and no further pass is
+  // planned for a run the user stopped.
+  user_cancelled_runs_.insert(run_id);
+  std::vector<std::string> group_ids;
+  for (const auto& [id, g] : groups_) {
+    if (g.run_id == run_id) group_ids.push_back(id);
+  }
+  for (const std::string& id : group_ids) {
+    FailGroup(id, absl::StrCat("group ", id, ": cancelled by user"), {});
+  }
   std::vector<std::string> ids;
   for (const auto& [id, t] : active_tasks_) {
     if (t.run_id == run_id) ids.push_back(id);
   }
   for (const std::string& id : ids) {
-    storage::TaskRecord& t = active_tasks_.at(id);
+    // Ending one task may end others (a pair's other half, a group's members).
+    auto it = active_tasks_.find(id);
+    if (it == active_tasks_.end()) continue;
+    storage::TaskRecord& t = it->second;
     if (t.state == v1::TASK_STATE_QUEUED) {
       FinishTask(t, v1::TASK_STATE_CANCELLED, "cancelled by user before it started");
       continue;
@@ -224,6 +261,7 @@ void FleetCore::FinishTask(storage::TaskRecord& task, v1::TaskState state,
   task.state = state;
   task.reason = TruncateReason(reason);  // may quote a peer's full reason
   task.updated = clock_->Now();
+  ShapeGroupMemberEnd(task);
   const storage::TaskRecord ended = task;
   if (absl::Status s = store_->UpdateTask(task); !s.ok()) {
     // Kept, and written again by the retry: a lost end would leave its
@@ -236,6 +274,7 @@ void FleetCore::FinishTask(storage::TaskRecord& task, v1::TaskState state,
   awaiting_port_.erase(task.task_id);
   active_tasks_.erase(task.task_id);  // `task` dangles from here on
   SettlePairPartner(ended);
+  SettleGroup(ended);
   UpdateRunState(ended.run_id);
 }
 
@@ -281,7 +320,10 @@ void FleetCore::UpdateRunState(const std::string& run_id) {
     }
   }
   unsettled_runs_.erase(run_id);
-  if (all_done) active_runs_.erase(run_it);
+  if (all_done) {
+    active_runs_.erase(run_it);
+    user_cancelled_runs_.erase(run_id);
+  }
 }
 
 }  // namespace fleetbench::controller

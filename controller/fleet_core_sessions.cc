@@ -111,6 +111,13 @@ void FleetCore::HandleHello(std::shared_ptr<AgentLink> link, v1::Hello hello,
       // that says so and then sends nothing must not hold the task (and its
       // node) forever: it has one heartbeat timeout.
       promised_reports_[task.task_id] = now + options_.heartbeat_timeout;
+    } else if (!task.group_id.empty()) {
+      // A member sent but not started, or no longer run: its group started
+      // together and cannot take one member back alone.
+      FinishTask(task, v1::TASK_STATE_LOST,
+                 task.state == v1::TASK_STATE_DISPATCHED
+                     ? "agent reconnected without the group task it was sent"
+                     : "agent restarted while the group ran");
     } else if (task.state == v1::TASK_STATE_DISPATCHED && IsPairClient(task)) {
       // A client half: sent again once its server's port is known.
       const auto& params = task.benchmarks[0].params();
@@ -137,7 +144,8 @@ void FleetCore::HandleHello(std::shared_ptr<AgentLink> link, v1::Hello hello,
   }
   if (!running_known) {
     absl::StatusOr<storage::TaskRecord> ended = EndedTask(hello.running_task_id());
-    if (ended.ok() && ended->node == name && ended->state == v1::TASK_STATE_LOST) {
+    if (ended.ok() && ended->node == name && ended->state == v1::TASK_STATE_LOST &&
+        ended->group_id.empty()) {
       // Declared lost while the agent was out of reach, yet still running:
       // its final report will settle it (StoreLateReport), so let it finish.
       LOG(INFO) << "node " << name << " still runs task " << ended->task_id
@@ -163,7 +171,9 @@ void FleetCore::HandleMessage(const std::shared_ptr<AgentLink>& link,
     session.online = true;
     TryDispatch();
   }
-  if (message.has_port_published()) {
+  if (message.has_kv_request()) {
+    HandleKvRequest(link, node, message.kv_request());
+  } else if (message.has_port_published()) {
     HandlePortPublished(node, message.port_published());
   } else if (message.has_task_started()) {
     auto it = active_tasks_.find(message.task_started().task_id());
@@ -193,6 +203,21 @@ void FleetCore::HandleDisconnect(const std::shared_ptr<AgentLink>& link) {
   // running task. Only the link goes.
   sessions_[node].link.reset();
   LOG(INFO) << "node " << node << " disconnected";
+  // A group cannot wait for a member whose stream is gone: its relay and
+  // its cancel travel on that stream. The member is lost, and its group
+  // ends (SettleGroup).
+  std::vector<std::string> members;
+  for (const auto& [id, task] : active_tasks_) {
+    if (task.node == node && !task.group_id.empty() && task.state != v1::TASK_STATE_QUEUED &&
+        !promised_reports_.contains(id)) {
+      members.push_back(id);
+    }
+  }
+  for (const std::string& id : members) {
+    auto it = active_tasks_.find(id);
+    if (it != active_tasks_.end()) FinishTask(it->second, v1::TASK_STATE_LOST, "disconnected");
+  }
+  if (!members.empty()) TryDispatch();
 }
 
 void FleetCore::ExpirePromisedReports(absl::Time now) {
@@ -218,6 +243,7 @@ void FleetCore::ExpirePromisedReports(absl::Time now) {
 void FleetCore::Sweep() {
   const absl::Time now = clock_->Now();
   ExpirePromisedReports(now);
+  SweepGroups(now);
   if (options_.node_expiry > absl::ZeroDuration() && now >= next_node_expiry_) {
     ExpireNodes(now);
     // A short expiry (tests, a lab) is checked often enough to mean it.

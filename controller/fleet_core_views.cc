@@ -72,6 +72,23 @@ absl::StatusOr<v1::Run> FleetCore::HandleGetRun(const v1::GetRunRequest& request
     *out.mutable_offline_nodes() = (*firing)->offline_nodes();
   }
   for (const auto& b : run->benchmarks) *out.add_benchmarks() = b;
+  if (run->group.mode() != v1::GROUP_MODE_UNSPECIFIED) {
+    // The groups, in plan order, from the newest state of their tasks.
+    std::vector<storage::TaskRecord> newest = *tasks;
+    for (storage::TaskRecord& t : newest) {
+      if (auto live = active_tasks_.find(t.task_id); live != active_tasks_.end()) {
+        t = live->second;
+      } else if (auto u = unstored_ends_.find(t.task_id); u != unstored_ends_.end()) {
+        t = u->second;
+      }
+    }
+    *out.mutable_group() = run->group;
+    const std::vector<v1::GroupResult> groups = GroupResults(newest);
+    for (const v1::GroupResult& g : groups) *out.add_groups() = g;
+    if (run->group.mode() == v1::GROUP_MODE_ISOLATE) {
+      *out.mutable_isolation() = JudgeIsolation(run->group, run->group_nodes, groups);
+    }
+  }
   for (const storage::TaskRecord& stored : *tasks) {
     // Newest first: in flight, ended but not yet stored, stored.
     auto live = active_tasks_.find(stored.task_id);
@@ -84,6 +101,8 @@ absl::StatusOr<v1::Run> FleetCore::HandleGetRun(const v1::GetRunRequest& request
     nt->set_node(t.node);
     nt->set_state(t.state);
     nt->set_reason(t.reason);
+    nt->set_group_id(t.group_id);
+    nt->set_group_rank(t.group_rank);
     for (const auto& o : t.outcomes) *nt->add_outcomes() = o;
     if (auto p = progress_.find(t.task_id); p != progress_.end()) {
       nt->set_progress_benchmark(p->second.benchmark);

@@ -149,7 +149,24 @@ CREATE TABLE prices (
 -- without UpsertNode knowing the column.
 ALTER TABLE nodes ADD COLUMN removed_ms INTEGER;
 )sql"},
-      {6, "schedules and their firings",
+      {6, "group tasks: group, rank, members and pass; group runs' options and nodes",
+       R"sql(
+-- A member of a group task (issue 11, docs/collectives.md) keeps what a
+-- restarted controller needs to dispatch its group again: the group, its
+-- rank, the member nodes in rank order (one name per line) and the pass
+-- that planned it; rank 0 also keeps the group's headline sample. A run
+-- keeps its group options (v1.GroupOptions) and its nodes (one per line),
+-- over which the next pass is planned. Empty: not a group task / run.
+ALTER TABLE tasks ADD COLUMN group_id TEXT NOT NULL DEFAULT '';
+ALTER TABLE tasks ADD COLUMN group_rank INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE tasks ADD COLUMN group_members TEXT NOT NULL DEFAULT '';
+ALTER TABLE tasks ADD COLUMN group_pass INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE tasks ADD COLUMN group_metric TEXT NOT NULL DEFAULT '';
+ALTER TABLE tasks ADD COLUMN group_value REAL NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN group_options BLOB NOT NULL DEFAULT x'';
+ALTER TABLE runs ADD COLUMN group_nodes TEXT NOT NULL DEFAULT '';
+)sql"},
+      {7, "schedules and their firings",
        R"sql(
 -- A run the controller starts on a cron expression (docs/schedules.md).
 -- handled_until_ms is the newest cron time the controller has handled

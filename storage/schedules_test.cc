@@ -1,6 +1,6 @@
 // Tests of the SQLite store's schedules: definitions and their marks survive
 // reopening, names are unique, firings come back newest first and go with
-// their schedule, and a version-5 file upgrades to take them.
+// their schedule, and a version-6 file upgrades to take them.
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -125,14 +125,14 @@ TEST_F(StoreTest, RemovingAScheduleRemovesItsFirings) {
   EXPECT_TRUE(store_->CheckIntegrity().ok());
 }
 
-TEST_F(StoreTest, AVersionFiveFileUpgradesAndTakesSchedules) {
+TEST_F(StoreTest, AVersionSixFileUpgradesAndTakesSchedules) {
   store_.reset();
   std::filesystem::remove(path_);
   SqliteOptions options;
   options.path = path_;
   {
-    std::vector<SchemaMigration> v5(SchemaMigrations().begin(), SchemaMigrations().begin() + 5);
-    auto old = OpenSqliteStoreWithMigrations(options, v5);
+    std::vector<SchemaMigration> v6(SchemaMigrations().begin(), SchemaMigrations().begin() + 6);
+    auto old = OpenSqliteStoreWithMigrations(options, v6);
     ASSERT_TRUE(old.ok()) << old.status();
     ASSERT_TRUE((*old)->UpsertNode(MakeNode("n1", "6.1", kT0)).ok());
     EXPECT_FALSE((*old)->ListSchedules().ok());

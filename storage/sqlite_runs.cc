@@ -10,6 +10,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "common/reason.h"
@@ -66,9 +67,19 @@ std::optional<int64_t> FinishedMillis(absl::Time finished) {
   return ToMillis(finished);
 }
 
+// Node names never hold a newline (they are [A-Za-z0-9._-]), so a list of
+// them is stored as one TEXT, one name per line.
+std::string JoinNames(const std::vector<std::string>& names) {
+  return absl::StrJoin(names, "\n");
+}
+std::vector<std::string> SplitNames(absl::string_view text) {
+  if (text.empty()) return {};
+  return absl::StrSplit(text, '\n');
+}
+
 constexpr char kSelectRun[] =
     "SELECT run_id, state, created_ms, finished_ms, benchmarks, max_parallel, "
-    "suite FROM runs ";
+    "suite, group_options, group_nodes FROM runs ";
 
 absl::StatusOr<RunRecord> ReadRun(const Statement& s) {
   RunRecord run;
@@ -81,14 +92,21 @@ absl::StatusOr<RunRecord> ReadRun(const Statement& s) {
       ParseDelimited<v1::BenchmarkSpec>(s.Blob(4), "benchmarks of a run"));
   run.max_parallel = static_cast<uint32_t>(s.Int(5));
   run.suite = s.Text(6);
+  const absl::string_view group = s.Blob(7);
+  if (!run.group.ParseFromArray(group.data(), static_cast<int>(group.size()))) {
+    return absl::DataLossError("cannot parse the stored group options of a run");
+  }
+  run.group_nodes = SplitNames(s.Text(8));
   return run;
 }
 
 // Columns: task_id, run_id, node, state, reason, outcomes, updated_ms,
-// benchmarks, peer_task_id.
+// benchmarks, peer_task_id, then the group's: id, rank, members, pass,
+// metric, value.
 constexpr char kSelectTask[] =
     "SELECT t.task_id, r.run_id, t.node, t.state, t.reason, t.outcomes, "
-    "t.updated_ms, t.benchmarks, t.peer_task_id "
+    "t.updated_ms, t.benchmarks, t.peer_task_id, t.group_id, t.group_rank, "
+    "t.group_members, t.group_pass, t.group_metric, t.group_value "
     "FROM tasks t CROSS JOIN runs r ON r.key = t.run_key ";
 
 }  // namespace
@@ -107,18 +125,32 @@ absl::Status SqliteStore::CreateRun(const RunRecord& run,
     }
   }
   const std::string benchmarks = SerializeDelimited(run.benchmarks);
+  std::string group_options;
+  run.group.SerializeToString(&group_options);
   absl::MutexLock lock(&mu_);
   return InTransaction(TxnKind::kWrite, [&]() -> absl::Status {
     int64_t key = 0;
     {
+      // A run that is not a group run writes no group column: what it
+      // writes is what every older schema holds (the migration tests write
+      // files at old versions with today's code).
+      const bool grouped = run.group.mode() != v1::GROUP_MODE_UNSPECIFIED ||
+                           !run.group_nodes.empty();
       FLEETBENCH_ASSIGN_OR_RETURN(
           Statement s,
-          Prepare("INSERT INTO runs(run_id, state, created_ms, finished_ms, "
-                  "benchmarks, max_parallel, suite) "
-                  "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) RETURNING key"));
+          Prepare(grouped ? "INSERT INTO runs(run_id, state, created_ms, finished_ms, "
+                            "benchmarks, max_parallel, suite, group_options, group_nodes) "
+                            "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) RETURNING key"
+                          : "INSERT INTO runs(run_id, state, created_ms, finished_ms, "
+                            "benchmarks, max_parallel, suite) "
+                            "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) RETURNING key"));
       s.BindAll(run.run_id, run.state, ToMillis(run.created),
                 FinishedMillis(run.finished), SqlBlob{benchmarks},
                 run.max_parallel, run.suite);
+      if (grouped) {
+        s.Bind(8, SqlBlob{group_options});
+        s.Bind(9, JoinNames(run.group_nodes));
+      }
       absl::StatusOr<bool> row = s.Step(absl::StrCat("creating run ", run.run_id));
       if (absl::IsAlreadyExists(row.status())) {
         return absl::AlreadyExistsError(
@@ -128,28 +160,74 @@ absl::Status SqliteStore::CreateRun(const RunRecord& run,
       if (!*row) return absl::InternalError("creating run returned no key");
       key = s.Int(0);
     }
-    FLEETBENCH_ASSIGN_OR_RETURN(
-        Statement s,
-        Prepare("INSERT INTO tasks(task_id, run_key, node, state, reason, "
-                "outcomes, updated_ms, benchmarks, peer_task_id) "
-                "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"));
-    for (const TaskRecord& task : tasks) {
-      const std::string outcomes = SerializeDelimited(task.outcomes);
-      const std::string task_benchmarks = SerializeDelimited(task.benchmarks);
-      s.BindAll(task.task_id, key, task.node, task.state, task.reason,
-                SqlBlob{outcomes}, ToMillis(task.updated),
-                SqlBlob{task_benchmarks}, task.peer_task_id);
-      absl::Status status = s.Run(absl::StrCat("creating task ", task.task_id));
-      if (absl::IsAlreadyExists(status)) {
-        return absl::AlreadyExistsError(
-            absl::StrCat("task ", task.task_id, " already exists"));
-      }
-      FLEETBENCH_RETURN_IF_ERROR(status);
-      s.Reset();
-    }
+    FLEETBENCH_RETURN_IF_ERROR(InsertTasksLocked(key, tasks));
     run_keys_[run.run_id] = key;
     return absl::OkStatus();
   });
+}
+
+absl::Status SqliteStore::InsertTasksLocked(int64_t run_key,
+                                            const std::vector<TaskRecord>& tasks) {
+  // As for runs: a task outside any group writes no group column.
+  FLEETBENCH_ASSIGN_OR_RETURN(
+      Statement plain,
+      Prepare("INSERT INTO tasks(task_id, run_key, node, state, reason, "
+              "outcomes, updated_ms, benchmarks, peer_task_id) "
+              "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"));
+  std::optional<Statement> grouped;
+  for (const TaskRecord& task : tasks) {
+    Statement* s = &plain;
+    if (!task.group_id.empty()) {
+      if (!grouped) {
+        absl::StatusOr<Statement> prepared =
+            Prepare("INSERT INTO tasks(task_id, run_key, node, state, reason, "
+                    "outcomes, updated_ms, benchmarks, peer_task_id, group_id, "
+                    "group_rank, group_members, group_pass, group_metric, group_value) "
+                    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, "
+                    "?14, ?15)");
+        if (!prepared.ok()) return prepared.status();
+        grouped.emplace(*std::move(prepared));
+      }
+      s = &*grouped;
+    }
+    const std::string outcomes = SerializeDelimited(task.outcomes);
+    const std::string task_benchmarks = SerializeDelimited(task.benchmarks);
+    s->BindAll(task.task_id, run_key, task.node, task.state, task.reason,
+               SqlBlob{outcomes}, ToMillis(task.updated),
+               SqlBlob{task_benchmarks}, task.peer_task_id);
+    if (!task.group_id.empty()) {
+      const std::string members = JoinNames(task.group_members);
+      s->Bind(10, task.group_id);
+      s->Bind(11, task.group_rank);
+      s->Bind(12, members);
+      s->Bind(13, task.group_pass);
+      s->Bind(14, task.group_metric);
+      s->Bind(15, task.group_value);
+    }
+    absl::Status status = s->Run(absl::StrCat("creating task ", task.task_id));
+    if (absl::IsAlreadyExists(status)) {
+      return absl::AlreadyExistsError(
+          absl::StrCat("task ", task.task_id, " already exists"));
+    }
+    FLEETBENCH_RETURN_IF_ERROR(status);
+    s->Reset();
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SqliteStore::AddTasks(const std::string& run_id,
+                                   const std::vector<TaskRecord>& tasks) {
+  for (const TaskRecord& task : tasks) {
+    if (task.task_id.empty()) return absl::InvalidArgumentError("task id is empty");
+    if (!task.run_id.empty() && task.run_id != run_id) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "task ", task.task_id, " names run ", task.run_id, ", not ", run_id));
+    }
+  }
+  absl::MutexLock lock(&mu_);
+  FLEETBENCH_ASSIGN_OR_RETURN(int64_t key, RunKeyLocked(run_id));
+  return InTransaction(TxnKind::kWrite,
+                       [&]() -> absl::Status { return InsertTasksLocked(key, tasks); });
 }
 
 absl::StatusOr<RunRecord> SqliteStore::GetRun(const std::string& run_id) {
@@ -231,6 +309,12 @@ absl::StatusOr<std::vector<TaskRecord>> SqliteStore::ReadTasks(Statement& s) {
         task.benchmarks,
         ParseDelimited<v1::BenchmarkSpec>(s.Blob(7), "benchmarks of a task"));
     task.peer_task_id = s.Text(8);
+    task.group_id = s.Text(9);
+    task.group_rank = static_cast<int>(s.Int(10));
+    task.group_members = SplitNames(s.Text(11));
+    task.group_pass = static_cast<int>(s.Int(12));
+    task.group_metric = s.Text(13);
+    task.group_value = s.Double(14);
   }
   return tasks;
 }
@@ -285,10 +369,11 @@ absl::Status SqliteStore::UpdateTaskLocked(const TaskRecord& task) {
   FLEETBENCH_ASSIGN_OR_RETURN(
       int changed,
       RowsChangedBy("UPDATE tasks SET state = ?1, reason = ?2, outcomes = ?3, "
-                    "updated_ms = ?4, benchmarks = ?6 WHERE task_id = ?5",
+                    "updated_ms = ?4, benchmarks = ?6, group_metric = ?7, "
+                    "group_value = ?8 WHERE task_id = ?5",
                     "updating task", task.state, task.reason, SqlBlob{outcomes},
                     ToMillis(task.updated), task.task_id,
-                    SqlBlob{task_benchmarks}));
+                    SqlBlob{task_benchmarks}, task.group_metric, task.group_value));
   if (changed == 0) {
     return absl::NotFoundError(absl::StrCat("task ", task.task_id, " not found"));
   }

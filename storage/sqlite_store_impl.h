@@ -75,6 +75,8 @@ class SqliteStore final : public Store {
                            absl::Time finished) override;
   absl::StatusOr<std::vector<TaskRecord>> ListTasks(
       const std::string& run_id) override;
+  absl::Status AddTasks(const std::string& run_id,
+                        const std::vector<TaskRecord>& tasks) override;
   absl::StatusOr<std::vector<TaskRecord>> ListTasksInStates(
       const std::vector<v1::TaskState>& states) override;
   absl::StatusOr<TaskRecord> GetTask(const std::string& task_id) override;
@@ -183,6 +185,9 @@ class SqliteStore final : public Store {
 
   // ---- sqlite_runs.cc ----
   absl::Status UpdateTaskLocked(const TaskRecord& task)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Inserts `tasks` into the run with this key (inside a transaction).
+  absl::Status InsertTasksLocked(int64_t run_key, const std::vector<TaskRecord>& tasks)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Every row of a bound task query, stepped to its end.
   absl::StatusOr<std::vector<TaskRecord>> ReadTasks(Statement& s)

@@ -86,6 +86,10 @@ struct RunRecord {
   std::vector<v1::BenchmarkSpec> benchmarks;
   uint32_t max_parallel = 0;
   std::string suite;
+  // A group run (issue 11): its options, and the nodes it was started on in
+  // their stable order (what the next pass of groups is planned over).
+  v1::GroupOptions group;
+  std::vector<std::string> group_nodes;
 };
 
 struct TaskRecord {
@@ -101,6 +105,17 @@ struct TaskRecord {
   std::vector<v1::BenchmarkSpec> benchmarks;
   // For a pair: the other half's task id.
   std::string peer_task_id;
+  // For a member of a group task (issue 11): its group, its rank, the
+  // member nodes in rank order and the pass that planned the group (these
+  // never change); group_id is empty for any other task.
+  std::string group_id;
+  int group_rank = 0;
+  std::vector<std::string> group_members;
+  int group_pass = 0;
+  // Rank 0 of a group: the first `.busbw_GBps` sample its reports carried
+  // (the group's headline); "" / 0 until one came. Updated with the task.
+  std::string group_metric;
+  double group_value = 0;
 };
 
 // One value per (node, run) for ranking: a node's sample for the metric.
@@ -166,13 +181,19 @@ class Store {
   // In creation order.
   virtual absl::StatusOr<std::vector<TaskRecord>> ListTasks(
       const std::string& run_id) = 0;
+  // Adds tasks to an existing run in one transaction (a group run's next
+  // pass). NOT_FOUND for an unknown run, ALREADY_EXISTS for a task id that
+  // is taken; INVALID_ARGUMENT for a task naming another run.
+  virtual absl::Status AddTasks(const std::string& run_id,
+                                const std::vector<TaskRecord>& tasks) = 0;
   // Tasks in any of `states`, oldest first, across all runs.
   virtual absl::StatusOr<std::vector<TaskRecord>> ListTasksInStates(
       const std::vector<v1::TaskState>& states) = 0;
   // One task by id, whatever its run; NOT_FOUND when there is none.
   virtual absl::StatusOr<TaskRecord> GetTask(const std::string& task_id) = 0;
-  // Replaces state, reason, outcomes, benchmarks and updated of the task with
-  // this task_id (run, node and peer never change). NOT_FOUND when there is
+  // Replaces state, reason, outcomes, benchmarks, updated and the group
+  // headline (group_metric, group_value) of the task with this task_id
+  // (run, node, peer and group membership never change). NOT_FOUND when there is
   // none.
   virtual absl::Status UpdateTask(const TaskRecord& task) = 0;
 

@@ -41,6 +41,10 @@ class ParamReader {
   absl::StatusOr<int64_t> IntFrom(const std::string& key,
                                   absl::string_view text, int64_t lo,
                                   int64_t hi) const;
+  // Byte count in [lo, hi]: an integer with an optional binary suffix K, M,
+  // G (KiB, MiB, GiB): "1048576", "1M", "1G".
+  absl::StatusOr<int64_t> Bytes(const std::string& key, int64_t fallback,
+                                int64_t lo, int64_t hi) const;
   // Finite number in [lo, hi].
   absl::StatusOr<double> Double(const std::string& key, double fallback,
                                 double lo, double hi) const;

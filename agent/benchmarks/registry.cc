@@ -1,6 +1,8 @@
 #include "agent/benchmarks/registry.h"
 
+#include "agent/benchmarks/collective/collective_benchmark.h"
 #include "agent/benchmarks/gemm/cpu_gemm.h"
+#include "agent/benchmarks/gpu/gpu_allreduce.h"
 #include "agent/benchmarks/gpu/gpu_benchmarks.h"
 #include "agent/benchmarks/host/disk_uring.h"
 #include "agent/benchmarks/host/mem_stream.h"
@@ -20,6 +22,10 @@ std::vector<std::unique_ptr<Benchmark>> MakeAllBenchmarks() {
   // gpu_gemm, pcie, hbm: always listed; on a node without a driver they
   // are skipped with the reason.
   gpu::AppendGpuBenchmarks(&all);
+  // allreduce: gloo across a group, NCCL (the GPU plugin's engine) over
+  // one node's GPUs, one name (collective/collective_benchmark.h).
+  all.push_back(std::make_unique<collective::CollectiveBenchmark>(
+      std::make_unique<gpu::AllreduceBenchmark>()));
   return all;
 }
 

@@ -168,6 +168,11 @@ absl::Status Agent::Session(v1::AgentGateway::Stub& stub,
     absl::MutexLock lock(&write_mu_);
     stream_ = nullptr;
   }
+  {
+    // A member waiting for the relay hears no answer on a gone stream.
+    absl::MutexLock lock(&mu_);
+    if (relay_) relay_->StreamLost();
+  }
   connection_over = true;
   {
     // Wake the heartbeat thread now rather than at its next tick.
@@ -215,6 +220,15 @@ void Agent::HandleControllerMessage(const v1::ControllerMessage& message) {
     }
     return;
   }
+  if (message.has_kv_response()) {
+    std::shared_ptr<RelayRendezvous> relay;
+    {
+      absl::MutexLock lock(&mu_);
+      relay = relay_;
+    }
+    if (relay) relay->Deliver(message.kv_response());
+    return;
+  }
   if (message.has_run_task()) {
     const v1::RunTask& task = message.run_task();
     absl::MutexLock lock(&mu_);
@@ -232,6 +246,7 @@ void Agent::HandleControllerMessage(const v1::ControllerMessage& message) {
       absl::MutexLock lock(&mu_);
       if (running_task_ == id) {
         cancel_running_ = true;
+        if (relay_) relay_->Cancel();  // its waits end now
         return;
       }
       auto it = std::find_if(queue_.begin(), queue_.end(),
@@ -269,6 +284,11 @@ void Agent::ExecutorLoop() {
       queue_.pop_front();
       running_task_ = task.task_id();
       cancel_running_ = false;
+      relay_.reset();
+      if (task.has_group()) {
+        relay_ = std::make_shared<RelayRendezvous>(
+            task.task_id(), [this](const v1::AgentMessage& m) { return Send(m); });
+      }
     }
     v1::AgentMessage started;
     started.mutable_task_started()->set_task_id(task.task_id());
@@ -288,9 +308,16 @@ void Agent::ExecutorLoop() {
       if (!Send(m)) return absl::UnavailableError("not connected to the controller");
       return absl::OkStatus();
     };
+    std::shared_ptr<RelayRendezvous> relay;
+    {
+      absl::MutexLock lock(&mu_);
+      relay = relay_;
+    }
+    hooks.rendezvous = relay.get();
     runner_->Execute(task, cancel_running_, hooks);
     absl::MutexLock lock(&mu_);
     running_task_.clear();
+    relay_.reset();
   }
 }
 

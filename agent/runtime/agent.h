@@ -26,6 +26,7 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "agent/runtime/relay_rendezvous.h"
 #include "agent/runtime/spool.h"
 #include "agent/runtime/task_runner.h"
 #include "fleetbench/v1/agent_service.grpc.pb.h"
@@ -85,6 +86,9 @@ class Agent {
   std::deque<v1::RunTask> queue_ ABSL_GUARDED_BY(mu_);
   std::string running_task_ ABSL_GUARDED_BY(mu_);
   std::atomic<bool> cancel_running_{false};
+  // The running task's rendezvous when it is a group task: the reader
+  // hands it the controller's KvResponses, a cancel and the stream's end.
+  std::shared_ptr<RelayRendezvous> relay_ ABSL_GUARDED_BY(mu_);
   std::thread executor_;
 };
 

@@ -59,6 +59,7 @@ std::vector<v1::Capability> TaskRunner::Capabilities() const {
                             : v1::CAPABILITY_STATUS_UNAVAILABLE);
     c.set_reason(TruncateReason(probe.message()));
     c.set_pairwise(b->pairwise());
+    c.set_collective(b->collective());
     c.set_default_timeout_ms(absl::ToInt64Milliseconds(b->DefaultTimeout({})));
     for (const MetricInfo& m : b->metrics()) {
       v1::MetricDescriptor* d = c.add_metrics();
@@ -111,6 +112,12 @@ void TaskRunner::Execute(const v1::RunTask& task, const std::atomic<bool>& cance
       finish(v1::TASK_STATE_SKIPPED, probe.code(), std::string(probe.message()));
       continue;
     }
+    const bool in_group = task.has_group() && bench->collective();
+    if (in_group && hooks.rendezvous == nullptr) {
+      finish(v1::TASK_STATE_SKIPPED, absl::StatusCode::kFailedPrecondition,
+             "runs as a group: start it through a controller with its members");
+      continue;
+    }
     if (bench->pairwise() && !hooks.publish_port) {
       finish(v1::TASK_STATE_SKIPPED, absl::StatusCode::kFailedPrecondition,
              "runs between two nodes: start it through a controller with two agents");
@@ -149,6 +156,20 @@ void TaskRunner::Execute(const v1::RunTask& task, const std::atomic<bool>& cance
     };
     RunContext context(scratch_dir_, &cancelled, progress, publish, keep);
     context.set_deadline(absl::Now() + timeout);
+    GroupContext group;
+    if (in_group) {
+      const v1::GroupAssignment& g = task.group();
+      group.group_id = g.group_id();
+      group.rank = g.rank();
+      group.size = g.size();
+      for (const v1::GroupMember& m : g.members()) {
+        group.member_nodes.push_back(m.node());
+        group.member_addresses.push_back(m.address());
+      }
+      if (g.deadline_unix_ms() > 0) group.deadline = absl::FromUnixMillis(g.deadline_unix_ms());
+      group.rendezvous = hooks.rendezvous;
+      context.set_group(&group);
+    }
     absl::StatusOr<std::vector<v1::Sample>> samples = bench->Run(params, context);
     if (samples.ok()) {
       for (v1::Sample& s : *samples) kept.push_back(std::move(s));

@@ -4,6 +4,11 @@
 // plugin's DefaultTimeout); one that runs past it is cancelled and ends
 // FAILED with code DEADLINE_EXCEEDED and the timeout in its reason.
 //
+// Groups: in a task with RunTask.group, each collective() benchmark sees
+// RunContext::group() (rank, members, deadline, Hooks::rendezvous); a
+// benchmark that is not collective, or a collective one in a task without
+// a group, runs as it would alone (group() is null).
+//
 // The runner never special-cases a benchmark name. Thread-compatible: one
 // Execute() at a time (one benchmark at a time per node).
 #ifndef FLEETBENCH_AGENT_RUNTIME_TASK_RUNNER_H_
@@ -29,6 +34,10 @@ class TaskRunner {
     // For pairwise benchmarks: the listening side is ready on `port`.
     // Unset (e.g. in `fleetbench probe`): pairwise benchmarks cannot run.
     std::function<absl::Status(const std::string& task_id, int port)> publish_port;
+    // For a group task (RunTask.group): where its collective benchmarks meet
+    // the other members (the agent's relay over its stream). Null: a
+    // collective benchmark in a group task is skipped.
+    Rendezvous* rendezvous = nullptr;
   };
 
   TaskRunner(std::vector<std::unique_ptr<Benchmark>> benchmarks, std::string scratch_dir);

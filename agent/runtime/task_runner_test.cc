@@ -1,5 +1,6 @@
 #include "agent/runtime/task_runner.h"
 
+#include <map>
 #include <thread>
 
 #include "absl/status/status.h"
@@ -277,6 +278,101 @@ TEST(TaskRunnerTest, NegativeTimeoutIsRefused) {
   auto reports = Execute(runner, task);
   ASSERT_EQ(reports.size(), 1u);
   EXPECT_EQ(reports[0].outcomes(0).code(), v1::STATUS_CODE_INVALID_ARGUMENT);
+}
+
+// A collective plugin that records the group it was given.
+class GroupProbe : public Benchmark {
+ public:
+  explicit GroupProbe(bool collective) : collective_(collective) {}
+  std::string name() const override { return collective_ ? "coll" : "solo"; }
+  bool collective() const override { return collective_; }
+  absl::Status Probe() const override { return absl::OkStatus(); }
+  absl::Status ValidateParams(const Params&) const override { return absl::OkStatus(); }
+  std::vector<MetricInfo> metrics() const override { return {}; }
+  absl::StatusOr<std::vector<v1::Sample>> Run(const Params&, const RunContext& context) override {
+    saw_group = context.group() != nullptr;
+    if (saw_group) {
+      seen = *context.group();
+      EXPECT_TRUE(seen.rendezvous->Set("k", "v").ok());
+    }
+    return std::vector<v1::Sample>{};
+  }
+  bool saw_group = false;
+  GroupContext seen;
+
+ private:
+  bool collective_;
+};
+
+// An in-process store for the runner test (the stream-backed one has its
+// own tests).
+class MapRendezvous : public Rendezvous {
+ public:
+  absl::Status Set(const std::string& key, const std::string& value) override {
+    values[key] = value;
+    return absl::OkStatus();
+  }
+  absl::StatusOr<std::string> Get(const std::string& key, absl::Duration) override {
+    auto it = values.find(key);
+    if (it == values.end()) return absl::NotFoundError(key);
+    return it->second;
+  }
+  std::map<std::string, std::string> values;
+};
+
+TEST(TaskRunnerTest, CollectiveBenchmarksOfAGroupTaskSeeTheirGroup) {
+  auto coll = std::make_unique<GroupProbe>(true);
+  auto solo = std::make_unique<GroupProbe>(false);
+  GroupProbe* c = coll.get();
+  GroupProbe* s = solo.get();
+  std::vector<std::unique_ptr<Benchmark>> b;
+  b.push_back(std::move(coll));
+  b.push_back(std::move(solo));
+  TaskRunner runner(std::move(b), "/tmp");
+  EXPECT_TRUE(runner.Capabilities()[0].collective());
+  EXPECT_FALSE(runner.Capabilities()[1].collective());
+
+  v1::RunTask task = Task({"coll", "solo"});
+  v1::GroupAssignment* g = task.mutable_group();
+  g->set_group_id("g1");
+  g->set_rank(1);
+  g->set_size(2);
+  for (const char* n : {"a", "b"}) {
+    v1::GroupMember* m = g->add_members();
+    m->set_node(n);
+    m->set_address(std::string("10.0.0.") + (n[0] == 'a' ? "1" : "2"));
+  }
+  g->set_deadline_unix_ms(1800000000000);
+  MapRendezvous rendezvous;
+  std::atomic<bool> cancelled{false};
+  TaskRunner::Hooks hooks;
+  std::vector<v1::Report> reports;
+  hooks.report = [&](const v1::Report& r) { reports.push_back(r); };
+  hooks.rendezvous = &rendezvous;
+  runner.Execute(task, cancelled, hooks);
+  ASSERT_FALSE(reports.empty());
+  EXPECT_EQ(reports.back().task_state(), v1::TASK_STATE_SUCCEEDED);
+  ASSERT_TRUE(c->saw_group);
+  EXPECT_EQ(c->seen.group_id, "g1");
+  EXPECT_EQ(c->seen.rank, 1);
+  EXPECT_EQ(c->seen.size, 2);
+  EXPECT_EQ(c->seen.member_nodes, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(c->seen.member_addresses[1], "10.0.0.2");
+  EXPECT_EQ(c->seen.deadline, absl::FromUnixMillis(1800000000000));
+  EXPECT_EQ(rendezvous.values["k"], "v");
+  EXPECT_FALSE(s->saw_group);  // not collective: runs as alone
+
+  // Alone (no group in the task), the collective one has no group either.
+  c->saw_group = true;
+  runner.Execute(Task({"coll"}), cancelled, hooks);
+  EXPECT_FALSE(c->saw_group);
+
+  // A group task with no relay to meet through is skipped, not run.
+  hooks.rendezvous = nullptr;
+  reports.clear();
+  runner.Execute(task, cancelled, hooks);
+  ASSERT_FALSE(reports.empty());
+  EXPECT_EQ(reports.back().outcomes(0).state(), v1::TASK_STATE_SKIPPED);
 }
 
 }  // namespace

@@ -5,82 +5,23 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/strings/str_join.h"
 #include "agent/benchmarks/gpu/gpu_math.h"
-#include "agent/benchmarks/gpu/gpu_params.h"
 #include "common/units.h"
 
 namespace fleetbench::gpu {
 namespace {
 
 constexpr char kPlugin[] = "allreduce";
-constexpr const char* kOps[] = {"allreduce", "allgather", "reducescatter"};
 constexpr char kMethod[] =
     "NCCL, one process over all local GPUs (ncclCommInitAll), one stream per "
     "GPU, float sum, CUDA events around iters operations after warm-up, "
     "slowest rank; busbw factors as nccl-tests";
-constexpr int64_t kMaxBytes = int64_t{16} << 30;
-
-Collective CollectiveOf(const std::string& op) {
-  if (op == "allgather") return Collective::kAllGather;
-  if (op == "reducescatter") return Collective::kReduceScatter;
-  return Collective::kAllReduce;
-}
 
 }  // namespace
 
-int CollectiveOpNumber(const std::string& op) {
-  if (op == "allreduce") return FLEETBENCH_GPU_ALLREDUCE;
-  if (op == "allgather") return FLEETBENCH_GPU_ALLGATHER;
-  if (op == "reducescatter") return FLEETBENCH_GPU_REDUCESCATTER;
-  return -1;
-}
-
-std::vector<uint64_t> DoublingSweep(uint64_t min_bytes, uint64_t max_bytes) {
-  std::vector<uint64_t> sizes;
-  if (min_bytes == 0 || min_bytes > max_bytes) return sizes;
-  for (uint64_t b = min_bytes; b <= max_bytes; b *= 2) {
-    sizes.push_back(b);
-    if (b > max_bytes / 2) break;
-  }
-  if (sizes.back() != max_bytes) sizes.push_back(max_bytes);
-  return sizes;
-}
-
 absl::StatusOr<AllreduceConfig> ParseAllreduceParams(
     const agent::Params& params) {
-  ParamReader r(kPlugin, params,
-                {"ops", "min_bytes", "max_bytes", "iters", "warmup"});
-  if (absl::Status s = r.CheckKeys(); !s.ok()) return s;
-  AllreduceConfig config;
-  absl::StatusOr<std::vector<std::string>> ops = r.List("ops", "allreduce");
-  if (!ops.ok()) return ops.status();
-  for (const std::string& op : *ops) {
-    if (CollectiveOpNumber(op) < 0) {
-      return r.Bad("ops", absl::StrCat("'", op, "' is not one of ",
-                                       absl::StrJoin(kOps, ", ")));
-    }
-  }
-  config.ops = *std::move(ops);
-  absl::StatusOr<int64_t> min_bytes =
-      r.Bytes("min_bytes", int64_t{1} << 20, 4, kMaxBytes);
-  if (!min_bytes.ok()) return min_bytes.status();
-  absl::StatusOr<int64_t> max_bytes =
-      r.Bytes("max_bytes", int64_t{1} << 30, 4, kMaxBytes);
-  if (!max_bytes.ok()) return max_bytes.status();
-  if (*max_bytes < *min_bytes) {
-    return r.Bad("max_bytes", absl::StrCat(*max_bytes, " is below min_bytes ",
-                                           *min_bytes));
-  }
-  config.min_bytes = static_cast<uint64_t>(*min_bytes);
-  config.max_bytes = static_cast<uint64_t>(*max_bytes);
-  absl::StatusOr<int64_t> iters = r.Int("iters", 20, 1, 10000);
-  if (!iters.ok()) return iters.status();
-  config.iters = static_cast<int>(*iters);
-  absl::StatusOr<int64_t> warmup = r.Int("warmup", 5, 0, 1000);
-  if (!warmup.ok()) return warmup.status();
-  config.warmup = static_cast<int>(*warmup);
-  return config;
+  return agent::ParseCollectiveSweep(kPlugin, params);
 }
 
 absl::StatusOr<std::vector<v1::Sample>> CollectiveSamples(
@@ -88,7 +29,7 @@ absl::StatusOr<std::vector<v1::Sample>> CollectiveSamples(
     const std::vector<FleetbenchGpuCollectivePoint>& points) {
   std::vector<v1::Sample> samples;
   if (points.empty()) return samples;
-  const Collective collective = CollectiveOf(op);
+  const Collective collective = agent::CollectiveOf(op);
   for (const FleetbenchGpuCollectivePoint& point : points) {
     if (point.mismatches > 0) {
       return absl::DataLossError(absl::StrFormat(

@@ -36,28 +36,20 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "agent/benchmarks/benchmark.h"
+#include "agent/benchmarks/collective_sweep.h"
 #include "agent/benchmarks/gpu/gpu_plugin.h"
 #include "kernels/gpu_module_api.h"
 
 namespace fleetbench::gpu {
 
-struct AllreduceConfig {
-  std::vector<std::string> ops;
-  uint64_t min_bytes = uint64_t{1} << 20;
-  uint64_t max_bytes = uint64_t{1} << 30;
-  int iters = 20;
-  int warmup = 5;
-};
+// The parameters and sweep are shared with the gloo backend
+// (agent/benchmarks/collective_sweep.h).
+using AllreduceConfig = agent::CollectiveSweepConfig;
+using agent::CollectiveOpNumber;
+using agent::DoublingSweep;
 
 absl::StatusOr<AllreduceConfig> ParseAllreduceParams(
     const agent::Params& params);
-
-// min, 2·min, 4·min, ... up to and including max (max is appended when
-// the doubling skips it). Empty when min is 0 or min > max.
-std::vector<uint64_t> DoublingSweep(uint64_t min_bytes, uint64_t max_bytes);
-
-// "allreduce" -> FLEETBENCH_GPU_ALLREDUCE, ...; -1 if unknown.
-int CollectiveOpNumber(const std::string& op);
 
 // The op's samples from a finished sweep: the headline at the largest size
 // and a curve point per size (no GPU params; the plugin adds those).

@@ -15,7 +15,9 @@
 
 namespace fleetbench::gpu {
 
-// Appends "gpu_gemm", "pcie" and "hbm", in that order, configured from
+// Appends "gpu_gemm", "pcie", "hbm" and "stress", in that order (the
+// NCCL "allreduce" is a backend of the collective plugin, composed in
+// registry.cc), configured from
 // DefaultGpuPluginOptions() (module next to the executable or
 // $FLEETBENCH_GPU_MODULE; NVML from libnvidia-ml.so.1 or
 // $FLEETBENCH_NVML_LIBRARY).

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "common/bus_bandwidth.h"
 #include "common/gpu_values.h"  // kThrottlingReasons, PcieTheoreticalGBps
 
 namespace fleetbench::gpu {
@@ -22,15 +23,11 @@ double PercentOfPeak(double measured, double peak);
 // event reasons mean power or heat) are in common/gpu_values.h, shared with
 // the diagnosis rules.
 
-// nccl-tests' bus bandwidth: the per-link rate a collective needs, so that
-// results for different GPU counts compare to the hardware's link rate.
-// busbw = algbw · factor(n): all-reduce 2(n-1)/n; all-gather, reduce-scatter
-// and all-to-all (n-1)/n; broadcast and reduce 1. One rank moves nothing
-// between ranks, so the first four give 0 for n = 1 (and for n < 1).
-enum class Collective { kAllReduce, kAllGather, kReduceScatter, kAllToAll,
-                        kBroadcast, kReduce };
-double BusBandwidthFactor(Collective collective, int ranks);
-double BusBandwidth(Collective collective, int ranks, double algbw_GBps);
+// nccl-tests' bus bandwidth factors live in common/bus_bandwidth.h, shared
+// with the gloo backend of "allreduce".
+using ::fleetbench::BusBandwidth;
+using ::fleetbench::BusBandwidthFactor;
+using ::fleetbench::Collective;
 
 // Share of samples (NVML reason bitmasks taken during a run) in which any
 // bit of `mask` was set, in [0, 1]; 0 for no samples.

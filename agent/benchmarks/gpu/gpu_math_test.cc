@@ -24,19 +24,6 @@ TEST(GpuMathTest, PercentOfPeak) {
   EXPECT_EQ(PercentOfPeak(50, -1), 0);
 }
 
-TEST(GpuMathTest, BusBandwidthFactorsMatchNcclTests) {
-  EXPECT_DOUBLE_EQ(BusBandwidthFactor(Collective::kAllReduce, 8), 2.0 * 7 / 8);
-  EXPECT_DOUBLE_EQ(BusBandwidthFactor(Collective::kAllReduce, 2), 1.0);
-  EXPECT_DOUBLE_EQ(BusBandwidthFactor(Collective::kAllGather, 8), 7.0 / 8);
-  EXPECT_DOUBLE_EQ(BusBandwidthFactor(Collective::kReduceScatter, 4), 3.0 / 4);
-  EXPECT_DOUBLE_EQ(BusBandwidthFactor(Collective::kAllToAll, 4), 3.0 / 4);
-  EXPECT_DOUBLE_EQ(BusBandwidthFactor(Collective::kBroadcast, 8), 1.0);
-  EXPECT_DOUBLE_EQ(BusBandwidthFactor(Collective::kReduce, 1), 1.0);
-  EXPECT_EQ(BusBandwidthFactor(Collective::kAllReduce, 1), 0);
-  EXPECT_EQ(BusBandwidthFactor(Collective::kAllGather, 0), 0);
-  EXPECT_DOUBLE_EQ(BusBandwidth(Collective::kAllReduce, 8, 100), 175);
-}
-
 TEST(GpuMathTest, ThrottleFraction) {
   EXPECT_EQ(ThrottleFraction({}), 0);
   // Idle and application clocks are not throttling.

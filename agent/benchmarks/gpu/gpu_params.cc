@@ -32,35 +32,7 @@ absl::StatusOr<int64_t> ParamReader::Int(const std::string& key,
 absl::StatusOr<int64_t> ParamReader::Bytes(const std::string& key,
                                            int64_t fallback, int64_t lo,
                                            int64_t hi) const {
-  if (!Has(key)) return fallback;
-  std::string text = reader_.Get(key, "");
-  int64_t scale = 1;
-  if (!text.empty()) {
-    switch (text.back()) {
-      case 'K': case 'k': scale = int64_t{1} << 10; break;
-      case 'M': case 'm': scale = int64_t{1} << 20; break;
-      case 'G': case 'g': scale = int64_t{1} << 30; break;
-      default: break;
-    }
-    if (scale != 1) text.pop_back();
-  }
-  int64_t value = 0;
-  if (!absl::SimpleAtoi(text, &value) || value < 0 ||
-      value > hi / scale) {
-    if (absl::SimpleAtoi(text, &value) && value >= 0) {
-      return Bad(key, absl::StrCat(reader_.Get(key, ""), " is outside ", lo,
-                                   "..", hi, " bytes"));
-    }
-    return Bad(key, absl::StrCat("'", reader_.Get(key, ""),
-                                 "' is not a byte count (e.g. 1048576, 64K, "
-                                 "1M, 1G)"));
-  }
-  value *= scale;
-  if (value < lo || value > hi) {
-    return Bad(key, absl::StrCat(reader_.Get(key, ""), " is outside ", lo,
-                                 "..", hi, " bytes"));
-  }
-  return value;
+  return reader_.Bytes(key, fallback, lo, hi);
 }
 
 absl::StatusOr<double> ParamReader::Double(const std::string& key,

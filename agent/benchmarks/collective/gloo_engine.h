@@ -1,0 +1,120 @@
+// agent/benchmarks/collective/gloo_engine.h — CPU collectives over gloo's
+// TCP transport between the members of a group: all-reduce, all-gather and
+// reduce-scatter of float32, timed per size of a sweep and checked against
+// known values (kernels/collective_pattern.h, the arithmetic the NCCL
+// backend checks with).
+//
+// One GlooEngine is one member: Connect() meets the other members through
+// the group's Rendezvous (gloo's full mesh of TCP pairs, each rank
+// listening on its own address), Sweep() runs one op over the sizes. Every
+// member must call the same Sweep()s in the same order (they are
+// collective). Sizes follow nccl-tests: `bytes` rounds down to whole floats
+// divisible by the rank count; all-reduce sends and receives bytes,
+// all-gather sends bytes/n and receives bytes, reduce-scatter sends bytes
+// and receives bytes/n.
+//
+// Timing: per size, `warmup` untimed operations, then `iters` timed ones
+// (steady clock around each); this rank's time per operation is the mean.
+// After the sweep every rank's times are gathered (a small gloo
+// all-gather), so each point also carries the group's time: the slowest
+// rank's, and which rank that was.
+//
+// Errors: CANCELLED when cancelled() turned true (checked between
+// operations; a peer that stops closes its connections, which ends a
+// blocked operation at once); DEADLINE_EXCEEDED when a member did not come
+// or an operation outlived the deadline (every gloo operation's timeout is
+// the time left to it, so no rank hangs when a peer dies silently);
+// UNAVAILABLE when a connection broke; INVALID_ARGUMENT for a size below one
+// float per rank. A wrong result is not an error here: the point counts it
+// (mismatches) and the caller fails the run with DATA_LOSS.
+//
+// Thread safety: one engine per thread; engines of the same group may run
+// in threads of one process (the tests do).
+#ifndef FLEETBENCH_AGENT_BENCHMARKS_COLLECTIVE_GLOO_ENGINE_H_
+#define FLEETBENCH_AGENT_BENCHMARKS_COLLECTIVE_GLOO_ENGINE_H_
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "agent/benchmarks/benchmark.h"
+
+namespace gloo {
+class Context;
+}  // namespace gloo
+
+namespace fleetbench::collective {
+
+// Who this member is and how it meets the others.
+struct GlooMember {
+  int rank = 0;
+  int size = 1;
+  // The address this member listens on and peers dial (its IP in its
+  // network namespace): an IP or host name, no port.
+  std::string address = "127.0.0.1";
+  agent::Rendezvous* rendezvous = nullptr;  // not owned; outlives the engine
+  // Rendezvous keys are put under it (one connection per prefix).
+  std::string key_prefix = "gloo/";
+  absl::Time deadline = absl::InfiniteFuture();
+  std::function<bool()> cancelled;  // may be empty
+};
+
+// One size of a sweep.
+struct GlooPoint {
+  uint64_t bytes = 0;        // after rounding, as nccl-tests counts it
+  double seconds = 0;        // this rank, per operation
+  double group_seconds = 0;  // the slowest rank, per operation
+  int slowest_rank = 0;
+  int64_t checked = 0;        // receive elements compared
+  int64_t mismatches = 0;     // of those, how many were wrong
+  double first_expected = 0;  // the first mismatch, when mismatches > 0
+  double first_actual = 0;
+};
+
+class GlooEngine {
+ public:
+  // Meets every member of the group; DEADLINE_EXCEEDED naming the rank(s)
+  // not there by `member.deadline`; CANCELLED within ~0.1 s of cancelled()
+  // (gloo's connect cannot be interrupted, so it is left on a thread of its
+  // own that ends by the deadline, touching neither the rendezvous nor
+  // `cancelled` again).
+  static absl::StatusOr<std::unique_ptr<GlooEngine>> Connect(
+      const GlooMember& member);
+  ~GlooEngine();
+
+  // `op`: allreduce, allgather or reducescatter (kernels' op numbers via
+  // agent::CollectiveOpNumber); `sizes` in bytes; iters >= 1.
+  absl::StatusOr<std::vector<GlooPoint>> Sweep(
+      const std::string& op, const std::vector<uint64_t>& sizes, int warmup,
+      int iters);
+
+  int rank() const { return member_.rank; }
+  int size() const { return member_.size; }
+
+ private:
+  GlooEngine(GlooMember member, std::shared_ptr<gloo::Context> context);
+  // Runs one size; fills `point` except the group fields.
+  absl::Status RunSize(const std::string& op_name, int op, uint64_t bytes,
+                       int warmup, int iters, GlooPoint* point);
+  // All ranks' seconds for every point, gathered; fills the group fields.
+  absl::Status GatherTimes(std::vector<GlooPoint>* points);
+  // The time left before the deadline as a gloo timeout (at least 1 ms).
+  std::chrono::milliseconds TimeLeft() const;
+  bool cancelled() const { return member_.cancelled && member_.cancelled(); }
+  // A caught gloo exception as a Status (CANCELLED once cancelled).
+  absl::Status FromGloo(const std::string& what,
+                        const std::string& where) const;
+
+  GlooMember member_;
+  std::shared_ptr<gloo::Context> context_;
+  uint64_t next_slot_ = 1;  // reduce-scatter's message slots
+};
+
+}  // namespace fleetbench::collective
+
+#endif  // FLEETBENCH_AGENT_BENCHMARKS_COLLECTIVE_GLOO_ENGINE_H_

@@ -1,0 +1,621 @@
+// Group tasks (issue 11): a collective benchmark in a group run is one task
+// per member, dispatched all at once only when every member is idle; the
+// core's rendezvous relay (set, get, wait, deadline, refusals); one deadline
+// and one failure per group; the next pass once a pass ended; a queued
+// group across a controller restart.
+#include <algorithm>
+#include <set>
+
+#include "controller/fleet_core_fixture.h"
+#include "gmock/gmock.h"
+
+namespace fleetbench::controller {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+constexpr int64_t kTimeoutMs = 60000;
+
+class GroupTest : public FleetCoreTest {
+ protected:
+  // An agent with gemm and the collective `allreduce`.
+  std::shared_ptr<RecordingLink> ConnectMember(const std::string& name) {
+    v1::Hello hello = MakeHello(name);
+    v1::Capability* c = hello.add_capabilities();
+    c->set_benchmark("allreduce");
+    c->set_status(v1::CAPABILITY_STATUS_AVAILABLE);
+    c->set_collective(true);
+    c->set_default_timeout_ms(kTimeoutMs);
+    Declare(c, "allreduce.gloo.busbw_GBps", "GBps", v1::METRIC_DIRECTION_HIGHER_IS_BETTER);
+    auto link = ConnectWith(hello);
+    members_[name] = link;
+    return link;
+  }
+  absl::StatusOr<v1::StartRunResponse> StartGroup(const std::vector<std::string>& nodes,
+                                                  const std::string& bench = "allreduce",
+                                                  uint32_t max_parallel = 0) {
+    v1::StartRunRequest request;
+    request.add_benchmarks()->set_name(bench);
+    for (const auto& n : nodes) request.add_nodes(n);
+    request.mutable_group()->set_mode(v1::GROUP_MODE_GROUP);
+    request.set_max_parallel(max_parallel);
+    return core_->StartRun(request);
+  }
+  // The group RunTasks a link got.
+  static std::vector<v1::RunTask> GroupTasks(const std::shared_ptr<RecordingLink>& link) {
+    std::vector<v1::RunTask> out;
+    for (const v1::RunTask& t : link->RunTasks()) {
+      if (t.has_group()) out.push_back(t);
+    }
+    return out;
+  }
+  void Kv(const std::shared_ptr<RecordingLink>& link, uint64_t id, const std::string& task_id,
+          v1::KvRequest::Op op, const std::string& key, const std::string& value = "",
+          int64_t wait_ms = 0) {
+    v1::AgentMessage m;
+    v1::KvRequest* r = m.mutable_kv_request();
+    r->set_request_id(id);
+    r->set_task_id(task_id);
+    r->set_op(op);
+    r->set_key(key);
+    r->set_value(value);
+    r->set_wait_ms(wait_ms);
+    Send(link, m);
+  }
+  // The answer to request `id`, if one came.
+  static std::optional<v1::KvResponse> Answer(const std::shared_ptr<RecordingLink>& link,
+                                              uint64_t id) {
+    for (const v1::KvResponse& r : link->KvResponses()) {
+      if (r.request_id() == id) return r;
+    }
+    return std::nullopt;
+  }
+  void End(const std::shared_ptr<RecordingLink>& link, const v1::RunTask& task,
+           v1::TaskState state, const std::string& reason = "", double busbw = 0) {
+    v1::AgentMessage m;
+    v1::Report* r = m.mutable_report();
+    r->set_report_id(NewUlid());
+    r->set_task_id(task.task_id());
+    if (busbw > 0) {
+      v1::Sample* s = r->add_samples();
+      s->set_id(NewUlid());
+      s->set_benchmark("allreduce");
+      s->set_metric("allreduce.gloo.busbw_GBps");
+      s->set_unit("GBps");
+      s->set_value(busbw);
+      s->set_time_unix_ms(absl::ToUnixMillis(clock_.Now()));
+    }
+    r->set_task_finished(true);
+    r->set_task_state(state);
+    r->set_task_reason(reason);
+    Send(link, m);
+  }
+  v1::Run GetRun(const std::string& run_id) {
+    v1::GetRunRequest request;
+    request.set_run_id(run_id);
+    auto run = core_->GetRun(request);
+    EXPECT_TRUE(run.ok()) << run.status();
+    return run.ok() ? *run : v1::Run{};
+  }
+  // a, b, c in one running group; their RunTasks by node.
+  std::map<std::string, v1::RunTask> RunningGroup(std::string* run_id = nullptr) {
+    for (const char* n : {"a", "b", "c"}) ConnectMember(n);
+    auto started = StartGroup({"c", "a", "b"});
+    EXPECT_TRUE(started.ok()) << started.status();
+    if (run_id != nullptr && started.ok()) *run_id = started->run_id();
+    std::map<std::string, v1::RunTask> tasks;
+    for (const auto& [name, link] : members_) {
+      auto sent = GroupTasks(link);
+      EXPECT_EQ(sent.size(), 1u) << name;
+      if (!sent.empty()) tasks[name] = sent[0];
+    }
+    return tasks;
+  }
+
+  std::map<std::string, std::shared_ptr<RecordingLink>> members_;
+};
+
+TEST_F(GroupTest, AGroupRunNeedsACollectiveBenchmark) {
+  ConnectMember("a");
+  ConnectMember("b");
+  auto started = StartGroup({"a", "b"}, "gemm");
+  EXPECT_EQ(started.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(started.status().message(), HasSubstr("collective"));
+}
+
+TEST_F(GroupTest, NodesThatCannotTakePartAreNamed) {
+  ConnectMember("a");
+  Connect("plain");  // gemm only
+  v1::Hello broken = MakeHello("broken");
+  v1::Capability* c = broken.add_capabilities();
+  c->set_benchmark("allreduce");
+  c->set_collective(true);
+  c->set_status(v1::CAPABILITY_STATUS_UNAVAILABLE);
+  c->set_reason("libgloo missing");
+  ConnectWith(broken);
+  auto started = StartGroup({"a", "plain", "broken"});
+  EXPECT_EQ(started.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(started.status().message(), HasSubstr("plain (allreduce not installed)"));
+  EXPECT_THAT(started.status().message(), HasSubstr("broken (allreduce: libgloo missing)"));
+  EXPECT_THAT(started.status().message(), Not(HasSubstr("a (")));
+}
+
+TEST_F(GroupTest, DispatchesAllMembersAtOnceOnlyWhenAllAreIdle) {
+  auto a = ConnectMember("a");
+  auto b = ConnectMember("b");
+  auto c = ConnectMember("c");
+  Start("gemm", {"b"});  // b is busy
+  ASSERT_EQ(b->RunTasks().size(), 1u);
+  const v1::RunTask busy = b->RunTasks()[0];
+  auto started = StartGroup({"c", "a", "b"});
+  ASSERT_TRUE(started.ok()) << started.status();
+  EXPECT_THAT(started->nodes(), ElementsAre("a", "b", "c"));
+  EXPECT_TRUE(GroupTasks(a).empty());
+  EXPECT_TRUE(GroupTasks(c).empty());
+  // The group holds a and c: a later single-node run waits behind it.
+  Start("gemm", {"a"});
+  EXPECT_TRUE(a->RunTasks().empty());
+
+  Finish(b, busy);
+  ASSERT_EQ(GroupTasks(a).size(), 1u);
+  ASSERT_EQ(GroupTasks(b).size(), 1u);
+  ASSERT_EQ(GroupTasks(c).size(), 1u);
+  int rank = 0;
+  for (const auto& link : {a, b, c}) {
+    const v1::RunTask t = GroupTasks(link)[0];
+    EXPECT_EQ(t.run_id(), started->run_id());
+    ASSERT_EQ(t.benchmarks_size(), 1);
+    EXPECT_EQ(t.benchmarks(0).name(), "allreduce");
+    const v1::GroupAssignment& g = t.group();
+    EXPECT_EQ(g.rank(), rank++);  // stable: sorted names
+    EXPECT_EQ(g.size(), 3);
+    EXPECT_EQ(g.group_id(), GroupTasks(a)[0].group().group_id());
+    ASSERT_EQ(g.members_size(), 3);
+    EXPECT_EQ(g.members(0).node(), "a");
+    EXPECT_EQ(g.members(0).address(), "10.9.8.1");
+    EXPECT_EQ(g.members(2).node(), "c");
+    EXPECT_EQ(g.deadline_unix_ms(), absl::ToUnixMillis(clock_.Now()) + kTimeoutMs);
+  }
+  // The gemm run on a still waits: a member never overlaps another task.
+  EXPECT_EQ(a->RunTasks().size(), 1u);
+  const v1::Run run = GetRun(started->run_id());
+  ASSERT_EQ(run.tasks_size(), 3);
+  EXPECT_EQ(run.tasks(1).group_rank(), 1);
+  EXPECT_EQ(run.tasks(1).group_id(), GroupTasks(a)[0].group().group_id());
+  EXPECT_EQ(run.group().mode(), v1::GROUP_MODE_GROUP);
+  ASSERT_EQ(run.groups_size(), 1);
+  EXPECT_THAT(run.groups(0).members(), ElementsAre("a", "b", "c"));
+  EXPECT_EQ(run.groups(0).state(), v1::TASK_STATE_RUNNING);
+}
+
+TEST_F(GroupTest, AGroupWaitsForAMemberThatIsOffline) {
+  auto a = ConnectMember("a");
+  auto b = ConnectMember("b");
+  core_->OnDisconnect(b);
+  Sync();
+  ASSERT_TRUE(StartGroup({"a", "b"}).ok());
+  EXPECT_TRUE(GroupTasks(a).empty());
+  // Not reserved while a member is away: a runs other work meanwhile.
+  Start("gemm", {"a"});
+  EXPECT_EQ(a->RunTasks().size(), 1u);
+}
+
+TEST_F(GroupTest, DisjointGroupsRunAtOnceAndOverlappingOnesInTurn) {
+  for (const char* n : {"a", "b", "c", "d"}) ConnectMember(n);
+  ASSERT_TRUE(StartGroup({"a", "b"}).ok());
+  ASSERT_TRUE(StartGroup({"c", "d"}).ok());
+  ASSERT_TRUE(StartGroup({"b", "c"}).ok());
+  for (const char* n : {"a", "b", "c", "d"}) EXPECT_EQ(GroupTasks(members_[n]).size(), 1u) << n;
+  End(members_["a"], GroupTasks(members_["a"])[0], v1::TASK_STATE_SUCCEEDED);
+  End(members_["b"], GroupTasks(members_["b"])[0], v1::TASK_STATE_SUCCEEDED);
+  EXPECT_EQ(GroupTasks(members_["b"]).size(), 1u);  // c is still in its group
+  End(members_["c"], GroupTasks(members_["c"])[0], v1::TASK_STATE_SUCCEEDED);
+  ASSERT_EQ(GroupTasks(members_["b"]).size(), 2u);
+  ASSERT_EQ(GroupTasks(members_["c"]).size(), 2u);
+  EXPECT_EQ(GroupTasks(members_["b"])[1].group().group_id(),
+            GroupTasks(members_["c"])[1].group().group_id());
+}
+
+TEST_F(GroupTest, MaxParallelCountsMembers) {
+  auto a = ConnectMember("a");
+  auto b = ConnectMember("b");
+  v1::StartRunRequest request;
+  request.add_benchmarks()->set_name("gemm");
+  request.add_benchmarks()->set_name("allreduce");
+  request.mutable_group()->set_mode(v1::GROUP_MODE_GROUP);
+  request.set_max_parallel(2);
+  auto started = core_->StartRun(request);
+  ASSERT_TRUE(started.ok()) << started.status();
+  // The per-node gemm tasks go first (two in flight); the group of two waits
+  // for both to end.
+  ASSERT_EQ(a->RunTasks().size(), 1u);
+  EXPECT_EQ(a->RunTasks()[0].benchmarks(0).name(), "gemm");
+  EXPECT_FALSE(a->RunTasks()[0].has_group());
+  Finish(a, a->RunTasks()[0]);
+  EXPECT_TRUE(GroupTasks(a).empty());
+  Finish(b, b->RunTasks()[0]);
+  EXPECT_EQ(GroupTasks(a).size(), 1u);
+  EXPECT_EQ(GroupTasks(b).size(), 1u);
+}
+
+TEST_F(GroupTest, RelaySetsGetsAndWakesWaiters) {
+  auto tasks = RunningGroup();
+  auto a = members_["a"], b = members_["b"], c = members_["c"];
+  Kv(b, 1, tasks["b"].task_id(), v1::KvRequest::OP_GET, "nccl_id");
+  ASSERT_TRUE(Answer(b, 1).has_value());
+  EXPECT_EQ(Answer(b, 1)->code(), static_cast<int>(absl::StatusCode::kNotFound));
+  Kv(c, 2, tasks["c"].task_id(), v1::KvRequest::OP_GET, "nccl_id", "", 30000);
+  EXPECT_FALSE(Answer(c, 2).has_value());  // waits, on the actor's list
+  Kv(a, 3, tasks["a"].task_id(), v1::KvRequest::OP_SET, "nccl_id", std::string("\0id", 3));
+  ASSERT_TRUE(Answer(a, 3).has_value());
+  EXPECT_EQ(Answer(a, 3)->code(), 0);
+  ASSERT_TRUE(Answer(c, 2).has_value());
+  EXPECT_EQ(Answer(c, 2)->code(), 0);
+  EXPECT_EQ(Answer(c, 2)->value(), std::string("\0id", 3));
+  Kv(b, 4, tasks["b"].task_id(), v1::KvRequest::OP_GET, "nccl_id");
+  EXPECT_EQ(Answer(b, 4)->value(), std::string("\0id", 3));
+  // A second SET replaces the value.
+  Kv(b, 5, tasks["b"].task_id(), v1::KvRequest::OP_SET, "nccl_id", "v2");
+  Kv(c, 6, tasks["c"].task_id(), v1::KvRequest::OP_GET, "nccl_id");
+  EXPECT_EQ(Answer(c, 6)->value(), "v2");
+}
+
+TEST_F(GroupTest, AWaitEndsAtItsTimeoutAndAtTheGroupDeadline) {
+  auto tasks = RunningGroup();
+  auto b = members_["b"];
+  Kv(b, 1, tasks["b"].task_id(), v1::KvRequest::OP_GET, "k", "", 1000);
+  Kv(b, 2, tasks["b"].task_id(), v1::KvRequest::OP_GET, "k", "", 10 * kTimeoutMs);
+  AdvanceAndSweep(absl::Milliseconds(999));
+  EXPECT_FALSE(Answer(b, 1).has_value());
+  AdvanceAndSweep(absl::Milliseconds(2));
+  ASSERT_TRUE(Answer(b, 1).has_value());
+  EXPECT_EQ(Answer(b, 1)->code(), static_cast<int>(absl::StatusCode::kDeadlineExceeded));
+  EXPECT_FALSE(Answer(b, 2).has_value());
+  // The long wait is capped by the group's deadline.
+  AdvanceAndSweep(absl::Milliseconds(kTimeoutMs));
+  ASSERT_TRUE(Answer(b, 2).has_value());
+  EXPECT_EQ(Answer(b, 2)->code(), static_cast<int>(absl::StatusCode::kDeadlineExceeded));
+}
+
+TEST_F(GroupTest, RelayRefusesOutsidersBadBoundsAndLateRequests) {
+  std::string run_id;
+  auto tasks = RunningGroup(&run_id);
+  auto a = members_["a"], b = members_["b"], c = members_["c"];
+  auto outsider = ConnectMember("d");
+  const auto code = [](const std::optional<v1::KvResponse>& r) {
+    return r.has_value() ? r->code() : -1;
+  };
+  constexpr int kDenied = static_cast<int>(absl::StatusCode::kPermissionDenied);
+  constexpr int kInvalid = static_cast<int>(absl::StatusCode::kInvalidArgument);
+  // A node outside the group, even naming a member's task.
+  Kv(outsider, 1, tasks["a"].task_id(), v1::KvRequest::OP_GET, "k");
+  EXPECT_EQ(code(Answer(outsider, 1)), kDenied);
+  // A member naming another member's task.
+  Kv(b, 2, tasks["a"].task_id(), v1::KvRequest::OP_SET, "k", "v");
+  EXPECT_EQ(code(Answer(b, 2)), kDenied);
+  Kv(b, 3, "no-such-task", v1::KvRequest::OP_GET, "k");
+  EXPECT_EQ(code(Answer(b, 3)), kDenied);
+  // Bounds.
+  Kv(a, 4, tasks["a"].task_id(), v1::KvRequest::OP_SET, "", "v");
+  EXPECT_EQ(code(Answer(a, 4)), kInvalid);
+  Kv(a, 5, tasks["a"].task_id(), v1::KvRequest::OP_SET, std::string(257, 'k'), "v");
+  EXPECT_EQ(code(Answer(a, 5)), kInvalid);
+  Kv(a, 6, tasks["a"].task_id(), v1::KvRequest::OP_SET, "k", std::string((64 << 10) + 1, 'v'));
+  EXPECT_EQ(code(Answer(a, 6)), kInvalid);
+  Kv(a, 7, tasks["a"].task_id(), v1::KvRequest::OP_SET, "k", std::string(64 << 10, 'v'));
+  EXPECT_EQ(code(Answer(a, 7)), 0);
+  Kv(a, 8, tasks["a"].task_id(), v1::KvRequest::OP_GET, "k", "", -1);
+  EXPECT_EQ(code(Answer(a, 8)), 0);  // set: answered whatever the wait
+  Kv(a, 9, tasks["a"].task_id(), v1::KvRequest::OP_UNSPECIFIED, "k");
+  EXPECT_EQ(code(Answer(a, 9)), kInvalid);
+  // 8 MiB per group: 127 more values of 64 KiB fit, the next does not.
+  uint64_t id = 100;
+  for (int i = 0; i < 126; ++i) {
+    Kv(a, ++id, tasks["a"].task_id(), v1::KvRequest::OP_SET, absl::StrCat("big", i),
+       std::string(64 << 10, 'v'));
+    ASSERT_EQ(code(Answer(a, id)), 0) << i;
+  }
+  Kv(a, ++id, tasks["a"].task_id(), v1::KvRequest::OP_SET, "one-too-many",
+     std::string(64 << 10, 'v'));
+  EXPECT_EQ(code(Answer(a, id)), kInvalid);
+  EXPECT_THAT(Answer(a, id)->error(), HasSubstr("8388608 bytes"));
+
+  // After the group ended, its members' requests are refused.
+  End(a, tasks["a"], v1::TASK_STATE_SUCCEEDED);
+  End(b, tasks["b"], v1::TASK_STATE_SUCCEEDED);
+  Kv(c, 10, tasks["c"].task_id(), v1::KvRequest::OP_GET, "k");
+  EXPECT_EQ(code(Answer(c, 10)), 0);  // c still runs: the group is on
+  End(c, tasks["c"], v1::TASK_STATE_SUCCEEDED);
+  Kv(c, 11, tasks["c"].task_id(), v1::KvRequest::OP_GET, "k");
+  EXPECT_EQ(code(Answer(c, 11)), kDenied);
+  EXPECT_EQ(GetRun(run_id).state(), v1::RUN_STATE_SUCCEEDED);
+}
+
+TEST_F(GroupTest, ALostMemberHasTheOthersCancelledAndIsNamed) {
+  std::string run_id;
+  auto tasks = RunningGroup(&run_id);
+  auto a = members_["a"], b = members_["b"], c = members_["c"];
+  Kv(a, 1, tasks["a"].task_id(), v1::KvRequest::OP_GET, "k", "", 30000);
+  core_->OnDisconnect(b);
+  Sync();
+  // The waiter is told the group ended; the others are asked to stop.
+  ASSERT_TRUE(Answer(a, 1).has_value());
+  EXPECT_EQ(Answer(a, 1)->code(), static_cast<int>(absl::StatusCode::kAborted));
+  EXPECT_THAT(a->Cancels(), ElementsAre(tasks["a"].task_id()));
+  EXPECT_THAT(c->Cancels(), ElementsAre(tasks["c"].task_id()));
+  Kv(c, 2, tasks["c"].task_id(), v1::KvRequest::OP_GET, "k");
+  EXPECT_EQ(Answer(c, 2)->code(), static_cast<int>(absl::StatusCode::kAborted));
+  // Each agent reports its task ended (what the plugin said on its way out).
+  End(a, tasks["a"], v1::TASK_STATE_CANCELLED, "allreduce: cancelled");
+  End(c, tasks["c"], v1::TASK_STATE_FAILED, "allreduce: connection reset by peer");
+  const v1::Run run = GetRun(run_id);
+  EXPECT_EQ(run.state(), v1::RUN_STATE_FAILED);
+  const std::string group_id = tasks["a"].group().group_id();
+  const std::string why = absl::StrCat("group ", group_id, ": member b lost (disconnected)");
+  for (const v1::NodeTask& t : run.tasks()) {
+    if (t.node() == "b") {
+      EXPECT_EQ(t.state(), v1::TASK_STATE_LOST);
+    } else {
+      EXPECT_EQ(t.state(), v1::TASK_STATE_CANCELLED) << t.node();
+      EXPECT_EQ(t.reason(), why) << t.node();
+    }
+  }
+  ASSERT_EQ(run.groups_size(), 1);
+  EXPECT_EQ(run.groups(0).state(), v1::TASK_STATE_LOST);
+  EXPECT_EQ(run.groups(0).reason(), why);
+  // The nodes are free again: the next run works.
+  Start("gemm", {"a"});
+  EXPECT_EQ(a->RunTasks().size(), 2u);
+}
+
+TEST_F(GroupTest, MembersPastTheDeadlineAreCancelledAndNamed) {
+  FleetOptions options = Options();
+  options.heartbeat_timeout = absl::Hours(1);  // the deadline, not silence
+  RestartCore(options);
+  std::string run_id;
+  auto tasks = RunningGroup(&run_id);
+  auto a = members_["a"], b = members_["b"], c = members_["c"];
+  End(a, tasks["a"], v1::TASK_STATE_SUCCEEDED, "", 4.5);
+  AdvanceAndSweep(absl::Milliseconds(kTimeoutMs - 1));
+  EXPECT_TRUE(b->Cancels().empty());
+  AdvanceAndSweep(absl::Milliseconds(2));
+  EXPECT_THAT(b->Cancels(), ElementsAre(tasks["b"].task_id()));
+  EXPECT_THAT(c->Cancels(), ElementsAre(tasks["c"].task_id()));
+  EXPECT_TRUE(a->Cancels().empty());
+  End(b, tasks["b"], v1::TASK_STATE_CANCELLED, "allreduce: cancelled");
+  End(c, tasks["c"], v1::TASK_STATE_CANCELLED, "allreduce: cancelled");
+  const v1::Run run = GetRun(run_id);
+  EXPECT_EQ(run.state(), v1::RUN_STATE_FAILED);
+  const std::string why = absl::StrCat("group ", tasks["a"].group().group_id(),
+                                       ": members b, c did not finish by the group deadline");
+  for (const v1::NodeTask& t : run.tasks()) {
+    if (t.node() == "a") {
+      EXPECT_EQ(t.state(), v1::TASK_STATE_SUCCEEDED);
+    } else {
+      EXPECT_EQ(t.state(), v1::TASK_STATE_FAILED) << t.node();
+      EXPECT_THAT(t.reason(), HasSubstr(why)) << t.node();
+    }
+  }
+  ASSERT_EQ(run.groups_size(), 1);
+  EXPECT_EQ(run.groups(0).state(), v1::TASK_STATE_FAILED);
+  EXPECT_THAT(run.groups(0).reason(), HasSubstr(why));
+  // Rank 0's headline is the group's, whatever became of the others.
+  EXPECT_DOUBLE_EQ(run.groups(0).busbw_gbps(), 4.5);
+  EXPECT_EQ(run.groups(0).metric(), "allreduce.gloo.busbw_GBps");
+}
+
+TEST_F(GroupTest, ASucceededGroupCarriesRankZerosBusbw) {
+  std::string run_id;
+  auto tasks = RunningGroup(&run_id);
+  End(members_["b"], tasks["b"], v1::TASK_STATE_SUCCEEDED, "", 1.0);  // not rank 0
+  End(members_["a"], tasks["a"], v1::TASK_STATE_SUCCEEDED, "", 7.25);
+  End(members_["c"], tasks["c"], v1::TASK_STATE_SUCCEEDED);
+  const v1::Run run = GetRun(run_id);
+  EXPECT_EQ(run.state(), v1::RUN_STATE_SUCCEEDED);
+  ASSERT_EQ(run.groups_size(), 1);
+  EXPECT_EQ(run.groups(0).state(), v1::TASK_STATE_SUCCEEDED);
+  EXPECT_EQ(run.groups(0).reason(), "");
+  EXPECT_DOUBLE_EQ(run.groups(0).busbw_gbps(), 7.25);
+}
+
+TEST_F(GroupTest, TheNextPassIsPlannedWhenThePassEnded) {
+  FleetOptions options = Options();
+  std::vector<std::vector<v1::GroupResult>> asked;
+  options.plan_next_groups = [&asked](const v1::GroupOptions& group,
+                                      const std::vector<std::string>& nodes,
+                                      const std::vector<v1::GroupResult>& done) {
+    EXPECT_EQ(group.mode(), v1::GROUP_MODE_GROUP);
+    EXPECT_THAT(nodes, ElementsAre("a", "b", "c"));
+    asked.push_back(done);
+    // One more pass: c with a, then nothing.
+    if (done.size() == 1) return std::vector<GroupPlan>{GroupPlan{{"c", "a"}, 2}};
+    return std::vector<GroupPlan>{};
+  };
+  RestartCore(options);
+  std::string run_id;
+  auto tasks = RunningGroup(&run_id);
+  End(members_["a"], tasks["a"], v1::TASK_STATE_SUCCEEDED, "", 2.0);
+  End(members_["b"], tasks["b"], v1::TASK_STATE_SUCCEEDED);
+  EXPECT_TRUE(asked.empty());  // c still runs
+  End(members_["c"], tasks["c"], v1::TASK_STATE_SUCCEEDED);
+  ASSERT_EQ(asked.size(), 1u);
+  ASSERT_EQ(asked[0].size(), 1u);
+  EXPECT_DOUBLE_EQ(asked[0][0].busbw_gbps(), 2.0);
+  EXPECT_EQ(GetRun(run_id).state(), v1::RUN_STATE_RUNNING);
+  Sync();  // the dispatch of the new pass is posted
+  ASSERT_EQ(GroupTasks(members_["c"]).size(), 2u);
+  ASSERT_EQ(GroupTasks(members_["a"]).size(), 2u);
+  const v1::RunTask c2 = GroupTasks(members_["c"])[1];
+  const v1::RunTask a2 = GroupTasks(members_["a"])[1];
+  EXPECT_EQ(c2.group().rank(), 0);
+  EXPECT_EQ(a2.group().rank(), 1);
+  EXPECT_EQ(GroupTasks(members_["b"]).size(), 1u);
+  End(members_["c"], c2, v1::TASK_STATE_SUCCEEDED, "", 3.0);
+  End(members_["a"], a2, v1::TASK_STATE_SUCCEEDED);
+  ASSERT_EQ(asked.size(), 2u);
+  const v1::Run run = GetRun(run_id);
+  EXPECT_EQ(run.state(), v1::RUN_STATE_SUCCEEDED);
+  ASSERT_EQ(run.groups_size(), 2);
+  EXPECT_EQ(run.groups(1).pass(), 2);
+  EXPECT_THAT(run.groups(1).members(), ElementsAre("c", "a"));
+  EXPECT_DOUBLE_EQ(run.groups(1).busbw_gbps(), 3.0);
+}
+
+// With the real planner (controller/group_plan.h, diagnosis/isolation.h):
+// the pairs of pass 1 run in rounds, the suspects' pass 2 is added when
+// pass 1 ended, and the verdict names the one slow node.
+TEST_F(GroupTest, IsolateRunsBothPassesAndNamesTheSlowNode) {
+  for (const char* n : {"a", "b", "c", "d"}) ConnectMember(n);
+  v1::StartRunRequest request;
+  request.add_benchmarks()->set_name("allreduce");
+  request.mutable_group()->set_mode(v1::GROUP_MODE_ISOLATE);
+  auto started = core_->StartRun(request);
+  ASSERT_TRUE(started.ok()) << started.status();
+  std::set<std::string> ended;
+  int max_in_flight = 0;
+  for (int round = 0; round < 50; ++round) {
+    std::vector<std::pair<std::string, v1::RunTask>> open;
+    for (const auto& [name, link] : members_) {
+      for (const v1::RunTask& t : GroupTasks(link)) {
+        if (!ended.contains(t.task_id())) open.emplace_back(name, t);
+      }
+    }
+    if (open.empty()) break;
+    max_in_flight = std::max(max_in_flight, static_cast<int>(open.size()));
+    for (const auto& [name, t] : open) {
+      bool with_d = false;
+      for (const auto& m : t.group().members()) with_d |= m.node() == "d";
+      ASSERT_EQ(t.group().size(), 2);
+      End(members_[name], t, v1::TASK_STATE_SUCCEEDED, "",
+          t.group().rank() == 0 ? (with_d ? 1.0 : 10.0) : 0);
+      ended.insert(t.task_id());
+    }
+    Sync();  // the next pass's dispatch is posted
+  }
+  // A node is in one pair at a time: two disjoint pairs (four tasks) at most.
+  EXPECT_EQ(max_in_flight, 4);
+  const v1::Run run = GetRun(started->run_id());
+  EXPECT_EQ(run.state(), v1::RUN_STATE_SUCCEEDED);
+  int pass1 = 0, pass2 = 0;
+  for (const v1::GroupResult& g : run.groups()) {
+    pass1 += g.pass() == 1;
+    pass2 += g.pass() == 2;
+  }
+  EXPECT_EQ(pass1, 6);  // every pair of four once
+  EXPECT_GT(pass2, 0);
+  EXPECT_TRUE(run.isolation().complete()) << run.isolation().DebugString();
+  EXPECT_THAT(run.isolation().bad_nodes(), ElementsAre("d")) << run.isolation().DebugString();
+  EXPECT_TRUE(run.isolation().bad_links().empty());
+}
+
+TEST_F(GroupTest, CancellingTheRunEndsItsGroupsAndPlansNoMore) {
+  FleetOptions options = Options();
+  int planned = 0;
+  options.plan_next_groups = [&planned](const v1::GroupOptions&, const std::vector<std::string>&,
+                                        const std::vector<v1::GroupResult>&) {
+    ++planned;
+    return std::vector<GroupPlan>{GroupPlan{{"a", "b"}, 2}};
+  };
+  RestartCore(options);
+  std::string run_id;
+  auto tasks = RunningGroup(&run_id);
+  // A second group run, queued behind the first.
+  auto queued = StartGroup({"a", "b"});
+  ASSERT_TRUE(queued.ok()) << queued.status();
+  ASSERT_TRUE(core_->CancelRun(queued->run_id()).ok());
+  v1::Run second = GetRun(queued->run_id());
+  EXPECT_EQ(second.state(), v1::RUN_STATE_CANCELLED);
+  for (const v1::NodeTask& t : second.tasks()) {
+    EXPECT_EQ(t.state(), v1::TASK_STATE_CANCELLED);
+    EXPECT_THAT(t.reason(), HasSubstr(": cancelled by user"));
+  }
+  ASSERT_TRUE(core_->CancelRun(run_id).ok());
+  for (const char* n : {"a", "b", "c"}) {
+    EXPECT_THAT(members_[n]->Cancels(), testing::Contains(tasks[n].task_id())) << n;
+  }
+  End(members_["a"], tasks["a"], v1::TASK_STATE_CANCELLED, "allreduce: cancelled");
+  End(members_["b"], tasks["b"], v1::TASK_STATE_SUCCEEDED);
+  End(members_["c"], tasks["c"], v1::TASK_STATE_CANCELLED, "allreduce: cancelled");
+  const v1::Run first = GetRun(run_id);
+  EXPECT_EQ(first.state(), v1::RUN_STATE_CANCELLED);
+  ASSERT_EQ(first.groups_size(), 1);
+  EXPECT_EQ(first.groups(0).state(), v1::TASK_STATE_CANCELLED);
+  EXPECT_THAT(first.groups(0).reason(), HasSubstr("cancelled by user"));
+  EXPECT_EQ(planned, 0);
+}
+
+TEST_F(GroupTest, AMemberThatIgnoresTheCancelEndsAHeartbeatTimeoutLater) {
+  FleetOptions options = Options();
+  options.heartbeat_timeout = absl::Hours(1);
+  RestartCore(options);
+  std::string run_id;
+  auto tasks = RunningGroup(&run_id);
+  End(members_["a"], tasks["a"], v1::TASK_STATE_FAILED, "allreduce: gloo: connection refused");
+  EXPECT_THAT(members_["b"]->Cancels(), ElementsAre(tasks["b"].task_id()));
+  End(members_["b"], tasks["b"], v1::TASK_STATE_CANCELLED, "cancelled");
+  // c never answers; heartbeats keep it online.
+  v1::AgentMessage beat;
+  beat.mutable_heartbeat();
+  AdvanceAndSweep(absl::Minutes(59));
+  Send(members_["c"], beat);
+  EXPECT_EQ(GetRun(run_id).state(), v1::RUN_STATE_RUNNING);
+  AdvanceAndSweep(absl::Minutes(2));
+  Send(members_["c"], beat);
+  const v1::Run run = GetRun(run_id);
+  EXPECT_EQ(run.state(), v1::RUN_STATE_FAILED);
+  ASSERT_EQ(run.groups_size(), 1);
+  EXPECT_EQ(run.groups(0).state(), v1::TASK_STATE_FAILED);
+  EXPECT_THAT(run.groups(0).reason(), HasSubstr("member a failed (allreduce: gloo"));
+}
+
+TEST_F(GroupTest, AQueuedGroupSurvivesAControllerRestart) {
+  auto a = ConnectMember("a");
+  auto b = ConnectMember("b");
+  Start("gemm", {"b"});
+  auto started = StartGroup({"a", "b"});
+  ASSERT_TRUE(started.ok()) << started.status();
+  RestartCore(Options());
+  members_.clear();
+  auto a2 = ConnectMember("a");
+  auto b2 = ConnectMember("b");
+  // b's gemm was in flight: the agent (back with it) finishes it.
+  ASSERT_TRUE(GroupTasks(a2).empty());
+  const v1::Run before = GetRun(started->run_id());
+  ASSERT_EQ(before.tasks_size(), 2);
+  EXPECT_EQ(before.tasks(0).state(), v1::TASK_STATE_QUEUED);
+  v1::RunTask gemm;
+  gemm.set_task_id(b->RunTasks()[0].task_id());
+  gemm.set_run_id(b->RunTasks()[0].run_id());
+  Finish(b2, gemm);
+  ASSERT_EQ(GroupTasks(a2).size(), 1u);
+  ASSERT_EQ(GroupTasks(b2).size(), 1u);
+  EXPECT_EQ(GroupTasks(a2)[0].group().rank(), 0);
+  EXPECT_EQ(GroupTasks(b2)[0].group().rank(), 1);
+  EXPECT_EQ(GroupTasks(b2)[0].group().members(0).node(), "a");
+  const std::string group_id = GroupTasks(a2)[0].group().group_id();
+  EXPECT_EQ(GroupTasks(b2)[0].group().group_id(), group_id);
+  // The relay works for the restored group.
+  Kv(a2, 1, GroupTasks(a2)[0].task_id(), v1::KvRequest::OP_SET, "k", "v");
+  EXPECT_EQ(Answer(a2, 1)->code(), 0);
+}
+
+TEST_F(GroupTest, AGroupInFlightAtARestartEndsAndItsAgentsAreStopped) {
+  std::string run_id;
+  auto tasks = RunningGroup(&run_id);
+  RestartCore(Options());
+  const v1::Run run = GetRun(run_id);
+  EXPECT_EQ(run.state(), v1::RUN_STATE_FAILED);
+  for (const v1::NodeTask& t : run.tasks()) {
+    EXPECT_EQ(t.state(), v1::TASK_STATE_FAILED) << t.node();
+    EXPECT_THAT(t.reason(), HasSubstr("the controller restarted while the group ran"));
+  }
+  // An agent back with the task still running is told to stop.
+  v1::Hello hello = MakeHello("a");
+  hello.set_running_task_id(tasks["a"].task_id());
+  auto a = ConnectWith(hello);
+  EXPECT_THAT(a->Cancels(), ElementsAre(tasks["a"].task_id()));
+}
+
+}  // namespace
+}  // namespace fleetbench::controller
