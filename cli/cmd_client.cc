@@ -90,6 +90,10 @@ void PrintPairMatrix(const v1::Run& run, const std::string& metric) {
 void PrintRun(const v1::Run& run) {
   std::cout << "run " << run.run_id() << ": " << RunStateName(run.state());
   if (!run.suite().empty()) std::cout << " (suite " << run.suite() << ")";
+  if (!run.schedule().empty()) std::cout << " (schedule " << run.schedule() << ")";
+  if (!run.offline_nodes().empty()) {
+    std::cout << "\noffline at the start, not in the run: " << absl::StrJoin(run.offline_nodes(), ", ");
+  }
   std::cout << "\n\n";
   Table tasks({"NODE", "STATE", "REASON"});
   for (const v1::NodeTask& t : run.tasks()) {

@@ -101,6 +101,9 @@ int ControllerCommand(const Argv& argv) {
       {"http-listen", true, false,
        "also serve HTTP here, e.g. 127.0.0.1:9464: /metrics for Prometheus, same token "
        "(default: no HTTP)"},
+      {"schedule-grace", true, false,
+       "after a restart, run a schedule's missed cron time once if it is at most this old "
+       "(default 1h; 0: never)"},
   };
   auto args = ParseArgs(argv, flags);
   if (!args.ok()) return Usage("controller", std::string(args.status().message()), flags);
@@ -144,6 +147,13 @@ int ControllerCommand(const Argv& argv) {
       return Usage("controller", "--node-expiry wants a duration like 30d or 12h", flags);
     }
     options.fleet.node_expiry = d;
+  }
+  if (args->Has("schedule-grace")) {
+    absl::Duration d = absl::ZeroDuration();
+    if (args->Get("schedule-grace") != "0" && !ParseDaysOrDuration(args->Get("schedule-grace"), &d)) {
+      return Usage("controller", "--schedule-grace wants a duration like 1h or 30m, or 0", flags);
+    }
+    options.fleet.schedule_grace = d;
   }
   absl::StatusOr<std::string> token = LoadToken(args->Get("token-file"));
   if (absl::IsNotFound(token.status())) {

@@ -31,6 +31,7 @@ int CostCommand(const Argv& args);
 int ProbeCommand(const Argv& args);
 int FindingsCommand(const Argv& args);
 int VarianceCommand(const Argv& args);
+int ScheduleCommand(const Argv& args);
 
 }  // namespace fleetbench::cli
 

@@ -33,6 +33,8 @@ constexpr Command kCommands[] = {
      "run the suite on this machine, no controller; findings and a PASS/WARN/FAIL verdict"},
     {"findings", fleetbench::cli::FindingsCommand, "what the controller concludes about the nodes"},
     {"variance", fleetbench::cli::VarianceCommand, "a metric's 24-hour profile and day/night gap"},
+    {"schedule", fleetbench::cli::ScheduleCommand,
+     "runs the controller starts on a cron: add, list, rm, run, history"},
 };
 
 int PrintUsage(std::ostream& out) {

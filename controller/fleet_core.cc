@@ -45,6 +45,7 @@ absl::Status FleetCore::Start() {
     const std::string name = d.name();
     declared_metrics_[name] = std::move(d);
   }
+  if (absl::Status loaded = LoadSchedules(); !loaded.ok()) return loaded;
   next_sweep_ = now + options_.sweep_interval;
   store_retry_backoff_ = options_.store_retry_initial;
   actor_ = std::thread([this] { ActorLoop(); });
@@ -140,6 +141,7 @@ void FleetCore::ActorLoop() {
       next_sweep_ = clock_->Now() + options_.sweep_interval;
     }
     if (clock_->Now() >= next_store_retry_) RetryStoreBacklog();
+    if (clock_->Now() >= next_schedule_due_) FireDueSchedules();
   }
 }
 
@@ -205,6 +207,33 @@ absl::StatusOr<v1::ImportPricesResponse> FleetCore::ImportPrices(
   if (!rows.ok()) return rows.status();
   return Call<absl::StatusOr<v1::ImportPricesResponse>>(
       [this, rows = *std::move(rows)] { return HandleImportPrices(rows); }, deadline);
+}
+
+// Schedules (fleet_core_schedules.cc).
+absl::StatusOr<v1::AddScheduleResponse> FleetCore::AddSchedule(
+    const v1::AddScheduleRequest& request, absl::Time deadline) {
+  return Call<absl::StatusOr<v1::AddScheduleResponse>>(
+      [this, request] { return HandleAddSchedule(request); }, deadline);
+}
+
+absl::StatusOr<v1::ListSchedulesResponse> FleetCore::ListSchedules(absl::Time deadline) {
+  return Call<absl::StatusOr<v1::ListSchedulesResponse>>(
+      [this]() -> absl::StatusOr<v1::ListSchedulesResponse> {
+        v1::ListSchedulesResponse response;
+        for (const auto& [name, state] : schedules_) *response.add_schedules() = ScheduleView(state);
+        return response;
+      },
+      deadline);
+}
+
+absl::Status FleetCore::RemoveSchedule(const std::string& name, absl::Time deadline) {
+  return Call<absl::Status>([this, name] { return HandleRemoveSchedule(name); }, deadline);
+}
+
+absl::StatusOr<v1::RunScheduleResponse> FleetCore::RunSchedule(const std::string& name,
+                                                               absl::Time deadline) {
+  return Call<absl::StatusOr<v1::RunScheduleResponse>>(
+      [this, name] { return HandleRunSchedule(name); }, deadline);
 }
 
 FleetCore::Stats FleetCore::GetStats() {

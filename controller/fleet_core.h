@@ -11,8 +11,8 @@
 // fleet_core_node_removal.cc, fleet_core_dispatch.cc, fleet_core_runs.cc,
 // fleet_core_ingest.cc, fleet_core_retry.cc, fleet_core_views.cc,
 // fleet_core_prices.cc, fleet_core_findings.cc, fleet_core_exposition.cc,
-// fleet_core_groups.cc and fleet_core_relay.cc; the private section below is
-// grouped the same way.
+// fleet_core_groups.cc, fleet_core_relay.cc and fleet_core_schedules.cc; the
+// private section below is grouped the same way.
 //
 // Threading: one actor thread applies every state change in order; callers
 // post events and return at once (agent side) or wait for the answer (user
@@ -51,6 +51,13 @@
 // Prices: node labels, else the imported price catalog, at the row in force
 // when each result was measured (controller/ranking.h).
 //
+// Schedules (docs/schedules.md): the actor starts each schedule's run at its
+// cron times (by the injected clock, checked every sweep), skips a firing
+// while the schedule's previous run is still going, records every firing's
+// outcome, and after a restart runs a missed cron time once when it is
+// within schedule_grace; firing waits schedule_settle after Start so that
+// agents can reconnect first.
+//
 // Errors: user calls return absl::Status with codes chosen to map 1:1 to
 // gRPC: INVALID_ARGUMENT for bad requests, NOT_FOUND for unknown runs or
 // nodes and for ranking a metric no agent declared, FAILED_PRECONDITION
@@ -62,6 +69,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -74,6 +82,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "common/clock.h"
+#include "common/cron.h"
 #include "controller/latency_histogram.h"
 #include "controller/group_plan.h"
 #include "controller/ranking.h"
@@ -85,6 +94,7 @@
 #include "fleetbench/v1/price.pb.h"
 #include "fleetbench/v1/rank.pb.h"
 #include "fleetbench/v1/run.pb.h"
+#include "fleetbench/v1/schedule.pb.h"
 #include "fleetbench/v1/variance.pb.h"
 #include "storage/store.h"
 
@@ -131,6 +141,12 @@ struct FleetOptions {
   std::function<std::vector<GroupPlan>(const v1::GroupOptions&, const std::vector<std::string>&,
                                        const std::vector<v1::GroupResult>&)>
       plan_next_groups;
+  // A schedule's cron time missed while the controller was down still runs
+  // (once, however many were missed) when it is at most this old.
+  absl::Duration schedule_grace = absl::Hours(1);
+  // After Start, schedules wait this long before firing, so agents
+  // reconnecting to a restarted controller are online for the catch-up.
+  absl::Duration schedule_settle = absl::Seconds(15);
 };
 
 // The controller's handle on one connected agent stream. Implementations
@@ -213,6 +229,23 @@ class FleetCore {
   absl::StatusOr<v1::VarianceResponse> Variance(
       const v1::VarianceRequest& request, absl::Time deadline = absl::InfiniteFuture());
 
+  // Schedules (fleet_core_schedules.cc). AddSchedule: INVALID_ARGUMENT for
+  // a bad name, cron expression, time zone or run (one line naming what is
+  // wrong), ALREADY_EXISTS for a name taken. RemoveSchedule, RunSchedule and
+  // ListScheduleFirings: NOT_FOUND for an unknown name. RunSchedule fires
+  // now by the same rules and answers the firing.
+  absl::StatusOr<v1::AddScheduleResponse> AddSchedule(
+      const v1::AddScheduleRequest& request, absl::Time deadline = absl::InfiniteFuture());
+  absl::StatusOr<v1::ListSchedulesResponse> ListSchedules(
+      absl::Time deadline = absl::InfiniteFuture());
+  absl::Status RemoveSchedule(const std::string& name,
+                              absl::Time deadline = absl::InfiniteFuture());
+  absl::StatusOr<v1::RunScheduleResponse> RunSchedule(
+      const std::string& name, absl::Time deadline = absl::InfiniteFuture());
+  absl::StatusOr<v1::ListScheduleFiringsResponse> ListScheduleFirings(
+      const v1::ListScheduleFiringsRequest& request,
+      absl::Time deadline = absl::InfiniteFuture());
+
   // For /metrics (controller/metrics_page.h): per node and declared
   // metric measured within the rank window, the samples of the newest run
   // that measured it there (newest first), with every declared metric's
@@ -244,6 +277,10 @@ class FleetCore {
     // How long each successful group commit of reports took (the store
     // call only, real time), for /metrics.
     LatencyHistogram ingest_commit_latency{IngestCommitBuckets()};
+    // Schedule firings recorded since start, by (schedule, outcome), the
+    // outcome one of "started", "skipped", "missed", "failed" (a MISSED
+    // record standing for several cron times counts once).
+    std::map<std::pair<std::string, std::string>, int64_t> schedule_firings;
   };
   Stats GetStats();
 
@@ -458,6 +495,32 @@ class FleetCore {
   absl::StatusOr<v1::ImportPricesResponse> HandleImportPrices(
       const std::vector<v1::CatalogPrice>& rows);
 
+  // --- Schedules (fleet_core_schedules.cc). ---
+  struct ScheduleState {
+    storage::Store::ScheduleRecord record;
+    std::optional<CronExpression> cron;  // nullopt: the stored one is bad
+    absl::TimeZone zone;
+    // The next cron time not yet handled (InfiniteFuture: none).
+    absl::Time next_slot = absl::InfiniteFuture();
+    v1::ScheduleFiring last_firing;  // empty when it never fired
+  };
+  absl::Status LoadSchedules();
+  absl::StatusOr<v1::AddScheduleResponse> HandleAddSchedule(const v1::AddScheduleRequest& request);
+  absl::Status HandleRemoveSchedule(const std::string& name);
+  absl::StatusOr<v1::RunScheduleResponse> HandleRunSchedule(const std::string& name);
+  v1::Schedule ScheduleView(const ScheduleState& state) const;
+  // Handles every schedule whose next cron time has come (catch-up and
+  // missed rules in docs/schedules.md).
+  void FireDueSchedules();
+  // Fires `state` for `slot` now: starts its run, or skips it while the
+  // previous one is going; records and returns the firing.
+  v1::ScheduleFiring FireSchedule(ScheduleState& state, absl::Time slot, bool manual);
+  // Stores a firing (moving the mark to `handled_until` when set), counts
+  // it, and keeps it as the schedule's last.
+  void RecordFiring(ScheduleState& state, const v1::ScheduleFiring& firing,
+                    std::optional<absl::Time> handled_until);
+  void UpdateNextScheduleDue();
+
   storage::Store* const store_;
   Clock* const clock_;
   const FleetOptions options_;
@@ -488,6 +551,12 @@ class FleetCore {
   absl::Time next_node_expiry_ = absl::InfinitePast();
   // Tasks whose final report a hello promised, with when it is due.
   std::map<std::string, absl::Time> promised_reports_;
+  // Schedules by name; none fires before schedules_from_ (Start plus
+  // schedule_settle); the earliest next_slot, not before that.
+  std::map<std::string, ScheduleState> schedules_;
+  absl::Time schedules_loaded_;
+  absl::Time schedules_from_;
+  absl::Time next_schedule_due_ = absl::InfiniteFuture();
 
   // Store failures (fleet_core_retry.cc): reports not yet stored, in
   // arrival order; ended tasks whose end was not stored; runs whose state

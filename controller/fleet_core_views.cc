@@ -65,6 +65,12 @@ absl::StatusOr<v1::Run> FleetCore::HandleGetRun(const v1::GetRunRequest& request
     out.set_finished_unix_ms(absl::ToUnixMillis(run->finished));
   }
   out.set_suite(run->suite);
+  absl::StatusOr<std::optional<v1::ScheduleFiring>> firing = store_->FiringOfRun(run->run_id);
+  if (!firing.ok()) return firing.status();
+  if (firing->has_value()) {
+    out.set_schedule((*firing)->schedule());
+    *out.mutable_offline_nodes() = (*firing)->offline_nodes();
+  }
   for (const auto& b : run->benchmarks) *out.add_benchmarks() = b;
   if (run->group.mode() != v1::GROUP_MODE_UNSPECIFIED) {
     // The groups, in plan order, from the newest state of their tasks.

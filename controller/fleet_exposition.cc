@@ -215,7 +215,6 @@ void AddHealthFamilies(const FleetSnapshot& snapshot, prom::Exposition* out) {
            "Agent reports held unacknowledged until the store takes them.")
       .Add({}, stats.reports_held);
 
-  // Hook for schedules (see FleetSnapshot::schedule_firings).
   prom::Family& firings = out->Add("fleetbench_schedule_firings_total", prom::MetricType::kCounter,
                                    "Schedule firings by schedule and outcome, since start.");
   for (const auto& [labels, count] : snapshot.schedule_firings) firings.Add(labels, count);

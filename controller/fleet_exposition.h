@@ -61,10 +61,8 @@ struct FleetSnapshot {
   FleetCore::Stats stats;
   // Bytes of the history file with its WAL; absent when it cannot be read.
   std::optional<int64_t> store_bytes;
-  // Hook for schedules: fleetbench_schedule_firings_total by labels
-  // (schedule, outcome), filled from the counter FleetCore::Stats gains with
-  // schedules (metrics_page.cc, Render); until then the family has no
-  // series.
+  // fleetbench_schedule_firings_total by labels (schedule, outcome), from
+  // FleetCore::Stats::schedule_firings (metrics_page.cc, Render).
   std::vector<std::pair<prometheus::Labels, int64_t>> schedule_firings;
   // Set when a part could not be read (the store failing): that part is
   // left out and fleetbench_exposition_errors says which.

@@ -110,3 +110,48 @@ grpc::Status FleetService::Variance(grpc::ServerContext* context,
 }
 
 }  // namespace fleetbench::controller
+
+namespace fleetbench::controller {
+
+grpc::Status FleetService::AddSchedule(grpc::ServerContext* context,
+                                       const v1::AddScheduleRequest* request,
+                                       v1::AddScheduleResponse* response) {
+  return Serve(*context, token_, response,
+               [&](absl::Time deadline) { return core_->AddSchedule(*request, deadline); });
+}
+
+grpc::Status FleetService::ListSchedules(grpc::ServerContext* context,
+                                         const v1::ListSchedulesRequest*,
+                                         v1::ListSchedulesResponse* response) {
+  return Serve(*context, token_, response,
+               [&](absl::Time deadline) { return core_->ListSchedules(deadline); });
+}
+
+grpc::Status FleetService::RemoveSchedule(grpc::ServerContext* context,
+                                          const v1::RemoveScheduleRequest* request,
+                                          v1::RemoveScheduleResponse* response) {
+  return Serve(*context, token_, response,
+               [&](absl::Time deadline) -> absl::StatusOr<v1::RemoveScheduleResponse> {
+                 if (absl::Status s = core_->RemoveSchedule(request->name(), deadline); !s.ok()) {
+                   return s;
+                 }
+                 return v1::RemoveScheduleResponse();
+               });
+}
+
+grpc::Status FleetService::RunSchedule(grpc::ServerContext* context,
+                                       const v1::RunScheduleRequest* request,
+                                       v1::RunScheduleResponse* response) {
+  return Serve(*context, token_, response,
+               [&](absl::Time deadline) { return core_->RunSchedule(request->name(), deadline); });
+}
+
+grpc::Status FleetService::ListScheduleFirings(grpc::ServerContext* context,
+                                               const v1::ListScheduleFiringsRequest* request,
+                                               v1::ListScheduleFiringsResponse* response) {
+  return Serve(*context, token_, response, [&](absl::Time deadline) {
+    return core_->ListScheduleFirings(*request, deadline);
+  });
+}
+
+}  // namespace fleetbench::controller

@@ -41,6 +41,19 @@ class FleetService final : public v1::Fleet::Service {
                             v1::ListFindingsResponse* response) override;
   grpc::Status Variance(grpc::ServerContext* context, const v1::VarianceRequest* request,
                         v1::VarianceResponse* response) override;
+  grpc::Status AddSchedule(grpc::ServerContext* context, const v1::AddScheduleRequest* request,
+                           v1::AddScheduleResponse* response) override;
+  grpc::Status ListSchedules(grpc::ServerContext* context,
+                             const v1::ListSchedulesRequest* request,
+                             v1::ListSchedulesResponse* response) override;
+  grpc::Status RemoveSchedule(grpc::ServerContext* context,
+                              const v1::RemoveScheduleRequest* request,
+                              v1::RemoveScheduleResponse* response) override;
+  grpc::Status RunSchedule(grpc::ServerContext* context, const v1::RunScheduleRequest* request,
+                           v1::RunScheduleResponse* response) override;
+  grpc::Status ListScheduleFirings(grpc::ServerContext* context,
+                                   const v1::ListScheduleFiringsRequest* request,
+                                   v1::ListScheduleFiringsResponse* response) override;
 
  private:
   FleetCore* const core_;

@@ -105,8 +105,9 @@ std::string MetricsPage::Render() {
   } else {
     snapshot.errors.push_back("nodes");
   }
-  // Hook for schedules: copy the firing counters from snapshot.stats into
-  // snapshot.schedule_firings here once Stats carries them.
+  for (const auto& [key, count] : snapshot.stats.schedule_firings) {
+    snapshot.schedule_firings.push_back({{{"schedule", key.first}, {"outcome", key.second}}, count});
+  }
   snapshot.store_bytes = StoreFileBytes(options_.db_path);
   prometheus::Exposition exposition;
   AddFleetFamilies(snapshot, &exposition);

@@ -90,3 +90,28 @@ TEST_F(MetricsPageTest, TheHistoryIsReadAgainAfterACommitOrMaxAge) {
 
 }  // namespace
 }  // namespace fleetbench::controller
+
+namespace fleetbench::controller {
+namespace {
+
+TEST_F(MetricsPageTest, ScheduleFiringsAreCountedBySchedulesAndOutcome) {
+  Connect("a");
+  v1::AddScheduleRequest add;
+  add.mutable_schedule()->set_name("nightly");
+  add.mutable_schedule()->set_cron("0 3 * * *");
+  add.mutable_schedule()->mutable_run()->add_benchmarks()->set_name("gemm");
+  ASSERT_TRUE(core_->AddSchedule(add).ok());
+  ASSERT_EQ(core_->RunSchedule("nightly")->firing().outcome(), v1::FIRING_OUTCOME_STARTED);
+  ASSERT_EQ(core_->RunSchedule("nightly")->firing().outcome(), v1::FIRING_OUTCOME_SKIPPED);
+  MetricsPageOptions options;
+  options.db_path = dir_ + "/h.db";
+  MetricsPage page(core_.get(), options);
+  const std::string text = page.Render();
+  EXPECT_THAT(text, HasSubstr("fleetbench_schedule_firings_total{outcome=\"started\","
+                              "schedule=\"nightly\"} 1\n"));
+  EXPECT_THAT(text, HasSubstr("fleetbench_schedule_firings_total{outcome=\"skipped\","
+                              "schedule=\"nightly\"} 1\n"));
+}
+
+}  // namespace
+}  // namespace fleetbench::controller

@@ -166,6 +166,39 @@ ALTER TABLE tasks ADD COLUMN group_value REAL NOT NULL DEFAULT 0;
 ALTER TABLE runs ADD COLUMN group_options BLOB NOT NULL DEFAULT x'';
 ALTER TABLE runs ADD COLUMN group_nodes TEXT NOT NULL DEFAULT '';
 )sql"},
+      {7, "schedules and their firings",
+       R"sql(
+-- A run the controller starts on a cron expression (docs/schedules.md).
+-- handled_until_ms is the newest cron time the controller has handled
+-- (fired, skipped or recorded missed), so a restart knows what it missed;
+-- last_run_id is the run of the newest firing that started one, so a
+-- firing while it is still going is skipped.
+CREATE TABLE schedules (
+  name             TEXT PRIMARY KEY,
+  cron             TEXT NOT NULL,
+  timezone         TEXT NOT NULL,
+  run              BLOB NOT NULL,    -- serialized fleetbench.v1.StartRunRequest
+  created_ms       INTEGER NOT NULL,
+  handled_until_ms INTEGER NOT NULL,
+  last_run_id      TEXT NOT NULL DEFAULT ''
+) WITHOUT ROWID;
+-- One row per firing, in firing order; removing a schedule removes them.
+CREATE TABLE schedule_firings (
+  id            INTEGER PRIMARY KEY,
+  schedule      TEXT NOT NULL REFERENCES schedules(name) ON DELETE CASCADE,
+  slot_ms       INTEGER NOT NULL,
+  fired_ms      INTEGER NOT NULL,
+  outcome       INTEGER NOT NULL,    -- fleetbench.v1.FiringOutcome
+  run_id        TEXT NOT NULL DEFAULT '',
+  reason        TEXT NOT NULL DEFAULT '',
+  offline_nodes TEXT NOT NULL DEFAULT '',  -- names, space-separated
+  manual        INTEGER NOT NULL DEFAULT 0,
+  slots         INTEGER NOT NULL DEFAULT 1
+);
+CREATE INDEX schedule_firings_by_schedule ON schedule_firings(schedule, id);
+-- A run's page names the schedule that started it and the nodes offline.
+CREATE INDEX schedule_firings_by_run ON schedule_firings(run_id) WHERE run_id != '';
+)sql"},
   };
   return *kMigrations;
 }

@@ -15,8 +15,8 @@
 // caches, integrity), sqlite_nodes.cc, sqlite_runs.cc (runs and tasks),
 // sqlite_ingest.cc (CommitReports and the ranking points it stages),
 // sqlite_samples.cc (sample reads, History), sqlite_rank_scan.cc,
-// sqlite_metrics.cc (metric descriptors) and sqlite_prices.cc (the price
-// catalog).
+// sqlite_metrics.cc (metric descriptors), sqlite_prices.cc (the price
+// catalog) and sqlite_schedules.cc (schedules and firings).
 #ifndef FLEETBENCH_STORAGE_SQLITE_STORE_IMPL_H_
 #define FLEETBENCH_STORAGE_SQLITE_STORE_IMPL_H_
 
@@ -110,6 +110,16 @@ class SqliteStore final : public Store {
   absl::StatusOr<PriceImport> ImportPrices(
       const std::vector<v1::CatalogPrice>& prices, absl::Time imported) override;
   absl::StatusOr<std::vector<v1::CatalogPrice>> ListPrices() override;
+
+  absl::Status CreateSchedule(const ScheduleRecord& schedule) override;
+  absl::StatusOr<std::vector<ScheduleRecord>> ListSchedules() override;
+  absl::Status RemoveSchedule(const std::string& name) override;
+  absl::Status RecordFiring(const v1::ScheduleFiring& firing,
+                            std::optional<absl::Time> handled_until) override;
+  absl::StatusOr<std::vector<v1::ScheduleFiring>> ListFirings(const std::string& name,
+                                                              int limit) override;
+  absl::StatusOr<std::optional<v1::ScheduleFiring>> FiringOfRun(
+      const std::string& run_id) override;
 
  private:
   // ---- sqlite_store.cc and the statement helpers ----

@@ -2,7 +2,8 @@
 //
 // Owns: nodes (identity, labels, facts history), runs, node tasks with their
 // benchmark outcomes, result samples, the descriptors (unit, direction)
-// the agents declare for the metrics, and the price catalog. Everything the controller must not
+// the agents declare for the metrics, the price catalog, and schedules with
+// their firings. Everything the controller must not
 // forget lives here; everything else (who is connected, live progress) is in
 // memory in the controller.
 //
@@ -38,6 +39,7 @@
 #include "fleetbench/v1/price.pb.h"
 #include "fleetbench/v1/run.pb.h"
 #include "fleetbench/v1/result.pb.h"
+#include "fleetbench/v1/schedule.pb.h"
 
 namespace fleetbench::storage {
 
@@ -284,6 +286,36 @@ class Store {
       const std::vector<v1::CatalogPrice>& prices, absl::Time imported) = 0;
   // Every stored row, by provider, region, instance_type, effective_from.
   virtual absl::StatusOr<std::vector<v1::CatalogPrice>> ListPrices() = 0;
+
+  // Schedules (docs/schedules.md): a definition, the newest cron time the
+  // controller handled and the run of its newest started firing; and the
+  // firings. CreateSchedule: ALREADY_EXISTS for a name taken,
+  // INVALID_ARGUMENT for an empty name or cron. RemoveSchedule removes its
+  // firings too; NOT_FOUND for an unknown name.
+  struct ScheduleRecord {
+    // name, cron, timezone, run and created_unix_ms.
+    v1::Schedule schedule;
+    absl::Time handled_until;
+    std::string last_run_id;
+  };
+  virtual absl::Status CreateSchedule(const ScheduleRecord& schedule) = 0;
+  // By name.
+  virtual absl::StatusOr<std::vector<ScheduleRecord>> ListSchedules() = 0;
+  virtual absl::Status RemoveSchedule(const std::string& name) = 0;
+  // Stores a firing and, in the same transaction, moves the schedule's
+  // handled_until to `handled_until` when given (never backwards) and its
+  // last_run_id to the firing's run when it STARTED one. NOT_FOUND for an
+  // unknown schedule.
+  virtual absl::Status RecordFiring(const v1::ScheduleFiring& firing,
+                                    std::optional<absl::Time> handled_until) = 0;
+  // The schedule's newest `limit` firings (> 0), newest first. NOT_FOUND
+  // for an unknown schedule.
+  virtual absl::StatusOr<std::vector<v1::ScheduleFiring>> ListFirings(const std::string& name,
+                                                                      int limit) = 0;
+  // The firing that started the run; nullopt when none did (a run started
+  // by hand, or one whose schedule was removed).
+  virtual absl::StatusOr<std::optional<v1::ScheduleFiring>> FiringOfRun(
+      const std::string& run_id) = 0;
 
   // PRAGMA integrity_check; OK when SQLite answers "ok". The SQLite store
   // also runs foreign_key_check and checks its ranking points against the
