@@ -52,6 +52,9 @@ SettleResult SettleDevice(int fd, const std::string& sysfs_block_dir,
     return result;
   }
   const std::string path = sysfs_block_dir + "/inflight";
+  // The bound is on the wait, not on the flush before it (a syncfs on a
+  // busy filesystem can take longer than the whole wait).
+  const absl::Time wait_start = absl::Now();
   int quiet = 0;
   while (true) {
     if (cancelled && cancelled()) {
@@ -68,7 +71,7 @@ SettleResult SettleDevice(int fd, const std::string& sysfs_block_dir,
       result.settled = result.note.empty();
       break;
     }
-    if (absl::Now() - start >= options.max_wait) {
+    if (absl::Now() - wait_start >= options.max_wait) {
       result.note = absl::StrCat(*inflight, " I/Os still in flight after ",
                                  absl::FormatDuration(options.max_wait));
       break;

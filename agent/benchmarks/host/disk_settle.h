@@ -32,12 +32,12 @@ struct SettleOptions {
   int quiet_readings = 3;
   // ...taken this far apart...
   absl::Duration poll_interval = absl::Milliseconds(20);
-  // ...and no longer than this is waited in all.
+  // ...and no longer than this is waited after the flush.
   absl::Duration max_wait = absl::Seconds(5);
 };
 
 struct SettleResult {
-  absl::Duration waited;
+  absl::Duration waited;  // the flush and the wait
   // False when the device was still busy at max_wait, or could not be read
   // (no sysfs entry: a device name of "" or one that is not under
   // /sys/block); then only the syncfs was done.
