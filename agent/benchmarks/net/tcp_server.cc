@@ -97,6 +97,9 @@ class ServerSession {
     if (!sockets.ok()) return sockets.status();
     StreamGroup group(*std::move(sockets));
     if (absl::Status s = group.Prepare(); !s.ok()) return s;
+    if (test->kind != "latency") {
+      if (absl::Status s = group.Apply(test->settings); !s.ok()) return s;
+    }
     if (absl::Status s = SendMessage(
             control_.fd(),
             ControlMessage("READY").Set("id", absl::StrCat(test->id)),
@@ -158,7 +161,7 @@ class ServerSession {
   // Forward test: this side receives, owns the window and sends the
   // client its counts in CLOSE.
   absl::Status Receive(const TestRequest& test, StreamGroup& group) {
-    group.StartReceivers();
+    group.StartReceivers(test.settings.write_bytes);
     absl::StatusOr<ControlMessage> start = Expect(
         control_.fd(), "START", DeadlineIn(kStepTimeoutS), cancelled_, client_);
     if (!start.ok()) return start.status();
@@ -188,7 +191,7 @@ class ServerSession {
     absl::StatusOr<ControlMessage> start = Expect(
         control_.fd(), "START", DeadlineIn(kStepTimeoutS), cancelled_, client_);
     if (!start.ok()) return start.status();
-    group.StartSenders();
+    group.StartSenders(test.settings);
     absl::StatusOr<SentWindow> sent = MeasureSentWindow(
         control_.fd(), test, group, cancelled_, client_, nullptr);
     if (!sent.ok()) return sent.status();
@@ -196,8 +199,7 @@ class ServerSession {
         !s.ok()) {
       return Annotate(s, absl::StrCat("reverse streams to ", client_));
     }
-    return SendMessage(control_.fd(),
-                       EncodeRetransmitsFinished(sent->retransmits),
+    return SendMessage(control_.fd(), EncodeSenderFinished(*sent),
                        DeadlineIn(kStepTimeoutS), cancelled_);
   }
 
