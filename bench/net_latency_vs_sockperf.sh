@@ -9,7 +9,9 @@
 # (10.78.0.2/24, clients) joined by a veth pair, deleted on exit. iperf3
 # has no round-trip mode; sockperf (Debian `sockperf`) is the reference:
 #   sockperf server --tcp -i 10.78.0.1 -p PORT
-#   sockperf ping-pong --tcp -i 10.78.0.1 -p PORT -m MSG -t SECONDS --full-rtt
+#   sockperf ping-pong --tcp -i 10.78.0.1 -p PORT -m MSG -t SECONDS --full-rtt --no-rdtsc
+# (--no-rdtsc: sockperf times with the monotonic clock, as the plugin does,
+# not with a TSC frequency it estimated; SOCKPERF_ARGS="" drops it.)
 # Both keep Nagle off (sockperf's default for ping-pong, the plugin's
 # TCP_NODELAY), both time each round trip on the client from the send to
 # the last byte of the reply; sockperf warms up too (its default).
@@ -100,7 +102,8 @@ theirs() {  # -> "p50 p99" in us
     in_a ss -ltn 2>/dev/null | grep -q "$addr_a:$port " && break
     sleep 0.05
   done
-  local cmd=(sockperf ping-pong --tcp -i $addr_a -p $port -m "$msg" -t "$seconds" --full-rtt)
+  local cmd=(sockperf ping-pong --tcp -i $addr_a -p $port -m "$msg" -t "$seconds" --full-rtt
+             ${SOCKPERF_ARGS---no-rdtsc})
   ((round == 1)) && echo "\$ ip netns exec $ns_b ${cmd[*]}" >&2
   in_b "${cmd[@]}" >"$work/sockperf.log" 2>&1
   kill "$server" 2>/dev/null || true
