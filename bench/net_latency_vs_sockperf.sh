@@ -8,7 +8,7 @@
 # The link: network namespaces fbLA (10.78.0.1/24, servers) and fbLB
 # (10.78.0.2/24, clients) joined by a veth pair, deleted on exit. iperf3
 # has no round-trip mode; sockperf (Debian `sockperf`) is the reference:
-#   sockperf server --tcp -i 10.78.0.1 -p PORT
+#   sockperf server --tcp -i 10.78.0.1 -p PORT      (a fresh one per run)
 #   sockperf ping-pong --tcp -i 10.78.0.1 -p PORT -m MSG -t SECONDS --full-rtt --no-rdtsc
 # (--no-rdtsc: sockperf times with the monotonic clock, as the plugin does,
 # not with a TSC frequency it estimated; SOCKPERF_ARGS="" drops it.)
@@ -93,21 +93,29 @@ ours() {  # -> "p50 p99" in us
   wait "$server"
 }
 
+# A fresh sockperf server per run (one that served a client before answers
+# the next one several times slower here), started as ip's own process (ip
+# netns exec execs it) so that its pid is the server's.
+sockperf_port=11111
 theirs() {  # -> "p50 p99" in us
-  local port=11111
-  in_a sockperf server --tcp -i $addr_a -p $port >"$work/sockperf-server.log" 2>&1 &
+  ip netns exec $ns_a sockperf server --tcp -i $addr_a -p $sockperf_port \
+    >"$work/sockperf-server.log" 2>&1 &
   local server=$!
-  pids+=("$server")
   for _ in $(seq 100); do
-    in_a ss -ltn 2>/dev/null | grep -q "$addr_a:$port " && break
+    in_a ss -ltn 2>/dev/null | grep -q "$addr_a:$sockperf_port " && break
     sleep 0.05
   done
-  local cmd=(sockperf ping-pong --tcp -i $addr_a -p $port -m "$msg" -t "$seconds" --full-rtt
+  local cmd=(sockperf ping-pong --tcp -i $addr_a -p $sockperf_port -m "$msg" -t "$seconds" --full-rtt
              ${SOCKPERF_ARGS---no-rdtsc})
   ((round == 1)) && echo "\$ ip netns exec $ns_b ${cmd[*]}" >&2
-  in_b "${cmd[@]}" >"$work/sockperf.log" 2>&1
+  timeout $((seconds + 30)) ip netns exec $ns_b "${cmd[@]}" >"$work/sockperf.log" 2>&1 || true
   kill "$server" 2>/dev/null || true
   wait "$server" 2>/dev/null || true
+  # Its listening port must be free before the next one binds it.
+  for _ in $(seq 100); do
+    in_a ss -ltn 2>/dev/null | grep -q "$addr_a:$sockperf_port " || break
+    sleep 0.05
+  done
   awk '/percentile 50.000 =/ { p50 = $NF } /percentile 99.000 =/ { p99 = $NF }
        END { if (p50 == "" || p99 == "") exit 1; print p50, p99 }' "$work/sockperf.log" ||
     { echo "$0: no percentiles in sockperf's output:" >&2; cat "$work/sockperf.log" >&2; exit 1; }

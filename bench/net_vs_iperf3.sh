@@ -19,6 +19,10 @@
 #   NICE [unset]  e.g. -10: run everything in a session of its own whose
 #         scheduling group gets this nice value, so that other work on a
 #         shared machine disturbs both tools less (same for both).
+#   OURS_ARGS [""]  more key=value for the plugin's client, e.g.
+#         "write_bytes=16K" or "rate_Mbps=600" (all streams together)
+#   IPERF_ARGS [""]  the same setting for every iperf3 client, e.g. "-l 16K"
+#         or "-b 300M" (per stream: 600 Mbit/s over 2 streams)
 #   MULTI [1]  0 skips the "iperf3 xP" runs (saves a third of the time).
 #   RPS [0]  1 steers each veth's received packets by flow hash to one CPU
 #         (rps_cpus = all CPUs), as a NIC's RSS queues do. Without it veth
@@ -120,6 +124,7 @@ echo "# $(date -u +%Y-%m-%dT%H:%MZ) $(uname -r) $(iperf3 --version | head -1)"
 echo "# $(nproc) CPUs, congestion control $(in_a cat /proc/sys/net/ipv4/tcp_congestion_control)"
 echo "# veth fbvA $addr_a (ns $ns_a, servers) <-> fbvB $addr_b (ns $ns_b, clients)"
 echo "# streams $streams, duration $duration s, omit/warm-up $omit s, rounds $rounds, rps $rps"
+echo "# plugin settings: ${OURS_ARGS:-(defaults)}; iperf3 settings: ${IPERF_ARGS:-(defaults)}"
 
 # The sending namespace's TCP counters, as "retransmitted dsack_segments";
 # nstat -n before a run resets the history, nstat -a after reads deltas.
@@ -168,7 +173,7 @@ run_ours() {  # out.json
   wait_for_file "$work/port"
   local args=(client peer=$addr_a:$(cat "$work/port") streams="$streams"
               duration_s="$duration" warmup_s="$omit" reverse=1
-              latency_count=2000)
+              latency_count=2000 ${OURS_ARGS:-})
   echo "\$ ip netns exec $ns_b $cli ${args[*]}" >&2
   nstat_reset
   in_b "$cli" "${args[@]}" 2>"$work/ours-client.log" | jq -s . >"$1"
@@ -202,7 +207,7 @@ run_iperf3() {
   nstat_reset
   for ((k = 0; k < procs; k++)); do
     port=$((5201 + k))
-    local cmd=(iperf3 -c $addr_a -p $port -P "$per" -t "$duration" -O "$omit" --json "${flag[@]}")
+    local cmd=(iperf3 -c $addr_a -p $port -P "$per" -t "$duration" -O "$omit" --json "${flag[@]}" ${IPERF_ARGS:-})
     ((k == 0)) && echo "\$ ip netns exec $ns_b ${cmd[*]}$( ((procs > 1)) && echo " (x$procs, ports 5201..$((5200 + procs)))")" >&2
     in_b "${cmd[@]}" >"$work/iperf3-$k.json" &
     clients+=($!)
