@@ -338,7 +338,8 @@ TEST(TcpNetBenchmarkTest, ThroughputModeSkipsThePingPongAndReportsSettings) {
   std::map<std::string, const v1::Sample*> by_metric;
   for (const v1::Sample& s : *samples) by_metric[s.metric()] = &s;
   ASSERT_EQ(by_metric.size(), 3u);  // forward, retransmits, reverse
-  EXPECT_LE(by_metric["net.tcp.Gbps"]->value(), 0.105);  // the cap
+  // The cap, plus the 0.1 s a sender that fell behind may catch up.
+  EXPECT_LE(by_metric["net.tcp.Gbps"]->value(), 0.1 * (0.4 / 0.3) * 1.02);
   EXPECT_GE(by_metric["net.tcp.Gbps"]->value(), 0.07);
   const auto& p = by_metric["net.tcp.reverse.Gbps"]->params();
   EXPECT_EQ(p.at("write_bytes"), "32768");

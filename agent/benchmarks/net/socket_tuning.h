@@ -36,9 +36,10 @@ TcpCounters Subtract(const TcpCounters& after, const TcpCounters& before);
 TcpCounters Add(const TcpCounters& a, const TcpCounters& b);
 
 // SO_SNDBUF and SO_RCVBUF to `bytes` (as iperf3 -w does; the kernel doubles
-// the value for its bookkeeping and caps it at net.core.[wr]mem_max). Set on
-// a connected socket: Linux chose the window scale from the largest buffer
-// allowed, so a buffer set now still gets its whole window.
+// the value for its bookkeeping and caps it at net.core.[wr]mem_max). For
+// iperf3's meaning, set them before the handshake (on the connecting socket
+// and on the listener): Linux fixes the window clamp from the receive
+// buffer then, and a buffer set later allows a larger window.
 absl::Status SetSocketBuffers(int fd, int64_t bytes);
 // What the kernel reports for SO_SNDBUF / SO_RCVBUF now (-1 on failure).
 struct SocketBuffers {

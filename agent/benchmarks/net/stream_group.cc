@@ -168,31 +168,32 @@ void StreamGroup::SendLoop(size_t i, size_t write_bytes, double rate_bps) {
   for (size_t k = 0; k < block.size(); ++k) {
     block[k] = static_cast<char>('0' + k % 64);
   }
-  const auto started = Clock::now();
-  uint64_t sent = 0;
+  // With a rate, each block has a time slot: the next may go once the
+  // previous one's slot has passed. A sender that fell behind (starved of
+  // CPU) catches up by at most kDataSlice's worth, so that no window sees
+  // much more than the rate either.
+  const auto block_time = std::chrono::duration_cast<Clock::duration>(
+      std::chrono::duration<double>(
+          rate_bps > 0 ? static_cast<double>(write_bytes) * 8 / rate_bps : 0));
+  Clock::time_point next_slot = Clock::now();
   size_t offset = 0;
   while (!stop_sending_.load(std::memory_order_relaxed) &&
          !abort_.load(std::memory_order_relaxed)) {
     if (rate_bps > 0 && offset == 0) {
-      // The next block is due once the bytes so far fit the rate; waits
-      // are cut to kDataSlice so the flags are still seen in time.
-      const auto due = started + std::chrono::duration_cast<Clock::duration>(
-                                     std::chrono::duration<double>(
-                                         static_cast<double>(sent) * 8 /
-                                         rate_bps));
       const auto now = Clock::now();
-      if (due > now) {
+      if (next_slot > now) {
         std::this_thread::sleep_for(
-            std::min<Clock::duration>(due - now, kDataSlice));
+            std::min<Clock::duration>(next_slot - now, kDataSlice));
         continue;
       }
+      next_slot = std::max<Clock::time_point>(next_slot, now - kDataSlice) +
+                  block_time;
     }
     const ssize_t n =
         send(fd, block.data() + offset, block.size() - offset, MSG_NOSIGNAL);
     if (n > 0) {
       counters_[i].value.fetch_add(static_cast<uint64_t>(n),
                                    std::memory_order_relaxed);
-      sent += static_cast<uint64_t>(n);
       offset += static_cast<size_t>(n);
       if (offset == block.size()) offset = 0;
       continue;

@@ -149,13 +149,27 @@ class ClientSession {
   }
 
   // Sends TEST, opens the test's data connections and waits for READY.
+  // The server says ACCEPTING once its listener has the test's buffer
+  // sizes, so that the handshakes below already use them on both ends.
   absl::StatusOr<std::vector<Socket>> StartTest(const TestRequest& test,
                                                 int connections) {
     if (absl::Status s = SendControl(EncodeTest(test)); !s.ok()) return s;
+    absl::StatusOr<ControlMessage> accepting =
+        ExpectControl("ACCEPTING", kStepTimeoutS);
+    if (!accepting.ok()) return accepting.status();
+    const int64_t buffer_bytes = test.kind == "latency"
+                                     ? 0
+                                     : test.settings.socket_buffer_bytes;
+    const pairwise::BeforeConnectFn before_connect =
+        buffer_bytes > 0 ? pairwise::BeforeConnectFn([buffer_bytes](int fd) {
+          return SetSocketBuffers(fd, buffer_bytes);
+        })
+                         : nullptr;
     std::vector<Socket> sockets;
     for (int i = 0; i < connections; ++i) {
-      absl::StatusOr<Socket> s = ConnectUntil(
-          options_.peer, DeadlineIn(options_.connect_timeout_s), cancelled_);
+      absl::StatusOr<Socket> s =
+          ConnectUntil(options_.peer, DeadlineIn(options_.connect_timeout_s),
+                       cancelled_, before_connect);
       if (!s.ok()) {
         return Annotate(s.status(),
                         absl::StrCat("data connection ", i, " to ", server_));

@@ -63,8 +63,8 @@ inline constexpr int64_t kMinSocketBufferBytes = 4096;
 inline constexpr int64_t kMaxSocketBufferBytes = 1 << 30;
 inline constexpr double kMaxRateBps = 1e12;  // 1 Tbit/s
 // Bumped on any incompatible change to the control exchange. 2: TEST
-// carries StreamSettings; FINISHED the sender's spurious retransmits,
-// reordering and congestion control.
+// carries StreamSettings and is answered ACCEPTING; FINISHED carries the
+// sender's spurious retransmits, reordering and congestion control.
 inline constexpr int kProtocolVersion = 2;
 
 // How a throughput test's data connections carry bytes, as iperf3's

@@ -184,16 +184,18 @@ TEST(TcpEngineTest, RateCapHoldsBothWays) {
   settings.rate_bps = 200e6;
   absl::StatusOr<TcpClientReport> report = RunThroughput(settings, 2, 0.3, 1);
   ASSERT_TRUE(report.ok()) << report.status();
-  // The cap is the sharp bound; a starved sender (a loaded CI machine) may
-  // fall somewhat short of it, never above.
+  // The cap is the sharp bound: at most the rate plus the one slice
+  // (kDataSlice) a sender that fell behind may catch up. A starved sender
+  // (a loaded CI machine) may fall somewhat short of it.
   for (const auto* r : {&report->forward, &report->reverse}) {
     ASSERT_TRUE(r->has_value());
-    EXPECT_LE((*r)->gbps, 0.21);
+    const double catch_up = 1 + 0.1 / (*r)->window_s;
+    EXPECT_LE((*r)->gbps, 0.2 * catch_up * 1.02);
     EXPECT_GE((*r)->gbps, 0.14);
     EXPECT_DOUBLE_EQ((*r)->settings.rate_bps, 200e6);
     // Each stream takes half.
     for (uint64_t b : (*r)->stream_bytes) {
-      EXPECT_LE(GbpsFromBytes(b, (*r)->window_s), 0.105);
+      EXPECT_LE(GbpsFromBytes(b, (*r)->window_s), 0.1 * catch_up * 1.02);
       EXPECT_GE(GbpsFromBytes(b, (*r)->window_s), 0.07);
     }
   }
@@ -215,7 +217,8 @@ TEST(TcpEngineTest, PacingGoesByWholeWritesOfTheAskedSize) {
   ASSERT_TRUE(small.ok()) << small.status();
   for (const auto* r : {&small->forward, &small->reverse}) {
     const double due = 1e6 * (*r)->window_s;  // bytes at 1 MB/s
-    EXPECT_LE(static_cast<double>((*r)->bytes), 1.05 * due + 1000);
+    // Plus one slice of catching up (1e5 bytes) and a part-sent write.
+    EXPECT_LE(static_cast<double>((*r)->bytes), 1.02 * due + 1e5 + 1000);
     EXPECT_GE(static_cast<double>((*r)->bytes), 0.7 * due);
   }
 }

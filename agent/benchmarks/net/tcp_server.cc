@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "agent/benchmarks/net/control_exchange.h"
 #include "agent/benchmarks/net/control_frame.h"
+#include "agent/benchmarks/net/socket_tuning.h"
 #include "agent/benchmarks/net/stream_group.h"
 #include "agent/benchmarks/net/tcp_engine.h"
 #include "agent/benchmarks/net/test_request.h"
@@ -91,6 +92,24 @@ class ServerSession {
   absl::Status RunTest(const ControlMessage& m) {
     absl::StatusOr<TestRequest> test = DecodeTest(m);
     if (!test.ok()) return test.status();
+    // Buffer sizes go on the listener before the data connections'
+    // handshakes (accepted sockets inherit them), as iperf3 -w does: Linux
+    // fixes a connection's window clamp from the buffer at the handshake.
+    // The listener serves this one client, whose tests share the settings.
+    if (test->kind != "latency" && test->settings.socket_buffer_bytes > 0) {
+      if (absl::Status s = SetSocketBuffers(listener_.fd(),
+                                            test->settings.socket_buffer_bytes);
+          !s.ok()) {
+        return s;
+      }
+    }
+    if (absl::Status s = SendMessage(
+            control_.fd(),
+            ControlMessage("ACCEPTING").Set("id", absl::StrCat(test->id)),
+            DeadlineIn(kStepTimeoutS), cancelled_);
+        !s.ok()) {
+      return Annotate(s, absl::StrCat("control connection to ", client_));
+    }
     const int connections = test->kind == "latency" ? 1 : test->streams;
     absl::StatusOr<std::vector<Socket>> sockets =
         AcceptDataConnections(test->id, connections);
