@@ -3,6 +3,8 @@
 // nodes and the ranking but `run` is refused, saying the role it needs;
 // revoked, the token is refused; the audit shows the create, the refused
 // run and the revoke with who did them; no listing shows the secret.
+#include <signal.h>
+
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -96,6 +98,7 @@ TEST_F(RolesTest, TheSharedTokenTurnsOffOnlyWithAnAdminTokenAndStaysOffAcrossARe
   EXPECT_EQ(shared.exit_code, 1);
   EXPECT_NE(shared.err.find("shared token is turned off"), std::string::npos) << shared.err;
 
+  KillController(SIGTERM);
   StartController();
   EXPECT_NE(Cli({"nodes"}).exit_code, 0);
   CommandResult on = Cli({"token", "shared", "on", "--token-file", admin_file});
