@@ -32,6 +32,8 @@ int ProbeCommand(const Argv& args);
 int FindingsCommand(const Argv& args);
 int VarianceCommand(const Argv& args);
 int ScheduleCommand(const Argv& args);
+int TokenCommand(const Argv& args);
+int AuditCommand(const Argv& args);
 
 }  // namespace fleetbench::cli
 

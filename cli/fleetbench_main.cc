@@ -35,6 +35,9 @@ constexpr Command kCommands[] = {
     {"variance", fleetbench::cli::VarianceCommand, "a metric's 24-hour profile and day/night gap"},
     {"schedule", fleetbench::cli::ScheduleCommand,
      "runs the controller starts on a cron: add, list, rm, run, history"},
+    {"token", fleetbench::cli::TokenCommand,
+     "API tokens with a role: create, list, revoke; the shared token on/off"},
+    {"audit", fleetbench::cli::AuditCommand, "who changed what on the controller, newest first"},
 };
 
 int PrintUsage(std::ostream& out) {

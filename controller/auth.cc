@@ -58,12 +58,13 @@ grpc::Status AuthorizeCall(const grpc::ServerContextBase& context,
                            const Authenticator& authenticator, Role need, Principal* principal) {
   absl::StatusOr<Principal> who = AuthenticateCall(context, authenticator);
   if (!who.ok()) return ToGrpcStatus(who.status());
+  // Set when refused too: the audit names who was refused.
+  if (principal != nullptr) *principal = *who;
   if (!RoleAllows(who->role, need)) {
     return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
                         absl::StrCat("'", who->name, "' is ", RoleName(who->role), "; this needs ",
                                      RoleName(need)));
   }
-  if (principal != nullptr) *principal = std::move(*who);
   return grpc::Status::OK;
 }
 

@@ -65,6 +65,8 @@ absl::StatusOr<Principal> AuthenticateCall(const grpc::ServerContextBase& contex
                                            const Authenticator& authenticator);
 // AuthenticateCall, then RoleAllows(principal.role, need), else
 // PERMISSION_DENIED naming the role needed. As a grpc::Status for services.
+// `principal`, when given, is set once the token authenticated, also when
+// the role then refuses the call.
 grpc::Status AuthorizeCall(const grpc::ServerContextBase& context,
                            const Authenticator& authenticator, Role need,
                            Principal* principal = nullptr);

@@ -1,12 +1,15 @@
 #include "controller/controller_server.h"
 
 #include "absl/strings/str_cat.h"
+#include "common/logging.h"
 #include "common/wire_limits.h"
 #include "controller/agent_gateway_service.h"
+#include "controller/audit_log.h"
 #include "controller/fleet_service.h"
 #include "controller/http_server.h"
 #include "controller/metrics_page.h"
 #include "controller/prometheus_text.h"
+#include "controller/token_authenticator.h"
 #include "grpcpp/grpcpp.h"
 
 namespace fleetbench::controller {
@@ -28,10 +31,20 @@ absl::StatusOr<std::unique_ptr<ControllerServer>> ControllerServer::Start(
   server->store_ = std::move(*store);
   server->core_ = std::make_unique<FleetCore>(server->store_.get(), Clock::Real(), options.fleet);
   if (absl::Status s = server->core_->Start(); !s.ok()) return s;
-  server->authenticator_ = std::make_unique<SharedTokenAuthenticator>(options.token);
+  // API tokens from the store, and the shared token while it is on
+  // (docs/security.md).
+  auto tokens = TokenAuthenticator::Load(server->store_.get(), Clock::Real(), options.token);
+  if (!tokens.ok()) return tokens.status();
+  server->tokens_ = tokens->get();
+  server->authenticator_ = std::move(*tokens);
+  if (!server->tokens_->shared_token_enabled()) {
+    LOG(INFO) << "the shared token is off: only API tokens authenticate";
+  }
+  server->audit_ = std::make_unique<AuditLog>(server->store_.get(), Clock::Real());
   server->gateway_ =
       std::make_unique<AgentGatewayService>(server->core_.get(), server->authenticator_.get());
-  server->fleet_ = std::make_unique<FleetService>(server->core_.get(), server->authenticator_.get());
+  server->fleet_ = std::make_unique<FleetService>(server->core_.get(), server->authenticator_.get(),
+                                                  server->tokens_, server->audit_.get());
 
   grpc::ServerBuilder builder;
   builder.AddListeningPort(options.listen, grpc::InsecureServerCredentials(), &server->port_);

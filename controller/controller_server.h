@@ -18,15 +18,19 @@ class Server;
 namespace fleetbench::controller {
 
 class AgentGatewayService;
+class AuditLog;
 class Authenticator;
 class FleetService;
 class HttpServer;
 class MetricsPage;
+class TokenAuthenticator;
 
 struct ControllerOptions {
   std::string listen = "127.0.0.1:7070";
   std::string db_path;
-  std::string token;  // required, for gRPC and HTTP alike
+  // The shared token (admin while switched on), for gRPC and HTTP alike;
+  // required. API tokens come from the store (docs/security.md).
+  std::string token;
   // Where to serve HTTP (/metrics), host:port; "" for no HTTP.
   std::string http_listen;
   bool synchronous_full = false;
@@ -44,6 +48,8 @@ class ControllerServer {
   // The HTTP port bound, 0 without http_listen.
   int http_port() const;
   FleetCore* core() { return core_.get(); }
+  // The API tokens and the shared-token switch (what authenticator_ is).
+  TokenAuthenticator* tokens() { return tokens_; }
   // Stops accepting, ends streams, stops the core. Idempotent.
   void Shutdown();
 
@@ -53,6 +59,8 @@ class ControllerServer {
   std::unique_ptr<storage::Store> store_;
   // Before the services, which hold a pointer to it.
   std::unique_ptr<Authenticator> authenticator_;
+  TokenAuthenticator* tokens_ = nullptr;  // authenticator_, as its own type
+  std::unique_ptr<AuditLog> audit_;
   std::unique_ptr<FleetCore> core_;
   std::unique_ptr<AgentGatewayService> gateway_;
   std::unique_ptr<FleetService> fleet_;

@@ -1,23 +1,45 @@
 // controller/fleet_service.h — the user API (Fleet) the CLI talks to. Thin:
-// authenticate, check the caller's role (each RPC's role is in
-// fleet_service.cc), call FleetCore, map the status. Served by gRPC's sync
-// thread pool, where blocking on the core is allowed.
+// authenticate, check the caller's role against the RPC's row in
+// FleetRpcRules() (an RPC without a row is refused), call FleetCore (or the
+// tokens and audit for the admin RPCs), map the status, and write each
+// mutating call, allowed or refused, to the audit (docs/security.md).
+// Served by gRPC's sync thread pool, where blocking on the core is allowed.
 #ifndef FLEETBENCH_CONTROLLER_FLEET_SERVICE_H_
 #define FLEETBENCH_CONTROLLER_FLEET_SERVICE_H_
 
 #include <string>
 
+#include "absl/strings/string_view.h"
+#include "absl/types/span.h"
+#include "controller/audit_log.h"
 #include "controller/auth.h"
 #include "controller/fleet_core.h"
+#include "controller/token_authenticator.h"
 #include "fleetbench/v1/fleet_service.grpc.pb.h"
 
 namespace fleetbench::controller {
 
+// What an RPC of the Fleet service needs: the role, and whether it changes
+// anything (then it is audited).
+struct FleetRpcRule {
+  absl::string_view method;  // as in the proto, e.g. "StartRun"
+  Role need;
+  bool mutates;
+};
+// One row per RPC of the service (the per-RPC test checks every method of
+// the service descriptor has one).
+absl::Span<const FleetRpcRule> FleetRpcRules();
+// nullptr for an RPC without a row.
+const FleetRpcRule* FindFleetRpcRule(absl::string_view method);
+
 class FleetService final : public v1::Fleet::Service {
  public:
-  // Both must outlive the service.
-  FleetService(FleetCore* core, const Authenticator* authenticator)
-      : core_(core), authenticator_(authenticator) {}
+  // All must outlive the service. Without `tokens` the token RPCs answer
+  // UNIMPLEMENTED; without `audit` nothing is audited and ListAudit is
+  // UNIMPLEMENTED.
+  FleetService(FleetCore* core, const Authenticator* authenticator,
+               TokenAuthenticator* tokens = nullptr, AuditLog* audit = nullptr)
+      : core_(core), authenticator_(authenticator), tokens_(tokens), audit_(audit) {}
 
   grpc::Status ListNodes(grpc::ServerContext* context, const v1::ListNodesRequest* request,
                          v1::ListNodesResponse* response) override;
@@ -59,9 +81,23 @@ class FleetService final : public v1::Fleet::Service {
                                    const v1::ListScheduleFiringsRequest* request,
                                    v1::ListScheduleFiringsResponse* response) override;
 
+  grpc::Status CreateToken(grpc::ServerContext* context, const v1::CreateTokenRequest* request,
+                           v1::CreateTokenResponse* response) override;
+  grpc::Status ListTokens(grpc::ServerContext* context, const v1::ListTokensRequest* request,
+                          v1::ListTokensResponse* response) override;
+  grpc::Status RevokeToken(grpc::ServerContext* context, const v1::RevokeTokenRequest* request,
+                           v1::RevokeTokenResponse* response) override;
+  grpc::Status SetSharedToken(grpc::ServerContext* context,
+                              const v1::SetSharedTokenRequest* request,
+                              v1::SetSharedTokenResponse* response) override;
+  grpc::Status ListAudit(grpc::ServerContext* context, const v1::ListAuditRequest* request,
+                         v1::ListAuditResponse* response) override;
+
  private:
   FleetCore* const core_;
   const Authenticator* const authenticator_;
+  TokenAuthenticator* const tokens_;
+  AuditLog* const audit_;
 };
 
 }  // namespace fleetbench::controller

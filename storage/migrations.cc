@@ -199,6 +199,41 @@ CREATE INDEX schedule_firings_by_schedule ON schedule_firings(schedule, id);
 -- A run's page names the schedule that started it and the nodes offline.
 CREATE INDEX schedule_firings_by_run ON schedule_firings(run_id) WHERE run_id != '';
 )sql"},
+      {9, "API tokens with roles, controller settings, the audit of mutating calls",
+       R"sql(
+-- A person's or a script's token (docs/security.md): its name, role and
+-- life. Only a SHA-256 of the secret is kept; token_id is the public part
+-- of the token text (fbt1.<token_id>.<secret>) that finds the row.
+-- Revoked and expired rows stay listed until their name is taken again.
+CREATE TABLE api_tokens (
+  name         TEXT PRIMARY KEY,
+  token_id     TEXT NOT NULL UNIQUE,
+  secret_hash  BLOB NOT NULL,        -- SHA-256 of the secret
+  role         TEXT NOT NULL,        -- enroll, viewer, operator, admin
+  created_ms   INTEGER NOT NULL,
+  expires_ms   INTEGER,              -- NULL: never
+  revoked_ms   INTEGER,              -- NULL: not revoked
+  last_used_ms INTEGER               -- NULL: never used
+) WITHOUT ROWID;
+-- Small controller-wide switches (shared_token: on/off).
+CREATE TABLE settings (
+  key   TEXT PRIMARY KEY,
+  value TEXT NOT NULL
+) WITHOUT ROWID;
+-- One row per mutating call of the user API, in call order; the oldest
+-- rows go once the table passes its bound (docs/security.md, Audit).
+CREATE TABLE audit (
+  id        INTEGER PRIMARY KEY,
+  time_ms   INTEGER NOT NULL,
+  principal TEXT NOT NULL,
+  role      TEXT NOT NULL,
+  rpc       TEXT NOT NULL,
+  target    TEXT NOT NULL DEFAULT '',
+  code      INTEGER NOT NULL,        -- google.rpc code, 0 for OK
+  message   TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX audit_by_time ON audit(time_ms);
+)sql"},
   };
   return *kMigrations;
 }

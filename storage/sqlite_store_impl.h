@@ -16,7 +16,8 @@
 // sqlite_ingest.cc (CommitReports and the ranking points it stages),
 // sqlite_samples.cc (sample reads, History), sqlite_rank_scan.cc,
 // sqlite_metrics.cc (metric descriptors), sqlite_prices.cc (the price
-// catalog) and sqlite_schedules.cc (schedules and firings).
+// catalog), sqlite_schedules.cc (schedules and firings) and
+// sqlite_security.cc (API tokens, settings, audit).
 #ifndef FLEETBENCH_STORAGE_SQLITE_STORE_IMPL_H_
 #define FLEETBENCH_STORAGE_SQLITE_STORE_IMPL_H_
 
@@ -120,6 +121,17 @@ class SqliteStore final : public Store {
                                                               int limit) override;
   absl::StatusOr<std::optional<v1::ScheduleFiring>> FiringOfRun(
       const std::string& run_id) override;
+
+  absl::Status CreateApiToken(const ApiTokenRecord& token, absl::Time now) override;
+  absl::StatusOr<std::vector<ApiTokenRecord>> ListApiTokens() override;
+  absl::StatusOr<ApiTokenRecord> RevokeApiToken(const std::string& name,
+                                                absl::Time when) override;
+  absl::Status TouchApiToken(const std::string& name, absl::Time used) override;
+  absl::StatusOr<std::optional<std::string>> GetSetting(const std::string& key) override;
+  absl::Status PutSetting(const std::string& key, const std::string& value) override;
+  absl::StatusOr<int64_t> AppendAudit(const AuditRecord& record, int64_t keep) override;
+  absl::StatusOr<std::vector<AuditRecord>> ListAudit(absl::Time since, int limit,
+                                                     int64_t before_id) override;
 
  private:
   // ---- sqlite_store.cc and the statement helpers ----

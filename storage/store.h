@@ -142,6 +142,32 @@ struct MetricPointTable {
   std::vector<Point> points;
 };
 
+// An API token as stored (docs/security.md): never its secret, only the
+// secret's SHA-256. The role is its name (controller/auth.h RoleName);
+// the store does not interpret it.
+struct ApiTokenRecord {
+  std::string name;
+  std::string token_id;     // the public lookup part of the token text
+  std::string secret_hash;  // 32 bytes
+  std::string role;
+  absl::Time created;
+  absl::Time expires = absl::InfiniteFuture();
+  absl::Time revoked = absl::InfiniteFuture();    // InfiniteFuture: not revoked
+  absl::Time last_used = absl::InfinitePast();    // InfinitePast: never used
+};
+
+// One mutating call of the user API: who, what, on what, how it ended.
+struct AuditRecord {
+  int64_t id = 0;  // set by the store, increasing in call order
+  absl::Time time;
+  std::string principal;
+  std::string role;
+  std::string rpc;
+  std::string target;
+  int code = 0;  // grpc/absl status code, 0 for OK
+  std::string message;
+};
+
 class Store {
  public:
   virtual ~Store() = default;
@@ -316,6 +342,33 @@ class Store {
   // by hand, or one whose schedule was removed).
   virtual absl::StatusOr<std::optional<v1::ScheduleFiring>> FiringOfRun(
       const std::string& run_id) = 0;
+
+  // API tokens (docs/security.md). CreateApiToken: INVALID_ARGUMENT for
+  // an empty name, id or role or a hash that is not 32 bytes; a name held
+  // by a revoked or expired token (at `now`) is taken over (its row is
+  // replaced), one held by a live token is ALREADY_EXISTS, as is a token id
+  // in use. RevokeApiToken: NOT_FOUND for an unknown name,
+  // FAILED_PRECONDITION when already revoked; returns the revoked record.
+  virtual absl::Status CreateApiToken(const ApiTokenRecord& token, absl::Time now) = 0;
+  // By name.
+  virtual absl::StatusOr<std::vector<ApiTokenRecord>> ListApiTokens() = 0;
+  virtual absl::StatusOr<ApiTokenRecord> RevokeApiToken(const std::string& name,
+                                                        absl::Time when) = 0;
+  // Moves last_used forward (never back); NOT_FOUND for an unknown name.
+  virtual absl::Status TouchApiToken(const std::string& name, absl::Time used) = 0;
+
+  // Controller settings, a few small named values. nullopt when unset.
+  virtual absl::StatusOr<std::optional<std::string>> GetSetting(const std::string& key) = 0;
+  virtual absl::Status PutSetting(const std::string& key, const std::string& value) = 0;
+
+  // The audit of mutating calls. AppendAudit stores `record` (its id is
+  // assigned) and then keeps only the newest `keep` rows (keep > 0);
+  // returns the id. ListAudit: rows with time >= since, newest first, at
+  // most `limit` (> 0), only those with id < before_id when before_id > 0
+  // (the next page).
+  virtual absl::StatusOr<int64_t> AppendAudit(const AuditRecord& record, int64_t keep) = 0;
+  virtual absl::StatusOr<std::vector<AuditRecord>> ListAudit(absl::Time since, int limit,
+                                                             int64_t before_id = 0) = 0;
 
   // PRAGMA integrity_check; OK when SQLite answers "ok". The SQLite store
   // also runs foreign_key_check and checks its ranking points against the
