@@ -1,6 +1,7 @@
 #include "agent/benchmarks/registry.h"
 
 #include "agent/benchmarks/collective/collective_benchmark.h"
+#include "agent/benchmarks/decode/decode_benchmark.h"
 #include "agent/benchmarks/gemm/cpu_gemm.h"
 #include "agent/benchmarks/gpu/gpu_allreduce.h"
 #include "agent/benchmarks/gpu/gpu_benchmarks.h"
@@ -17,6 +18,7 @@ std::vector<std::unique_ptr<Benchmark>> MakeAllBenchmarks() {
   all.push_back(std::make_unique<CpuGemmBenchmark>());
   all.push_back(std::make_unique<MemStreamBenchmark>());
   all.push_back(std::make_unique<DiskUringBenchmark>());
+  all.push_back(std::make_unique<DecodeBenchmark>());
   all.push_back(std::make_unique<TcpNetBenchmark>());
   all.push_back(std::make_unique<RdmaBenchmark>());
   // gpu_gemm, pcie, hbm: always listed; on a node without a driver they
