@@ -40,8 +40,8 @@
 // during a repetition. Errors: INVALID_ARGUMENT for bad parameters,
 // RESOURCE_EXHAUSTED when the threads' decode buffers would not fit in half
 // of physical memory, INTERNAL when a decoded picture is not the one that
-// was encoded (its PSNR against the original not 3 dB above its PSNR
-// against another synthetic picture).
+// was encoded (its PSNR against the original not 0.5 dB above its PSNR
+// against another picture of the set, or a spare one for a set of one).
 #ifndef FLEETBENCH_AGENT_BENCHMARKS_DECODE_DECODE_BENCHMARK_H_
 #define FLEETBENCH_AGENT_BENCHMARKS_DECODE_DECODE_BENCHMARK_H_
 

@@ -210,6 +210,23 @@ TEST(DecodeBenchmarkTest, DefaultThreadsComeFromTheUsableCores) {
   EXPECT_GE(std::stoi((*samples)[0].params().at("threads")), 1);
 }
 
+// The decode check must hold at every quality and size a user may ask for,
+// with a set of one picture and of several.
+TEST(DecodeBenchmarkTest, CheckHoldsAtTheExtremesOfQualityAndSize) {
+  DecodeBenchmark benchmark;
+  RunContext context("/tmp", nullptr, nullptr);
+  for (const char* quality : {"1", "50", "100"}) {
+    for (const char* images : {"1", "3"}) {
+      absl::StatusOr<std::vector<v1::Sample>> samples = benchmark.Run(
+          {{"sizes", "16x16,33x17,640x480"}, {"quality", quality}, {"images", images},
+           {"repetitions", "1"}, {"seconds", "0.05"}, {"modes", "one_core"}},
+          context);
+      EXPECT_TRUE(samples.ok()) << "quality " << quality << " images " << images
+                                << ": " << samples.status();
+    }
+  }
+}
+
 TEST(DecodeBenchmarkTest, CancelStopsTheRun) {
   DecodeBenchmark benchmark;
   std::atomic<bool> cancelled{true};

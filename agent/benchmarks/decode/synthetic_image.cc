@@ -62,25 +62,34 @@ RgbImage SyntheticPhoto(int width, int height, uint64_t seed) {
   constexpr double kTexture = 14;
   constexpr double kNoise = 10;
 
+  // Row by row: the lighting, then the disks painted over their spans in
+  // order (objects in front hide those behind), then texture and noise.
+  std::vector<double> sin_x(static_cast<size_t>(width));
+  for (int x = 0; x < width; ++x) sin_x[x] = std::sin(fx * x);
+  std::vector<double> row(static_cast<size_t>(width) * 3);
   for (int y = 0; y < height; ++y) {
+    const double v = static_cast<double>(y) / height;
     for (int x = 0; x < width; ++x) {
       const double u = static_cast<double>(x) / width;
-      const double v = static_cast<double>(y) / height;
-      double rgb[3];
-      for (int c = 0; c < 3; ++c) rgb[c] = base[c] + dx[c] * u + dy[c] * v;
-      // The last disk drawn wins, as objects in front hide those behind.
-      for (const Disk& d : disks) {
-        const double ex = x - d.cx;
-        const double ey = y - d.cy;
-        if (ex * ex + ey * ey <= d.r * d.r) {
-          for (int c = 0; c < 3; ++c) rgb[c] = d.color[c] * (0.7 + 0.3 * v);
-        }
+      for (int c = 0; c < 3; ++c) row[x * 3 + c] = base[c] + dx[c] * u + dy[c] * v;
+    }
+    for (const Disk& d : disks) {
+      const double ey = y - d.cy;
+      if (ey * ey > d.r * d.r) continue;
+      const double half = std::sqrt(d.r * d.r - ey * ey);
+      const int x0 = std::max(0, static_cast<int>(std::ceil(d.cx - half)));
+      const int x1 = std::min(width - 1, static_cast<int>(std::floor(d.cx + half)));
+      for (int x = x0; x <= x1; ++x) {
+        for (int c = 0; c < 3; ++c) row[x * 3 + c] = d.color[c] * (0.7 + 0.3 * v);
       }
-      const double texture = kTexture * std::sin(fx * x) * std::sin(fy * y);
-      uint8_t* out = &image.pixels[(static_cast<size_t>(y) * width + x) * 3];
+    }
+    const double sin_y = kTexture * std::sin(fy * y);
+    uint8_t* out = &image.pixels[static_cast<size_t>(y) * width * 3];
+    for (int x = 0; x < width; ++x) {
+      const double texture = sin_y * sin_x[x];
       for (int c = 0; c < 3; ++c) {
         const double noise = kNoise * (Unit(&state) - 0.5) * 2;
-        out[c] = Clamp8(rgb[c] + texture + noise);
+        out[x * 3 + c] = Clamp8(row[x * 3 + c] + texture + noise);
       }
     }
   }
