@@ -7,9 +7,9 @@
 // width, non-temporal stores above a size threshold), and "copy" measures
 // the C library instead of the loop STREAM defines. The flag stops only that
 // pattern replacement; vectorisation is what the build's optimisation level
-// gives (bench/mem_vs_stream.sh compiles stream.c with the same flags, and
-// tests/ check the object has no memmove/memcpy call: see
-// host_benchmarks_test's StreamKernelsTest).
+// gives (bench/mem_vs_stream.sh compiles stream.c with the same flags; the
+// CTest stream_kernels_are_loops, check_stream_kernels.sh, fails when the
+// object calls memmove, memcpy or memset).
 //
 // Pure loops; __restrict lets the compiler treat the arrays as stream.c's
 // distinct globals. Thread-safe for disjoint slices.
