@@ -1,6 +1,8 @@
 // `fleetbench probe` as a script runs it: the real binary on this machine
 // (no GPU here, so the findings come from facts and labels), its findings
 // section, verdict line and exit code, in text and --json.
+#include <unistd.h>
+
 #include <string>
 #include <vector>
 
@@ -61,6 +63,21 @@ TEST_F(ProbeTest, FactsOnlyFindingsAndAPassingVerdict) {
   const bool any_warning = absl::StrContains(r.out, "\nwarning   ");
   EXPECT_EQ(absl::StartsWith(verdict, "verdict: WARN"), any_warning) << r.out;
   EXPECT_EQ(r.exit_code, 0) << r.err;
+}
+
+// mem_numa on a machine with one NUMA node (this one, and CI's): the runner
+// reports it skipped with the plugin's reason, not failed, and the probe
+// still passes.
+TEST_F(ProbeTest, MemNumaOnOneNodeIsSkippedWithTheReason) {
+  if (::access("/sys/devices/system/node/node1", F_OK) == 0) {
+    GTEST_SKIP() << "this machine has a second NUMA node";
+  }
+  CommandResult r = Probe({"--bench", "mem_numa"});
+  EXPECT_THAT(r.out, ::testing::ContainsRegex(
+                         "mem_numa +skipped +mem_numa: one NUMA node with memory "
+                         "\\(node0: CPUs [0-9,]+, [0-9.]+ GiB\\): every access is "
+                         "local"));
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
 }
 
 TEST_F(ProbeTest, CriticalFindingFailsWithExitCode3) {

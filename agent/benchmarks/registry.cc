@@ -1,10 +1,12 @@
 #include "agent/benchmarks/registry.h"
 
 #include "agent/benchmarks/collective/collective_benchmark.h"
+#include "agent/benchmarks/decode/decode_benchmark.h"
 #include "agent/benchmarks/gemm/cpu_gemm.h"
 #include "agent/benchmarks/gpu/gpu_allreduce.h"
 #include "agent/benchmarks/gpu/gpu_benchmarks.h"
 #include "agent/benchmarks/host/disk_uring.h"
+#include "agent/benchmarks/host/mem_numa.h"
 #include "agent/benchmarks/host/mem_stream.h"
 #include "agent/benchmarks/net/net_benchmark.h"
 #include "agent/benchmarks/rdma/rdma_benchmark.h"
@@ -16,7 +18,9 @@ std::vector<std::unique_ptr<Benchmark>> MakeAllBenchmarks() {
   // One line per benchmark. Names are permanent keys.
   all.push_back(std::make_unique<CpuGemmBenchmark>());
   all.push_back(std::make_unique<MemStreamBenchmark>());
+  all.push_back(std::make_unique<MemNumaBenchmark>());
   all.push_back(std::make_unique<DiskUringBenchmark>());
+  all.push_back(std::make_unique<DecodeBenchmark>());
   all.push_back(std::make_unique<TcpNetBenchmark>());
   all.push_back(std::make_unique<RdmaBenchmark>());
   // gpu_gemm, pcie, hbm: always listed; on a node without a driver they

@@ -1,7 +1,8 @@
 // Tests of the registry as a whole: every plugin declares well-formed
 // metrics, no two plugins declare the same one, and docs/metrics.md lists
 // exactly what the plugins declare, with the same unit, direction and
-// description (a documented metric no plugin declares fails too).
+// description (a documented metric no plugin declares fails too); and
+// every suite names registered plugins with parameters they accept.
 #include "agent/benchmarks/registry.h"
 
 #include <fstream>
@@ -13,6 +14,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "common/suites.h"
 #include "gtest/gtest.h"
 
 namespace fleetbench::agent {
@@ -102,6 +104,32 @@ TEST(RegistryTest, DocsTableListsExactlyTheDeclaredMetrics) {
     EXPECT_TRUE(declared.contains(name))
         << name
         << " is in docs/metrics.md but no registered plugin declares it";
+  }
+}
+
+// A suite is data; a typo in it (a plugin renamed, a parameter out of
+// range) must fail here, not on the first node that runs the suite.
+TEST(RegistryTest, EverySuiteNamesPluginsWithParametersTheyAccept) {
+  std::map<std::string, std::unique_ptr<Benchmark>> plugins;
+  for (std::unique_ptr<Benchmark>& b : MakeAllBenchmarks()) {
+    const std::string name = b->name();
+    plugins.emplace(name, std::move(b));
+  }
+  for (const SuiteInfo& suite : AllSuites()) {
+    for (const v1::BenchmarkSpec& spec : suite.benchmarks) {
+      auto it = plugins.find(spec.name());
+      ASSERT_NE(it, plugins.end()) << suite.name << ": " << spec.name();
+      Params params(spec.params().begin(), spec.params().end());
+      if (it->second->pairwise()) {
+        // What the agent's server half gets from the controller
+        // (controller/pairing.h): the pairing keys taken out, a role in.
+        params.erase("pairing");
+        params.erase("reference");
+        params["role"] = "server";
+      }
+      EXPECT_TRUE(it->second->ValidateParams(params).ok())
+          << suite.name << ": " << it->second->ValidateParams(params);
+    }
   }
 }
 

@@ -1,17 +1,24 @@
 // agent/benchmarks/gemm/cpu_gemm.h — "gemm", CPU part: dense matrix multiply
 // throughput through OpenBLAS.
 //
-// What it measures: C = A·B for square n×n matrices (row-major, alpha 1,
-// beta 0) with cblas_sgemm (fp32) or cblas_dgemm (fp64). Each call is timed
+// What it measures: C = op(A)·op(B), op(A) m×k, op(B) k×n, row-major, alpha
+// 1, beta 0, with cblas_sgemm (fp32), cblas_dgemm (fp64), cblas_sbgemm (bf16
+// A and B into an fp32 C) or cblas_shgemm (fp16 into fp32) — the last two
+// only where this OpenBLAS exports them (openblas_library.h); asked for on
+// one that does not, the run is skipped (FAILED_PRECONDITION) with the
+// reason before anything is measured. Either square sizes (m = n = k) or one
+// m, n, k; op() is the identity (N) or the transpose (T). Each call is timed
 // on its own with a steady clock after warm-up calls that are not counted;
 // the reported value is the median TFLOP/s (2·n³ / seconds / 10^12) of the
 // timed calls, with min/max/p10/p90 and spread in the sample's params.
-// Metric names are gemm.cpu.<dtype>.tflops; a GPU part of "gemm" will add
-// gemm.gpu.* metrics under the same permanent plugin name.
+// (FLOPs: 2·m·n·k.) Metric names are gemm.cpu.<dtype>.tflops.
 //
 // Parameters (all strings; ValidateParams explains any bad one):
-//   dtypes       comma list of fp32, fp64            default "fp32,fp64"
+//   dtypes       comma list of fp32, fp64, bf16, fp16  default "fp32,fp64"
 //   sizes        comma list of n, each 16..32768     default "4096"
+//   m, n, k      one shape, each 1..1048576, all three or none; not with sizes
+//   transa       N or T: A stored m×k, or k×m and transposed   default N
+//   transb       N or T: B stored k×n, or n×k and transposed   default N
 //   threads      OpenBLAS threads, 1..1024           default online cores
 //   min_seconds  timed total per case, 0.01..600     default 2
 //   max_runs     timed calls per case, 1..100000     default 50
@@ -37,8 +44,10 @@ namespace fleetbench::agent {
 
 // The parsed, range-checked form of the "gemm" parameters.
 struct CpuGemmConfig {
-  std::vector<std::string> dtypes;  // "fp32" / "fp64", in the order given
-  std::vector<int> sizes;           // in the order given
+  std::vector<std::string> dtypes;  // "fp32", "fp64", "bf16", "fp16", in order
+  std::vector<int> sizes;           // in the order given; empty with m, n, k
+  int m = 0, n = 0, k = 0;          // 0: square sizes instead
+  bool transa = false, transb = false;
   int threads = 1;
   double min_seconds = 2;
   int max_runs = 50;
@@ -49,6 +58,12 @@ struct CpuGemmConfig {
 // the offending text for anything else, unknown keys included.
 absl::StatusOr<CpuGemmConfig> ParseCpuGemmParams(const Params& params);
 
+struct OpenBlasLibrary;
+// OK when `blas` has a GEMM for every dtype; FAILED_PRECONDITION naming the
+// missing entry point and the library's build otherwise.
+absl::Status CheckHalfPrecision(const OpenBlasLibrary& blas,
+                                const std::vector<std::string>& dtypes);
+
 class CpuGemmBenchmark final : public Benchmark {
  public:
   std::string name() const override { return "gemm"; }
@@ -56,7 +71,7 @@ class CpuGemmBenchmark final : public Benchmark {
   absl::Status Probe() const override;
   std::vector<MetricInfo> metrics() const override;
   absl::Status ValidateParams(const Params& params) const override;
-  // One sample per (dtype, size), dtypes outer. RESOURCE_EXHAUSTED before
+  // One sample per (dtype, shape), dtypes outer. RESOURCE_EXHAUSTED before
   // anything runs when the matrices would not fit in physical memory.
   absl::StatusOr<std::vector<v1::Sample>> Run(
       const Params& params, const RunContext& context) override;

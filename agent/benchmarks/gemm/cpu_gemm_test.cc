@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "agent/benchmarks/gemm/openblas_library.h"
 #include "agent/benchmarks/registry.h"
 #include "gmock/gmock.h"
@@ -116,8 +117,18 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{{{"sizes", "64,,128"}}, "has an empty entry"},
         BadCase{{{"sizes", ""}}, "gemm: sizes: is empty"},
         BadCase{{{"sizes", "64,64"}}, "'64' is listed twice"},
-        BadCase{{{"dtypes", "fp16"}},
-                "gemm: dtypes: 'fp16' is not one of fp32, fp64"},
+        BadCase{{{"dtypes", "fp8"}},
+                "gemm: dtypes: 'fp8' is not one of fp32, fp64, bf16, fp16"},
+        BadCase{{{"m", "64"}, {"n", "64"}}, "gemm: k: missing: give m, n and k together"},
+        BadCase{{{"m", "0"}, {"n", "64"}, {"k", "64"}},
+                "gemm: m: 0 is outside 1..1048576"},
+        BadCase{{{"m", "64"}, {"n", "1048577"}, {"k", "64"}},
+                "gemm: n: 1048577 is outside 1..1048576"},
+        BadCase{{{"m", "64"}, {"n", "64"}, {"k", "x"}}, "gemm: k: 'x' is not an integer"},
+        BadCase{{{"m", "64"}, {"n", "64"}, {"k", "64"}, {"sizes", "64"}},
+                "gemm: sizes: give either sizes (square) or m, n and k, not both"},
+        BadCase{{{"transa", "t"}}, "gemm: transa: 't' is not N (as stored) or T"},
+        BadCase{{{"transb", "C"}}, "gemm: transb: 'C' is not N"},
         BadCase{{{"threads", "0"}}, "gemm: threads: 0 is outside 1..1024"},
         BadCase{{{"threads", "1025"}}, "outside 1..1024"},
         BadCase{{{"threads", "two"}}, "'two' is not an integer"},
@@ -127,8 +138,23 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{{{"max_runs", "0"}}, "gemm: max_runs: 0 is outside 1..100000"},
         BadCase{{{"warmup_runs", "-1"}}, "gemm: warmup_runs: -1 is outside"},
         BadCase{{{"size", "64"}},
-                "gemm: unknown parameter 'size' (allowed: dtypes, sizes, "
-                "threads, min_seconds, max_runs, warmup_runs)"}));
+                "gemm: unknown parameter 'size' (allowed: dtypes, sizes, m, n, "
+                "k, transa, transb, threads, min_seconds, max_runs, "
+                "warmup_runs)"}));
+
+TEST(CpuGemmParamsTest, OneShapeWithTransposes) {
+  absl::StatusOr<CpuGemmConfig> config = ParseCpuGemmParams(
+      {{"m", "1"}, {"n", "1048576"}, {"k", "3"}, {"transa", "T"}, {"transb", "N"},
+       {"dtypes", "bf16,fp16"}});
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_TRUE(config->sizes.empty());
+  EXPECT_EQ(config->m, 1);
+  EXPECT_EQ(config->n, 1048576);
+  EXPECT_EQ(config->k, 3);
+  EXPECT_TRUE(config->transa);
+  EXPECT_FALSE(config->transb);
+  EXPECT_EQ(config->dtypes, (std::vector<std::string>{"bf16", "fp16"}));
+}
 
 TEST(CpuGemmBenchmarkTest, NameAndProbe) {
   CpuGemmBenchmark gemm;
@@ -182,6 +208,63 @@ TEST(CpuGemmBenchmarkTest, SmallRealRunGivesOneSamplePerDtype) {
   EXPECT_DOUBLE_EQ(fractions.back(), 1.0);
   for (size_t i = 1; i < fractions.size(); ++i) {
     EXPECT_GE(fractions[i], fractions[i - 1]);
+  }
+}
+
+// Every transpose combination of a non-square shape runs, is checked
+// against the reference entries (a wrong leading dimension fails the
+// check or reads out of bounds under ASan), and says its shape.
+TEST(CpuGemmBenchmarkTest, NonSquareShapesWithEveryTranspose) {
+  CpuGemmBenchmark gemm;
+  for (const char* ta : {"N", "T"}) {
+    for (const char* tb : {"N", "T"}) {
+      absl::StatusOr<std::vector<v1::Sample>> samples = gemm.Run(
+          {{"m", "96"}, {"n", "40"}, {"k", "200"}, {"transa", ta},
+           {"transb", tb}, {"min_seconds", "0.01"}, {"threads", "1"}},
+          QuietContext());
+      ASSERT_TRUE(samples.ok()) << ta << tb << ": " << samples.status();
+      ASSERT_EQ(samples->size(), 2u);
+      for (const v1::Sample& s : *samples) {
+        EXPECT_GT(s.value(), 0);
+        EXPECT_EQ(s.params().at("m"), "96");
+        EXPECT_EQ(s.params().at("n"), "40");
+        EXPECT_EQ(s.params().at("k"), "200");
+        EXPECT_EQ(s.params().at("transa"), ta);
+        EXPECT_EQ(s.params().at("transb"), tb);
+        EXPECT_FALSE(s.params().contains("size"));  // not square
+      }
+    }
+  }
+}
+
+// Debian's OpenBLAS 0.3.21 exports neither cblas_sbgemm nor cblas_shgemm;
+// asking for them is a skip with the reason, and nothing is measured. Where
+// a build has them, the same request must measure instead.
+TEST(CpuGemmBenchmarkTest, HalfPrecisionIsSkippedWithTheReasonWhereMissing) {
+  absl::StatusOr<const OpenBlasLibrary*> blas = OpenBlas();
+  ASSERT_TRUE(blas.ok());
+  CpuGemmBenchmark gemm;
+  for (const char* dtype : {"bf16", "fp16"}) {
+    const bool present = std::string(dtype) == "bf16"
+                             ? (*blas)->sbgemm != nullptr
+                             : (*blas)->shgemm != nullptr;
+    absl::StatusOr<std::vector<v1::Sample>> samples = gemm.Run(
+        {{"dtypes", absl::StrCat("fp32,", dtype)}, {"sizes", "64"},
+         {"min_seconds", "0.01"}, {"threads", "1"}},
+        QuietContext());
+    if (present) {
+      ASSERT_TRUE(samples.ok()) << samples.status();
+      EXPECT_EQ(samples->back().metric(), absl::StrCat("gemm.cpu.", dtype, ".tflops"));
+      continue;
+    }
+    ASSERT_EQ(samples.status().code(), absl::StatusCode::kFailedPrecondition)
+        << dtype;
+    EXPECT_THAT(samples.status().message(),
+                HasSubstr(std::string(dtype) == "bf16" ? "has no cblas_sbgemm"
+                                                       : "has no cblas_shgemm"));
+    EXPECT_THAT(samples.status().message(), HasSubstr("OpenBLAS 0."));
+    EXPECT_THAT(samples.status().message(),
+                HasSubstr(absl::StrCat("drop ", dtype, " from dtypes")));
   }
 }
 

@@ -42,6 +42,11 @@ absl::StatusOr<OpenBlasLibrary> LoadOpenBlasFrom(const std::string& soname) {
     missing = "openblas_set_num_threads";
   else if (!Bind(handle, "openblas_get_config", &lib.get_config))
     missing = "openblas_get_config";
+  if (missing == nullptr) {
+    // Optional: absent from many builds; the plugin says so when asked.
+    (void)Bind(handle, "cblas_sbgemm", &lib.sbgemm);
+    (void)Bind(handle, "cblas_shgemm", &lib.shgemm);
+  }
   if (missing != nullptr) {
     dlclose(handle);
     return absl::FailedPreconditionError(absl::StrCat(
