@@ -96,8 +96,8 @@ std::string RenderLoginPage(absl::string_view error, absl::string_view next) {
                   "\"><label>API token (viewer or above)"
                   "<input type=\"password\" name=\"token\" autocomplete=\"off\" required></label>"
                   "<button type=\"submit\">log in</button></form>",
-                  Note("The token is checked once here; the browser keeps a session cookie. "
-                       "A controller restart ends every session."));
+                  Note("The browser keeps a session cookie for 12 hours; revoking the token or "
+                       "restarting the controller ends the session."));
   PageFrame frame;
   frame.title = "log in";
   frame.body_html = std::move(body);

@@ -78,6 +78,11 @@ std::string RenderLineChart(const LineChart& chart) {
     x_lo = std::min(x_lo, m.x);
     x_hi = std::max(x_hi, m.x);
   }
+  // One time: an hour either side (LinearScale's widening is for values).
+  if (!(x_hi > x_lo)) {
+    x_lo -= 3600e3;
+    x_hi += 3600e3;
+  }
   const LinearScale xs(x_lo, x_hi, left, right);
   const LinearScale ys(y_lo, y_hi, bottom, top);
   std::string out = Open(chart.width, chart.height, chart.title, "line");
@@ -86,7 +91,7 @@ std::string RenderLineChart(const LineChart& chart) {
                   "\" stroke=\"#889\" fill=\"none\"/>");
   absl::StrAppend(&out, Text(left - 4, ys(ys.hi()) + 4, FormatForPeople(ys.hi()), "end"),
                   Text(left - 4, ys(ys.lo()) + 4, FormatForPeople(ys.lo()), "end"),
-                  Text(left - 4, top - 14, chart.unit, "end"),
+                  Text(left + 6, top + 10, chart.unit, "start"),
                   Text(left, bottom + 16, TimeText(xs.lo()), "start"),
                   Text(right, bottom + 16, TimeText(xs.hi()), "end"));
   for (const ChartMark& m : chart.marks) {
@@ -152,7 +157,10 @@ std::string RenderBarChart(const BarChart& chart) {
 
 std::string RenderHeatmap(const Heatmap& map) {
   const double left = 120, top = 48;
-  const int width = static_cast<int>(left) + map.cell_width * static_cast<int>(map.columns.size()) + 16;
+  // Wide enough for the title too.
+  const int width = std::max(
+      static_cast<int>(left) + map.cell_width * static_cast<int>(map.columns.size()) + 16,
+      static_cast<int>(map.title.size()) * 8 + 16);
   const int height = static_cast<int>(top) + map.cell_height * static_cast<int>(map.rows.size()) + 24;
   bool any = false;
   double lo = 0, hi = 0;

@@ -62,6 +62,18 @@ TEST(LineChartTest, OneMarkerPerPointAndAMarkPerFactsChange) {
   EXPECT_LT(std::stod(m[2]), std::stod(m[3]));
 }
 
+TEST(LineChartTest, OnePointSitsInTheMiddleOfTwoHours) {
+  LineChart chart;
+  chart.points = {{1.7e12, 5, "r"}};
+  const std::string svg = RenderLineChart(chart);
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(svg, m, std::regex(R"re(<circle class="point" cx="([0-9.]+)")re")));
+  EXPECT_NEAR(std::stod(m[1]), (70 + 720 - 16) / 2.0, 0.1);
+  // The axis ends are an hour either side.
+  EXPECT_THAT(svg, HasSubstr(">11-14 21:13<"));
+  EXPECT_THAT(svg, HasSubstr(">11-14 23:13<"));
+}
+
 TEST(BarChartTest, BarsWithWhiskersAndEscapedLabels) {
   BarChart chart;
   chart.title = "rank";
