@@ -13,6 +13,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "common/number_text.h"
 #include "fleetbench/v1/history.pb.h"
 #include "fleetbench/v1/node.pb.h"
@@ -226,6 +227,24 @@ TEST_F(DashboardEndToEndTest, EveryPageShowsWhatTheCliPrintsAfterALoginThroughTh
   EXPECT_EQ(Number(browser, "return new Set([...document.querySelectorAll('svg.heatmap g.cell')]"
                             ".map(c => c.dataset.row)).size;"),
             variance.groups_size());
+  // Each hour's median, as `variance --json` has it.
+  int hours = 0;
+  for (const v1::VarianceGroup& g : variance.groups()) {
+    for (const v1::HourProfile& p : g.profiles()) {
+      if (p.time_zone() != "UTC") continue;
+      for (const v1::HourStat& h : p.hours()) {
+        if (h.count() == 0) continue;
+        ++hours;
+        EXPECT_EQ(Text(browser, absl::StrCat("const c = document.querySelector('svg.heatmap "
+                                             "g.cell[data-row=\"", g.group(), "\"][data-column=\"",
+                                             absl::StrFormat("%02d", h.hour()),
+                                             "\"]'); return c ? c.dataset.value : 'MISSING';")),
+                  FormatForPeople(h.median()))
+            << g.group() << " hour " << h.hour();
+      }
+    }
+  }
+  EXPECT_GE(hours, 2);
 
   // Logging out ends the session: pages send the browser to the form again.
   Load(browser, "/logout", "10-logout");

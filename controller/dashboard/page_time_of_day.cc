@@ -61,10 +61,13 @@ HttpReply TimeOfDayPage(FleetCore& core, const DashboardOptions& options,
       table.AddRow({TextCell(g.group()), TextCell(p.time_zone()),
                     NumberCell(std::to_string(g.node_count())),
                     NumberCell(std::to_string(g.run_count())),
-                    NumberCell(FormatForPeople(p.day_median()), {{"group", g.group()}, {"col", "day"}}),
-                    NumberCell(FormatForPeople(p.night_median()),
+                    NumberCell(p.day_count() > 0 ? FormatForPeople(p.day_median()) : "-",
+                               {{"group", g.group()}, {"col", "day"}}),
+                    NumberCell(p.night_count() > 0 ? FormatForPeople(p.night_median()) : "-",
                                {{"group", g.group()}, {"col", "night"}}),
-                    NumberCell(absl::StrCat(FormatForPeople(p.gap_fraction() * 100), "%")),
+                    NumberCell(p.enough_data()
+                                   ? absl::StrCat(FormatForPeople(p.gap_fraction() * 100), "%")
+                                   : "-"),
                     TextCell(p.slow_hours().empty() ? "-" : p.slow_hours()), TextCell(verdict)});
     }
   }
