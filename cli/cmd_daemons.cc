@@ -99,8 +99,10 @@ int ControllerCommand(const Argv& argv) {
       {"node-expiry", true, false,
        "remove nodes offline and unseen this long, e.g. 30d (default: never)"},
       {"http-listen", true, false,
-       "also serve HTTP here, e.g. 127.0.0.1:9464: /metrics for Prometheus, same token "
-       "(default: no HTTP)"},
+       "also serve HTTP here, e.g. 127.0.0.1:9464: /metrics for Prometheus and the web "
+       "dashboard (log in with a token), same token (default: no HTTP)"},
+      {"metrics-open", false, false,
+       "with --http-listen: serve /metrics without a token (logged as a warning)"},
       {"schedule-grace", true, false,
        "after a restart, run a schedule's missed cron time once if it is at most this old "
        "(default 1h; 0: never)"},
@@ -128,6 +130,10 @@ int ControllerCommand(const Argv& argv) {
         !s.ok()) {
       return Usage("controller", std::string(s.message()), flags);
     }
+  }
+  options.metrics_open = args->Has("metrics-open");
+  if (options.metrics_open && options.http_listen.empty()) {
+    return Usage("controller", "--metrics-open needs --http-listen", flags);
   }
   options.db_path = args->Get("db");
   if (options.db_path.empty()) return Usage("controller", "--db is required", flags);
@@ -179,7 +185,7 @@ int ControllerCommand(const Argv& argv) {
   // Scripts wait for this line rather than sleeping.
   std::cout << "listening " << (*server)->port() << std::endl;
   if ((*server)->http_port() != 0) {
-    LOG(INFO) << "HTTP (/metrics) on port " << (*server)->http_port();
+    LOG(INFO) << "HTTP (/metrics, dashboard at /) on port " << (*server)->http_port();
     std::cout << "http listening " << (*server)->http_port() << std::endl;
   }
   WaitForTerminationSignal();

@@ -17,8 +17,8 @@ class Table {
   std::vector<std::vector<std::string>> rows_;
 };
 
-// For people reading a table: four decimals below 10, two below 1000, none
-// above, "%.4g" below 0.001 and from 1e9. Not common/units.h's FormatNumber
+// For people reading a table: common/number_text.h's FormatForPeople (the
+// dashboard's pages format with it too). Not common/units.h's FormatNumber
 // ("%.6g"), which writes the param values stored with samples.
 std::string FormatNumber(double value);
 

@@ -6,6 +6,8 @@
 #include "controller/agent_gateway_service.h"
 #include "controller/audit_log.h"
 #include "controller/fleet_service.h"
+#include "controller/dashboard/dashboard.h"
+#include "controller/dashboard/html_page.h"
 #include "controller/http_server.h"
 #include "controller/metrics_page.h"
 #include "controller/prometheus_text.h"
@@ -70,11 +72,22 @@ absl::StatusOr<std::unique_ptr<ControllerServer>> ControllerServer::Start(
     MetricsPage* metrics = server->metrics_page_.get();
     std::map<std::string, HttpHandler> routes;
     routes["/metrics"] = [metrics](const HttpRequest&) {
-      return HttpReply{200, prometheus::kContentType, metrics->Render()};
+      return HttpReply{200, prometheus::kContentType, metrics->Render(), ""};
     };
     HttpServerOptions http;
     http.listen = options.http_listen;
     http.authenticator = server->authenticator_.get();
+    // The dashboard's pages, behind the login form (docs/dashboard.md).
+    dashboard::AddDashboardRoutes(server->core_.get(), dashboard::DashboardOptions(), &routes,
+                                  &http.page_paths);
+    http.login_page = [](absl::string_view error, absl::string_view next) {
+      return dashboard::RenderLoginPage(error, next);
+    };
+    if (options.metrics_open) {
+      http.open_paths.insert("/metrics");
+      LOG(WARNING) << "--metrics-open: /metrics is served to anyone who reaches "
+                   << options.http_listen << ", without a token";
+    }
     auto started = HttpServer::Start(http, std::move(routes));
     if (!started.ok()) return started.status();
     server->http_ = std::move(*started);

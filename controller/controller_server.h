@@ -1,6 +1,6 @@
 // controller/controller_server.h — wires a Store, a FleetCore and both gRPC
 // services onto one listening port, and, when asked, the HTTP server with
-// /metrics (controller/http_server.h). Used by `fleetbench controller`.
+// /metrics and the dashboard (controller/http_server.h, controller/dashboard/). Used by `fleetbench controller`.
 #ifndef FLEETBENCH_CONTROLLER_CONTROLLER_SERVER_H_
 #define FLEETBENCH_CONTROLLER_CONTROLLER_SERVER_H_
 
@@ -31,8 +31,12 @@ struct ControllerOptions {
   // The shared token (admin while switched on), for gRPC and HTTP alike;
   // required. API tokens come from the store (docs/security.md).
   std::string token;
-  // Where to serve HTTP (/metrics), host:port; "" for no HTTP.
+  // Where to serve HTTP (/metrics and the dashboard), host:port; "" for
+  // no HTTP.
   std::string http_listen;
+  // Serve /metrics without a token (logged as a warning); pages still
+  // need one.
+  bool metrics_open = false;
   bool synchronous_full = false;
   FleetOptions fleet;
 };

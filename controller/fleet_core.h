@@ -203,6 +203,11 @@ class FleetCore {
                                         absl::Time deadline = absl::InfiniteFuture());
   absl::StatusOr<v1::HistoryResponse> History(
       const v1::HistoryRequest& request, absl::Time deadline = absl::InfiniteFuture());
+  // A node's facts as they changed, newest first, at most `limit` versions
+  // (the dashboard marks the changes on its charts). NOT_FOUND for an
+  // unknown node. Reads only the store, on the caller's thread.
+  absl::StatusOr<std::vector<storage::FactsVersion>> FactsHistory(
+      const std::string& node, int limit, absl::Time deadline = absl::InfiniteFuture());
   // Takes a node out of the fleet (Store::RemoveNode). NOT_FOUND for an
   // unknown node; FAILED_PRECONDITION while it is online (it would be back
   // at its next hello) or has a task queued or in flight.

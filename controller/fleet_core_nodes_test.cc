@@ -84,3 +84,30 @@ TEST_F(FleetCoreTest, NodesNeverExpireByDefault) {
 
 }  // namespace
 }  // namespace fleetbench::controller
+
+namespace fleetbench::controller {
+namespace {
+
+// The dashboard marks facts changes on a node's charts (FactsHistory).
+TEST_F(FleetCoreTest, FactsHistoryListsEachChangeNewestFirst) {
+  v1::Hello hello = MakeHello("n1");
+  hello.mutable_facts()->set_kernel("6.1.0");
+  ConnectWith(hello);
+  clock_.Advance(absl::Minutes(5));
+  ConnectWith(hello);  // the same facts: no new version
+  clock_.Advance(absl::Minutes(5));
+  hello.mutable_facts()->set_kernel("6.2.0");
+  ConnectWith(hello);
+  absl::StatusOr<std::vector<storage::FactsVersion>> versions = core_->FactsHistory("n1", 10);
+  ASSERT_TRUE(versions.ok()) << versions.status();
+  ASSERT_EQ(versions->size(), 2u);
+  EXPECT_EQ((*versions)[0].facts.kernel(), "6.2.0");
+  EXPECT_EQ((*versions)[1].facts.kernel(), "6.1.0");
+  EXPECT_GT((*versions)[0].seen, (*versions)[1].seen);
+  EXPECT_EQ(core_->FactsHistory("n1", 1)->size(), 1u);
+  EXPECT_TRUE(absl::IsNotFound(core_->FactsHistory("nobody", 10).status()));
+  EXPECT_TRUE(absl::IsInvalidArgument(core_->FactsHistory("", 10).status()));
+}
+
+}  // namespace
+}  // namespace fleetbench::controller

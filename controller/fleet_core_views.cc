@@ -309,6 +309,15 @@ absl::StatusOr<v1::RankResponse> FleetCore::RankProfile(const v1::RankRequest& r
   return RankByProfileCost((*profile)->name, inputs, request.by(), pricing);
 }
 
+absl::StatusOr<std::vector<storage::FactsVersion>> FleetCore::FactsHistory(
+    const std::string& node, int limit, absl::Time deadline) {
+  if (node.empty()) return absl::InvalidArgumentError("a node name is required");
+  auto versions = store_->ListFactsVersions(node, std::clamp(limit, 1, 1000));
+  if (!versions.ok()) return versions.status();
+  if (absl::Now() >= deadline) return CallerDeadlinePassed();
+  return versions;
+}
+
 absl::StatusOr<v1::HistoryResponse> FleetCore::History(const v1::HistoryRequest& request,
                                                        absl::Time deadline) {
   if (request.node().empty() || request.metric().empty()) {

@@ -14,6 +14,7 @@ packages=(
   python3-grpcio python3-protobuf
   libgloo-dev libcpp-httplib-dev prometheus curl
   libturbojpeg0-dev libnuma-dev libjpeg-turbo-progs
+  chromium chromium-driver
 )
 
 missing=()

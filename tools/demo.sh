@@ -79,4 +79,5 @@ echo
 curl -fsS -H "Authorization: Bearer $(cat "$FLEETBENCH_TOKEN_FILE")" "http://$HTTP/metrics" |
   grep -E '^fleetbench_(gemm_cpu_fp32|allreduce_gloo_busbw|agents_connected)' | head -n 6 || true
 echo
+echo "dashboard: http://$HTTP/ while the controller runs (log in with the token in $FLEETBENCH_TOKEN_FILE; docs/dashboard.md)"
 echo "history: $DB (sqlite3 $DB 'select count(*) from samples')"
