@@ -6,6 +6,7 @@
 #include "agent/benchmarks/gpu/gpu_benchmarks.h"
 #include "agent/benchmarks/host/disk_uring.h"
 #include "agent/benchmarks/host/mem_stream.h"
+#include "agent/benchmarks/host/smallfiles.h"
 #include "agent/benchmarks/net/net_benchmark.h"
 #include "agent/benchmarks/rdma/rdma_benchmark.h"
 
@@ -17,6 +18,7 @@ std::vector<std::unique_ptr<Benchmark>> MakeAllBenchmarks() {
   all.push_back(std::make_unique<CpuGemmBenchmark>());
   all.push_back(std::make_unique<MemStreamBenchmark>());
   all.push_back(std::make_unique<DiskUringBenchmark>());
+  all.push_back(std::make_unique<SmallFilesBenchmark>());
   all.push_back(std::make_unique<TcpNetBenchmark>());
   all.push_back(std::make_unique<RdmaBenchmark>());
   // gpu_gemm, pcie, hbm: always listed; on a node without a driver they
