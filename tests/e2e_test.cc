@@ -516,6 +516,21 @@ TEST_F(EndToEndTest, InvalidParametersAreRefusedAtRunAndNothingIsStored) {
       {"gemm", "gemm.sizes=-5", "gemm: sizes:"},
       {"mem", "mem.repetitions=1", "mem: repetitions: 1 is outside"},
       {"disk", "disk.file_mib=99999999", "disk: file_mib: 99999999 is outside"},
+      // Issue 12: disk workloads in fio's terms, and smallfiles.
+      {"disk", "disk.rw=readwrite", "disk: rw: 'readwrite' is not one of"},
+      {"disk", "disk.bs=64k", "disk: bs: describes a workload given by rw"},
+      {"disk", "disk.rwmixread=70", "disk: rwmixread: describes a workload"},
+      {"disk", "disk.fsync=1", "disk: fsync: describes a workload"},
+      {"disk", "disk.numjobs=65", "disk: numjobs: 65 is outside 1..64"},
+      {"disk", "disk.size=1536k", "disk: size: 1536k is not a whole number of MiB"},
+      {"disk", "disk.rate=1k", "disk: rate: 1k is outside"},
+      {"disk", "disk.runtime=0", "disk: runtime: 0 is outside"},
+      {"disk", "disk.ramp_time=601", "disk: ramp_time: 601 is outside"},
+      {"smallfiles", "smallfiles.files=0", "smallfiles: files: 0 is outside"},
+      {"smallfiles", "smallfiles.file_kib=65537", "smallfiles: file_kib: 65537 is outside"},
+      {"smallfiles", "smallfiles.threads=0", "smallfiles: threads: 0 is outside"},
+      {"smallfiles", "smallfiles.path=data", "smallfiles: path: 'data' is not an absolute"},
+      {"smallfiles", "smallfiles.runtime_seconds=0", "smallfiles: runtime_seconds: 0 is outside"},
   };
   for (const Case& c : cases) {
     CommandResult r = Cli({"run", "--bench", c.bench, "--param", c.param});
