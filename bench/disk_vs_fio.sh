@@ -18,9 +18,11 @@
 #   WORKLOADS  the old name of CASES (presets only); used when CASES is unset
 #   FILE_MIB [1024]  RAMP [2]  RUNTIME [10]  JOBS [1]
 #   IODEPTH [empty: each case's, else 8 sequential / 32 random]
-#   CONTROL [0] 1: a null experiment: the plugin's column is a second fio
-#               run of the same job (its own refilled file), so the ratios
-#               show how far fio disagrees with itself on this disk.
+#   CONTROL [1] 1: every round also runs fio a second time (its own refilled
+#               file, in the same round, the three runs' order alternating),
+#               and the summary gives fio/fio beside fleetbench/fio: how far
+#               fio disagrees with itself on this disk at the same moment.
+#               0: skip it.
 #   ROUNDS [1]  each round runs every case once with each tool; the order
 #               (ours first or fio first) alternates between rounds, and the
 #               summary gives the median, min and max over rounds of the
@@ -28,7 +30,9 @@
 #
 # Before every fio run its file is made the way the plugin makes its own
 # right before measuring: removed, fallocate'd, filled with 1 MiB direct
-# writes of fio's random data, fsync'ed. (On VM disks a file filled seconds
+# writes of fio's random data, fsync'ed, and the device let go quiet as the
+# plugin does before each workload (disk_settle.h: syncfs, then up to 5 s
+# until /sys/block/DEV/inflight reads 0 0). (On VM disks a file filled seconds
 # earlier measures differently from one filled minutes earlier, so both
 # tools must start from the same state.) Both use O_DIRECT, io_uring, the
 # same rw/bs/iodepth/rwmixread/fsync/rate, jobs (each job its own region:
@@ -49,7 +53,7 @@ jobs=${JOBS:-1}
 iodepth=${IODEPTH:-}
 cases=${CASES:-${WORKLOADS:-seq_read seq_write rand_read_4k rand_write_4k}}
 rounds=${ROUNDS:-1}
-control=${CONTROL:-0}
+control=${CONTROL:-1}
 
 for tool in fio jq; do
   command -v "$tool" >/dev/null || { echo "$0: needs $tool" >&2; exit 2; }
@@ -63,16 +67,27 @@ trap 'rm -rf "$work"; rm -f "$fio_file"' EXIT
 echo "# $(date -u +%Y-%m-%dT%H:%MZ) $(uname -r) $(fio --version) load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "# scratch $dir ($(findmnt -no FSTYPE,SOURCE -T "$dir" 2>/dev/null || echo '?'))"
 echo "# file ${file_mib} MiB, ramp ${ramp} s, runtime ${runtime} s, jobs ${jobs}, iodepth ${iodepth:-per case}"
-[[ $control == 1 ]] && echo "# CONTROL: the fleetbench column is a second fio run"
+[[ $control == 1 ]] && echo "# CONTROL: each round also runs fio a second time (fio/fio column)"
 
 fill=(fio --name=fill --filename="$fio_file" --rw=write --bs=1M
       --size="${file_mib}M" --direct=1 --ioengine=io_uring --iodepth=8
       --end_fsync=1 --output-format=terse)
 echo "# before each fio run: rm -f $fio_file; fallocate -l ${file_mib}MiB $fio_file; ${fill[*]}"
+device=$(basename "$(findmnt -no SOURCE -T "$dir" 2>/dev/null || echo none)")
+device=${device%%[0-9]*}  # vda1 -> vda; the whole disk holds the queue
 refill_fio_file() {
   rm -f "$fio_file"
   fallocate -l "${file_mib}MiB" "$fio_file" 2>/dev/null || true
   "${fill[@]}" >/dev/null
+  # As the plugin settles before each workload (disk_settle.h).
+  sync -f "$fio_file"
+  local inflight=/sys/block/$device/inflight i
+  if [[ -r $inflight ]]; then
+    for ((i = 0; i < 250; i++)); do
+      [[ $(tr -s ' ' <"$inflight") == " 0 0" || $(tr -s ' ' <"$inflight") == "0 0" ]] && break
+      sleep 0.02
+    done
+  fi
 }
 
 region_mib=$((file_mib / jobs))
@@ -119,10 +134,6 @@ case_metrics() {  # case
 }
 
 run_ours() {  # case out.json
-  if [[ $control == 1 ]]; then
-    run_fio "$@"
-    return
-  fi
   local args=(disk --scratch_dir="$dir" file_mib="$file_mib"
               ramp_seconds="$ramp" runtime_seconds="$runtime" jobs="$jobs")
   case $1 in
@@ -156,10 +167,6 @@ run_fio() {  # case out.json
 }
 
 ours_value() {  # json case metric
-  if [[ $control == 1 ]]; then
-    fio_value "$1" "$3"
-    return
-  fi
   jq -r --arg m "$(case_prefix "$2").$3" '.[] | select(.metric == $m) | .value' "$1"
 }
 
@@ -191,10 +198,13 @@ for ((round = 1; round <= rounds; round++)); do
     n=$((n + 1))
     ours=$work/ours-$n-$round.json
     theirs=$work/fio-$n-$round.json
+    again=$work/fio2-$n-$round.json
     if ((round % 2 == 1)); then
       run_ours "$c" "$ours"
       run_fio "$c" "$theirs"
+      [[ $control == 1 ]] && run_fio "$c" "$again"
     else
+      [[ $control == 1 ]] && run_fio "$c" "$again"
       run_fio "$c" "$theirs"
       run_ours "$c" "$ours"
     fi
@@ -202,25 +212,28 @@ for ((round = 1; round <= rounds; round++)); do
     for what in $(case_metrics "$c"); do
       a=$(ours_value "$ours" "$c" "$what")
       b=$(fio_value "$theirs" "$what")
-      echo "$round $label $what ${a:-0} ${b:-0}" >>"$rows"
+      f=0
+      [[ $control == 1 ]] && f=$(fio_value "$again" "$what")
+      echo "$round $label $what ${a:-0} ${b:-0} ${f:-0}" >>"$rows"
     done
   done
 done
 
 echo
 echo "Per round:"
-printf '| round | case | metric | fleetbench | fio | ratio |\n'
-printf '|---|---|---|---|---|---|\n'
-while read -r round label what a b; do
+printf '| round | case | metric | fleetbench | fio | fleetbench/fio | fio again/fio |\n'
+printf '|---|---|---|---|---|---|---|\n'
+while read -r round label what a b f; do
   ratio=$(awk -v a="$a" -v b="$b" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print "n/a" }')
-  printf '| %s | %s | %s | %.1f | %.1f | %s |\n' \
-    "$round" "$label" "$what" "$a" "$b" "$ratio"
+  ctl=$(awk -v a="$f" -v b="$b" 'BEGIN { if (b > 0 && a > 0) printf "%.3f", a / b; else print "n/a" }')
+  printf '| %s | %s | %s | %.1f | %.1f | %s | %s |\n' \
+    "$round" "$label" "$what" "$a" "$b" "$ratio" "$ctl"
 done <"$rows"
 
 echo
-echo "Over ${rounds} round(s), fleetbench/fio per round:"
-printf '| case | metric | fleetbench (median) | fio (median) | ratio median | min–max |\n'
-printf '|---|---|---|---|---|---|\n'
+echo "Over ${rounds} round(s), per-round ratios:"
+printf '| case | metric | fleetbench (median) | fio (median) | fleetbench/fio median | min–max | fio/fio median | min–max |\n'
+printf '|---|---|---|---|---|---|---|---|\n'
 awk '
   function sort(list, v,   n, i, j, t) {
     n = split(list, v, " ")
@@ -242,12 +255,14 @@ awk '
     ours[key] = ours[key] " " $4
     fio[key] = fio[key] " " $5
     if ($5 > 0) ratio[key] = ratio[key] " " ($4 / $5)
+    if ($5 > 0 && $6 > 0) ctl[key] = ctl[key] " " ($6 / $5)
   }
   END {
     for (k = 1; k <= keys; k++) {
       split(order[k], f, " ")
-      r = ratio[order[k]]
-      printf "| %s | %s | %.1f | %.1f | %.3f | %.3f–%.3f |\n", f[1], f[2],
-             median(ours[order[k]]), median(fio[order[k]]), median(r), lo(r), hi(r)
+      r = ratio[order[k]]; c = ctl[order[k]]
+      printf "| %s | %s | %.1f | %.1f | %.3f | %.3f–%.3f | %.3f | %.3f–%.3f |\n", f[1], f[2],
+             median(ours[order[k]]), median(fio[order[k]]), median(r), lo(r), hi(r),
+             median(c), lo(c), hi(c)
     }
   }' "$rows"
