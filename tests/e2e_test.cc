@@ -552,4 +552,43 @@ TEST_F(EndToEndTest, InvalidParametersAreRefusedAtRunAndNothingIsStored) {
   EXPECT_EQ(runs.runs_size(), 1);
 }
 
+// Issue 12: smallfiles reads a dataset folder only where the agent's own
+// --dataset-root allows it; a run's parameters cannot widen that.
+TEST_F(EndToEndTest, SmallFilesReadsOnlyADatasetTheAgentAllows) {
+  const std::string allowed = dir_ + "/datasets/train";
+  const std::string other = dir_ + "/private";
+  std::filesystem::create_directories(allowed);
+  std::filesystem::create_directories(other);
+  for (int i = 0; i < 20; ++i) {
+    std::ofstream(allowed + "/img" + std::to_string(i) + ".jpg") << std::string(4096, 'x');
+    std::ofstream(other + "/secret" + std::to_string(i)) << "not for the controller";
+  }
+  agent_flags_ = {"--dataset-root", dir_ + "/datasets"};
+  StartController();
+  StartAgent("loader", {});
+  ASSERT_TRUE(WaitForOnlineNodes(1, absl::Seconds(30)));
+
+  v1::Run run;
+  int code = -1;
+  ASSERT_TRUE(CliJson({"run", "--bench", "smallfiles", "--param", "smallfiles.path=" + allowed,
+                       "--param", "smallfiles.threads=2", "--wait"},
+                      &run, &code));
+  EXPECT_EQ(code, 0);
+  EXPECT_EQ(run.state(), v1::RUN_STATE_SUCCEEDED);
+  EXPECT_EQ(GetRun(this, run.run_id()).samples_size(), 10);
+
+  ASSERT_TRUE(CliJson({"run", "--bench", "smallfiles", "--param", "smallfiles.path=" + other,
+                       "--wait"},
+                      &run, &code));
+  // The node refuses: the task fails with the reason, nothing is read.
+  EXPECT_EQ(code, 1);
+  ASSERT_EQ(run.tasks_size(), 1);
+  EXPECT_EQ(run.tasks(0).state(), v1::TASK_STATE_FAILED);
+  ASSERT_EQ(run.tasks(0).outcomes_size(), 1);
+  EXPECT_EQ(run.tasks(0).outcomes(0).code(), v1::STATUS_CODE_FAILED_PRECONDITION);
+  EXPECT_NE(run.tasks(0).outcomes(0).reason().find("--dataset-root"), std::string::npos)
+      << run.tasks(0).outcomes(0).reason();
+  EXPECT_EQ(GetRun(this, run.run_id()).samples_size(), 0);
+}
+
 }  // namespace fleetbench::testing

@@ -39,7 +39,8 @@
 //   direct           0 or 1                                    default 0
 //   runtime_seconds  0.1..3600: cap on the read pass           default 120
 //
-// Errors: FAILED_PRECONDITION (skipped) for a path no --dataset-root holds,
+// Errors: FAILED_PRECONDITION (the node cannot run it as asked; the task
+// fails with the reason) for a path no --dataset-root holds,
 // a symlink in the path, a folder without files, too little scratch space;
 // CANCELLED when cancelled; the errno of a failed call otherwise. Thread
 // safety: one Run() at a time.
