@@ -8,8 +8,9 @@
 # dataset is laid out once by fio in DIR/dataset and removed at the end.
 # Settings come from the environment (defaults in brackets):
 #   FILES [20000]  FILE_KIB [128]  THREADS [8]  ROUNDS [5]
-#   CONTROL [0] 1: the plugin's column is a second fio run (fio against
-#               itself: the noise floor).
+#   CONTROL [1] 1: every round also runs fio a second time, and the summary
+#               gives fio/fio beside fleetbench/fio (the noise floor at the
+#               same moment); 0: skip it.
 #
 # The dataset: fio --nrfiles=FILES/THREADS --filesize=FILE_KIB k
 # --numjobs=THREADS --create_only=1, i.e. THREADS × FILES/THREADS files named
@@ -34,7 +35,7 @@ files=${FILES:-20000}
 kib=${FILE_KIB:-128}
 threads=${THREADS:-8}
 rounds=${ROUNDS:-5}
-control=${CONTROL:-0}
+control=${CONTROL:-1}
 per_job=$((files / threads))
 python=/usr/bin/python3
 
@@ -51,7 +52,7 @@ fio_job=(--name=sf --directory="$data" --nrfiles="$per_job" --filesize="${kib}k"
          --numjobs="$threads" --bs="${kib}k" --rw=read --ioengine=psync --direct=0)
 echo "# $(date -u +%Y-%m-%dT%H:%MZ) $(uname -r) $(fio --version) load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "# $data ($(findmnt -no FSTYPE,SOURCE -T "$dir" 2>/dev/null || echo '?')): $((per_job * threads)) files of ${kib} KiB, ${threads} threads"
-[[ $control == 1 ]] && echo "# CONTROL: the fleetbench column is a second fio run"
+[[ $control == 1 ]] && echo "# CONTROL: each round also runs fio a second time (fio/fio column)"
 rm -rf "$data"
 mkdir -p "$data"
 echo "# layout: fio ${fio_job[*]} --create_only=1" >&2
@@ -78,10 +79,6 @@ run_fio() {  # out.json
 }
 
 run_ours() {  # out.json
-  if [[ $control == 1 ]]; then
-    run_fio "$1"
-    return
-  fi
   local cmd=("$cli" smallfiles --dataset_root="$data" path="$data" threads="$threads")
   echo "\$ ${cmd[*]}" >&2
   drop_cache
@@ -98,10 +95,6 @@ fio_value() {  # json metric
 }
 
 ours_value() {  # json metric
-  if [[ $control == 1 ]]; then
-    fio_value "$@"
-    return
-  fi
   jq -r --arg m "smallfiles.$2" '.[] | select(.metric == $m) | .value' "$1"
 }
 
@@ -110,25 +103,30 @@ rows=$work/rows
 for ((round = 1; round <= rounds; round++)); do
   ours=$work/ours-$round.json
   theirs=$work/fio-$round.json
+  again=$work/fio2-$round.json
   if ((round % 2 == 1)); then
     run_ours "$ours"
     run_fio "$theirs"
+    [[ $control == 1 ]] && run_fio "$again"
   else
+    [[ $control == 1 ]] && run_fio "$again"
     run_fio "$theirs"
     run_ours "$ours"
   fi
   for what in files_per_s MBps read_p50_us read_p99_us; do
-    echo "$round $what $(ours_value "$ours" "$what") $(fio_value "$theirs" "$what")" >>"$rows"
+    f=0
+    [[ $control == 1 ]] && f=$(fio_value "$again" "$what")
+    echo "$round $what $(ours_value "$ours" "$what") $(fio_value "$theirs" "$what") $f" >>"$rows"
   done
 done
 
 echo
 echo "Per round:"
-printf '| round | metric | fleetbench | fio | ratio |\n|---|---|---|---|---|\n'
-awk '{ printf "| %s | %s | %.1f | %.1f | %.3f |\n", $1, $2, $3, $4, ($4 > 0 ? $3 / $4 : 0) }' "$rows"
+printf '| round | metric | fleetbench | fio | fleetbench/fio | fio again/fio |\n|---|---|---|---|---|---|\n'
+awk '{ printf "| %s | %s | %.1f | %.1f | %.3f | %.3f |\n", $1, $2, $3, $4, ($4 > 0 ? $3 / $4 : 0), ($4 > 0 ? $5 / $4 : 0) }' "$rows"
 echo
 echo "Over ${rounds} round(s), fleetbench/fio per round:"
-printf '| metric | fleetbench (median) | fio (median) | ratio median | min–max |\n|---|---|---|---|---|\n'
+printf '| metric | fleetbench (median) | fio (median) | fleetbench/fio median | min–max | fio/fio median | min–max |\n|---|---|---|---|---|---|---|\n'
 awk '
   function sort(list, v,   n, i, j, t) {
     n = split(list, v, " ")
@@ -147,11 +145,13 @@ awk '
     if (!($2 in ours)) order[++keys] = $2
     ours[$2] = ours[$2] " " $3; fio[$2] = fio[$2] " " $4
     if ($4 > 0) ratio[$2] = ratio[$2] " " ($3 / $4)
+    if ($4 > 0 && $5 > 0) ctl[$2] = ctl[$2] " " ($5 / $4)
   }
   END {
     for (k = 1; k <= keys; k++) {
       m = order[k]
-      printf "| %s | %.1f | %.1f | %.3f | %.3f–%.3f |\n", m, median(ours[m]),
-             median(fio[m]), median(ratio[m]), lo(ratio[m]), hi(ratio[m])
+      c = (m in ctl) ? ctl[m] : " 0"
+      printf "| %s | %.1f | %.1f | %.3f | %.3f–%.3f | %.3f | %.3f–%.3f |\n", m, median(ours[m]),
+             median(fio[m]), median(ratio[m]), lo(ratio[m]), hi(ratio[m]), median(c), lo(c), hi(c)
     }
   }' "$rows"
