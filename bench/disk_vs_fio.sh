@@ -1,32 +1,43 @@
 #!/usr/bin/env bash
-# bench/disk_vs_fio.sh — runs the "disk" plugin and fio with the same
-# settings, side by side, and prints ours/fio ratios.
+# bench/disk_vs_fio.sh — runs the "disk" plugin and fio with the same job,
+# side by side, for any workload, and prints ours/fio ratios.
 #
 # Builds nothing. Usage:
 #   bench/disk_vs_fio.sh PATH/TO/host_bench_cli [SCRATCH_DIR]
 # SCRATCH_DIR defaults to /var/tmp/fleetbench-fio (created if missing).
 # Settings come from the environment (defaults in brackets):
+#   CASES ["seq_read seq_write rand_read_4k rand_write_4k"]
+#       space-separated; a case is a preset name, or a workload in fio's
+#       option names, comma-separated, exactly as the plugin takes them:
+#         rw=randread,bs=64k,iodepth=8
+#         rw=randrw,rwmixread=70,bs=4k,iodepth=16
+#         rw=write,bs=4k,iodepth=1,fsync=1
+#         rw=randread,bs=4k,iodepth=32,rate=20M
+#       The same text becomes the plugin's params (rw=… bs=…) and fio's
+#       options (--rw=… --bs=…): the names and meanings are fio's.
+#   WORKLOADS  the old name of CASES (presets only); used when CASES is unset
 #   FILE_MIB [1024]  RAMP [2]  RUNTIME [10]  JOBS [1]
-#   IODEPTH [empty: the plugin's defaults, 8 sequential / 32 random]
-#   WORKLOADS ["seq_read seq_write rand_read_4k rand_write_4k"]
-#   CONTROL [0] 1: a null experiment: the plugin's column is a second fio
-#               run with the same settings (its own refilled file), so the
-#               ratios show how far fio disagrees with itself on this disk.
-#   ROUNDS [1]  each round runs every workload once with each tool; the
-#               order (ours first or fio first) alternates between rounds,
-#               and the summary gives the median over rounds of the
+#   IODEPTH [empty: each case's, else 8 sequential / 32 random]
+#   CONTROL [1] 1: every round also runs fio a second time (its own refilled
+#               file, in the same round, the three runs' order alternating),
+#               and the summary gives fio/fio beside fleetbench/fio: how far
+#               fio disagrees with itself on this disk at the same moment.
+#               0: skip it.
+#   ROUNDS [1]  each round runs every case once with each tool; the order
+#               (ours first or fio first) alternates between rounds, and the
+#               summary gives the median, min and max over rounds of the
 #               per-round ratio fleetbench/fio.
 #
 # Before every fio run its file is made the way the plugin makes its own
 # right before measuring: removed, fallocate'd, filled with 1 MiB direct
-# writes of fio's random data, fsync'ed. (On VM disks a file filled seconds
+# writes of fio's random data, fsync'ed, and the device let go quiet as the
+# plugin does before each workload (disk_settle.h: syncfs, then up to 5 s
+# until /sys/block/DEV/inflight reads 0 0). (On VM disks a file filled seconds
 # earlier measures differently from one filled minutes earlier, so both
-# tools must start from the same state.) Both use O_DIRECT, io_uring, the same
-# block size, iodepth, jobs (each job its own region: fio's --size=<region>
-# --offset_increment=<region>), ramp and runtime, and, for random
-# workloads, uniform offsets with replacement (--norandommap). The iodepth
-# and block size given to fio are read back from the plugin's own samples,
-# so both always run the same case.
+# tools must start from the same state.) Both use O_DIRECT, io_uring, the
+# same rw/bs/iodepth/rwmixread/fsync/rate, jobs (each job its own region:
+# fio's --size=<region> --offset_increment=<region>), ramp and runtime, and,
+# for random workloads, uniform offsets with replacement (--norandommap).
 set -euo pipefail
 
 if [[ $# -lt 1 || ! -x $1 ]]; then
@@ -40,9 +51,9 @@ ramp=${RAMP:-2}
 runtime=${RUNTIME:-10}
 jobs=${JOBS:-1}
 iodepth=${IODEPTH:-}
-workloads=${WORKLOADS:-seq_read seq_write rand_read_4k rand_write_4k}
+cases=${CASES:-${WORKLOADS:-seq_read seq_write rand_read_4k rand_write_4k}}
 rounds=${ROUNDS:-1}
-control=${CONTROL:-0}
+control=${CONTROL:-1}
 
 for tool in fio jq; do
   command -v "$tool" >/dev/null || { echo "$0: needs $tool" >&2; exit 2; }
@@ -53,53 +64,101 @@ fio_file=$dir/fio-compare.dat
 work=$(mktemp -d)
 trap 'rm -rf "$work"; rm -f "$fio_file"' EXIT
 
-echo "# $(date -u +%Y-%m-%dT%H:%MZ) $(uname -r) $(fio --version)"
+echo "# $(date -u +%Y-%m-%dT%H:%MZ) $(uname -r) $(fio --version) load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "# scratch $dir ($(findmnt -no FSTYPE,SOURCE -T "$dir" 2>/dev/null || echo '?'))"
-echo "# file ${file_mib} MiB, ramp ${ramp} s, runtime ${runtime} s, jobs ${jobs}, iodepth ${iodepth:-defaults}"
-[[ $control == 1 ]] && echo "# CONTROL: the fleetbench column is a second fio run"
+echo "# file ${file_mib} MiB, ramp ${ramp} s, runtime ${runtime} s, jobs ${jobs}, iodepth ${iodepth:-per case}"
+[[ $control == 1 ]] && echo "# CONTROL: each round also runs fio a second time (fio/fio column)"
 
 fill=(fio --name=fill --filename="$fio_file" --rw=write --bs=1M
       --size="${file_mib}M" --direct=1 --ioengine=io_uring --iodepth=8
       --end_fsync=1 --output-format=terse)
 echo "# before each fio run: rm -f $fio_file; fallocate -l ${file_mib}MiB $fio_file; ${fill[*]}"
+device=$(basename "$(findmnt -no SOURCE -T "$dir" 2>/dev/null || echo none)")
+device=${device%%[0-9]*}  # vda1 -> vda; the whole disk holds the queue
 refill_fio_file() {
   rm -f "$fio_file"
   fallocate -l "${file_mib}MiB" "$fio_file" 2>/dev/null || true
   "${fill[@]}" >/dev/null
+  # As the plugin settles before each workload (disk_settle.h).
+  sync -f "$fio_file"
+  local inflight=/sys/block/$device/inflight i
+  if [[ -r $inflight ]]; then
+    for ((i = 0; i < 250; i++)); do
+      [[ $(tr -s ' ' <"$inflight") == " 0 0" || $(tr -s ' ' <"$inflight") == "0 0" ]] && break
+      sleep 0.02
+    done
+  fi
 }
 
 region_mib=$((file_mib / jobs))
 
-run_ours() {  # workload out.json
-  if [[ $control == 1 ]]; then
-    run_fio_as_ours "$@"
-    return
+# A case as fio's options, one key=value per line, with the iodepth made
+# explicit (the plugin's default when the case has none).
+case_options() {  # case
+  local c=$1
+  case $c in
+    seq_read) c=rw=read,bs=1M ;;
+    seq_write) c=rw=write,bs=1M ;;
+    rand_read_4k) c=rw=randread,bs=4k ;;
+    rand_write_4k) c=rw=randwrite,bs=4k ;;
+  esac
+  local rw=${c#*rw=}; rw=${rw%%,*}
+  local qd=$iodepth
+  if [[ -z $qd ]]; then
+    if [[ ,$c, == *,iodepth=* ]]; then qd=${c#*iodepth=}; qd=${qd%%,*}
+    elif [[ $rw == rand* ]]; then qd=32; else qd=8; fi
   fi
-  local args=(disk --scratch_dir="$dir" workloads="$1" file_mib="$file_mib"
+  tr ',' '\n' <<<"$c" | grep -v '^iodepth=' || true
+  echo "iodepth=$qd"
+}
+
+# The metric name prefix the plugin uses for a case.
+case_prefix() {  # case
+  case $1 in
+    seq_read | seq_write | rand_read_4k | rand_write_4k) echo "disk.$1" ;;
+    *) echo "disk.custom" ;;
+  esac
+}
+
+case_metrics() {  # case
+  local opts
+  opts=$(case_options "$1")
+  local m="MBps iops"
+  if grep -q '^rw=randrw$' <<<"$opts"; then
+    m+=" read_iops write_iops read_p50_us read_p99_us write_p50_us write_p99_us"
+  else
+    m+=" p50_us p99_us p999_us"
+  fi
+  if grep -q '^fsync=[1-9]' <<<"$opts"; then m+=" fsync_p50_us fsync_p99_us"; fi
+  echo "$m"
+}
+
+run_ours() {  # case out.json
+  local args=(disk --scratch_dir="$dir" file_mib="$file_mib"
               ramp_seconds="$ramp" runtime_seconds="$runtime" jobs="$jobs")
-  [[ -n $iodepth ]] && args+=(iodepth="$iodepth")
+  case $1 in
+    seq_read | seq_write | rand_read_4k | rand_write_4k)
+      args+=(workloads="$1")
+      [[ -n $iodepth ]] && args+=(iodepth="$iodepth")
+      ;;
+    *) while read -r kv; do args+=("$kv"); done < <(case_options "$1") ;;
+  esac
   echo "\$ $cli ${args[*]}" >&2
   "$cli" "${args[@]}" 2>/dev/null | jq -s . >"$2"
 }
 
-run_fio() {  # workload iodepth block_bytes out.json
-  local w=$1 qd=$2 bs=$3 rw
-  case $w in
-    seq_read) rw=read ;;
-    seq_write) rw=write ;;
-    rand_read_4k) rw=randread ;;
-    rand_write_4k) rw=randwrite ;;
-  esac
-  local cmd=(fio --name="$w" --filename="$fio_file" --ioengine=io_uring
-             --direct=1 --rw="$rw" --bs="$bs" --iodepth="$qd"
-             --numjobs="$jobs" --size="${region_mib}M" --time_based
+run_fio() {  # case out.json
+  local cmd=(fio --name=compare --filename="$fio_file" --ioengine=io_uring
+             --direct=1 --numjobs="$jobs" --size="${region_mib}M" --time_based
              --runtime="$runtime" --ramp_time="$ramp" --group_reporting
              --percentile_list=50:99:99.9 --output-format=json)
+  local kv
+  while read -r kv; do cmd+=("--$kv"); done < <(case_options "$1")
   ((jobs > 1)) && cmd+=(--offset_increment="${region_mib}M")
-  [[ $rw == rand* ]] && cmd+=(--norandommap --randrepeat=0)
+  [[ " ${cmd[*]} " == *" --rw=rand"* ]] && cmd+=(--norandommap --randrepeat=0)
   echo "\$ ${cmd[*]}" >&2
   refill_fio_file
-  "${cmd[@]}" >"$4"
+  "${cmd[@]}" >"$2"
   # The plugin removes its file as soon as it is done, and on a disk
   # mounted with -o discard the freed blocks go back to the host then; fio's
   # file goes the same way at the same point, so that every run starts
@@ -107,102 +166,103 @@ run_fio() {  # workload iodepth block_bytes out.json
   rm -f "$fio_file"
 }
 
-# CONTROL=1: fio in the plugin's place, its output reshaped into samples.
-run_fio_as_ours() {  # workload out.json
-  local w=$1 qd bs raw=$work/control-$1.json
-  case $w in seq_*) qd=${iodepth:-8}; bs=1M ;; *) qd=${iodepth:-32}; bs=4k ;; esac
-  run_fio "$w" "$qd" "$bs" "$raw"
-  jq --arg w "$w" --arg qd "$qd" '.jobs[0] | (.read.io_bytes > 0) as $r
-    | (if $r then .read else .write end) as $d
-    | [{metric: "disk.\($w).MBps", value: ($d.bw_bytes / 1e6)},
-       {metric: "disk.\($w).iops", value: $d.iops},
-       {metric: "disk.\($w).p50_us", value: ($d.clat_ns.percentile["50.000000"] / 1e3)},
-       {metric: "disk.\($w).p99_us", value: ($d.clat_ns.percentile["99.000000"] / 1e3)},
-       {metric: "disk.\($w).p999_us", value: ($d.clat_ns.percentile["99.900000"] / 1e3)}]
-    | map(. + {params: {iodepth: $qd}})' "$raw" >"$2"
+ours_value() {  # json case metric
+  jq -r --arg m "$(case_prefix "$2").$3" '.[] | select(.metric == $m) | .value' "$1"
 }
 
-ours_value() {  # json metric
-  jq -r --arg m "$2" '.[] | select(.metric == $m) | .value' "$1"
-}
-
-fio_value() {  # json direction what
-  local key
-  case $3 in
-    MBps) key='.bw_bytes / 1e6' ;;
-    iops) key='.iops' ;;
-    p50_us) key='.clat_ns.percentile["50.000000"] / 1e3' ;;
-    p99_us) key='.clat_ns.percentile["99.000000"] / 1e3' ;;
-    p999_us) key='.clat_ns.percentile["99.900000"] / 1e3' ;;
+fio_value() {  # json metric
+  local pct key
+  case $2 in
+    *p50_us) pct='"50.000000"' ;;
+    *p999_us) pct='"99.900000"' ;;
+    *p99_us) pct='"99.000000"' ;;
   esac
-  jq -r ".jobs[0].$2 | $key" "$1"
+  case $2 in
+    MBps) key='(.read.bw_bytes + .write.bw_bytes) / 1e6' ;;
+    iops) key='.read.iops + .write.iops' ;;
+    read_iops) key='.read.iops' ;;
+    write_iops) key='.write.iops' ;;
+    read_p*) key=".read.clat_ns.percentile[$pct] / 1e3" ;;
+    write_p*) key=".write.clat_ns.percentile[$pct] / 1e3" ;;
+    fsync_p*) key=".sync.lat_ns.percentile[$pct] / 1e3" ;;
+    p*) key="(if .read.io_bytes > 0 then .read else .write end).clat_ns.percentile[$pct] / 1e3" ;;
+  esac
+  jq -r ".jobs[0] | $key" "$1"
 }
 
 rows=$work/rows
 : >"$rows"
 for ((round = 1; round <= rounds; round++)); do
-  for w in $workloads; do
-    ours=$work/ours-$w-$round.json
-    theirs=$work/fio-$w-$round.json
+  n=0
+  for c in $cases; do
+    n=$((n + 1))
+    ours=$work/ours-$n-$round.json
+    theirs=$work/fio-$n-$round.json
+    again=$work/fio2-$n-$round.json
     if ((round % 2 == 1)); then
-      run_ours "$w" "$ours"
+      run_ours "$c" "$ours"
+      run_fio "$c" "$theirs"
+      [[ $control == 1 ]] && run_fio "$c" "$again"
+    else
+      [[ $control == 1 ]] && run_fio "$c" "$again"
+      run_fio "$c" "$theirs"
+      run_ours "$c" "$ours"
     fi
-    qd=$(jq -r '.[0].params.iodepth' "$ours" 2>/dev/null || true)
-    if [[ -z $qd || $qd == null ]]; then
-      # fio goes first this round: the plugin's defaults, as it would use.
-      case $w in seq_*) qd=${iodepth:-8} ;; *) qd=${iodepth:-32} ;; esac
-    fi
-    case $w in seq_*) bs=1M ;; *) bs=4k ;; esac
-    run_fio "$w" "$qd" "$bs" "$theirs"
-    if ((round % 2 == 0)); then
-      run_ours "$w" "$ours"
-    fi
-    case $w in *read*) direction=read ;; *) direction=write ;; esac
-    case $w in
-      seq_*) whats="MBps" ;;
-      *) whats="iops p50_us p99_us p999_us" ;;
-    esac
-    for what in $whats; do
-      a=$(ours_value "$ours" "disk.$w.$what")
-      b=$(fio_value "$theirs" "$direction" "$what")
-      echo "$round $w $what $qd $a $b" >>"$rows"
+    label=$(case_options "$c" | paste -sd, -)
+    for what in $(case_metrics "$c"); do
+      a=$(ours_value "$ours" "$c" "$what")
+      b=$(fio_value "$theirs" "$what")
+      f=0
+      [[ $control == 1 ]] && f=$(fio_value "$again" "$what")
+      echo "$round $label $what ${a:-0} ${b:-0} ${f:-0}" >>"$rows"
     done
   done
 done
 
 echo
 echo "Per round:"
-printf '| round | workload | metric | iodepth | fleetbench | fio | ratio |\n'
+printf '| round | case | metric | fleetbench | fio | fleetbench/fio | fio again/fio |\n'
 printf '|---|---|---|---|---|---|---|\n'
-while read -r round w what qd a b; do
+while read -r round label what a b f; do
   ratio=$(awk -v a="$a" -v b="$b" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print "n/a" }')
-  printf '| %s | %s | %s | %s | %.1f | %.1f | %s |\n' \
-    "$round" "$w" "$what" "$qd" "$a" "$b" "$ratio"
+  ctl=$(awk -v a="$f" -v b="$b" 'BEGIN { if (b > 0 && a > 0) printf "%.3f", a / b; else print "n/a" }')
+  printf '| %s | %s | %s | %.1f | %.1f | %s | %s |\n' \
+    "$round" "$label" "$what" "$a" "$b" "$ratio" "$ctl"
 done <"$rows"
 
 echo
-echo "Median over ${rounds} round(s):"
-printf '| workload | metric | iodepth | fleetbench | fio | ratio (median of per-round) |\n'
-printf '|---|---|---|---|---|---|\n'
+echo "Over ${rounds} round(s), per-round ratios:"
+printf '| case | metric | fleetbench (median) | fio (median) | fleetbench/fio median | min–max | fio/fio median | min–max |\n'
+printf '|---|---|---|---|---|---|---|---|\n'
 awk '
-  function median(list,   n, i, j, t, v) {
+  function sort(list, v,   n, i, j, t) {
     n = split(list, v, " ")
     for (i = 2; i <= n; i++) for (j = i; j > 1 && v[j-1] + 0 > v[j] + 0; j--) {
       t = v[j]; v[j] = v[j-1]; v[j-1] = t
     }
+    return n
+  }
+  function median(list,   n, v) {
+    n = sort(list, v)
+    if (n == 0) return 0
     return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
   }
+  function lo(list,   v) { return sort(list, v) ? v[1] : 0 }
+  function hi(list,   n, v) { n = sort(list, v); return n ? v[n] : 0 }
   {
-    key = $2 " " $3 " " $4
+    key = $2 " " $3
     if (!(key in ours)) order[++keys] = key
-    ours[key] = ours[key] " " $5
-    fio[key] = fio[key] " " $6
-    if ($6 > 0) ratio[key] = ratio[key] " " ($5 / $6)
+    ours[key] = ours[key] " " $4
+    fio[key] = fio[key] " " $5
+    if ($5 > 0) ratio[key] = ratio[key] " " ($4 / $5)
+    if ($5 > 0 && $6 > 0) ctl[key] = ctl[key] " " ($6 / $5)
   }
   END {
     for (k = 1; k <= keys; k++) {
       split(order[k], f, " ")
-      printf "| %s | %s | %s | %.1f | %.1f | %.3f |\n", f[1], f[2], f[3],
-             median(ours[order[k]]), median(fio[order[k]]), median(ratio[order[k]])
+      r = ratio[order[k]]; c = ctl[order[k]]
+      printf "| %s | %s | %.1f | %.1f | %.3f | %.3f–%.3f | %.3f | %.3f–%.3f |\n", f[1], f[2],
+             median(ours[order[k]]), median(fio[order[k]]), median(r), lo(r), hi(r),
+             median(c), lo(c), hi(c)
     }
   }' "$rows"

@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "agent/benchmarks/host/scratch_path.h"
+#include "agent/benchmarks/host/smallfiles_paths.h"
 #include "agent/benchmarks/registry.h"
 #include "agent/runtime/agent.h"
 #include "common/logging.h"
@@ -202,6 +203,8 @@ int AgentCommand(const Argv& argv) {
        "key=value; meaningful keys: provider, region, instance_type, price_per_hour (USD), spot"},
       {"state-dir", true, false, "folder for the spool of unacknowledged results (required)"},
       {"scratch", true, false, "the only folder benchmarks may write to (default STATE_DIR/scratch)"},
+      {"dataset-root", true, true,
+       "a folder benchmarks may read, e.g. a mounted dataset for smallfiles path=... (default: none)"},
       {"token-file", true, false, "file with the shared token (else $FLEETBENCH_TOKEN)"},
       {"advertise-addr", true, false,
        "address peers use to reach this node in two-node benchmarks (default: as the controller sees it)"},
@@ -224,6 +227,15 @@ int AgentCommand(const Argv& argv) {
   options.state_dir = args->Get("state-dir");
   if (options.state_dir.empty()) return Usage("agent", "--state-dir is required", flags);
   options.scratch_dir = args->Get("scratch", options.state_dir + "/scratch");
+  // What a run may read besides the scratch folder is the operator's choice,
+  // made here, never a run parameter's (agent/benchmarks/host/smallfiles.h).
+  std::vector<std::string> dataset_roots;
+  for (const std::string& root : args->All("dataset-root")) {
+    if (absl::Status s = agent::CheckAbsoluteFolder("--dataset-root", root); !s.ok()) {
+      return Usage("agent", std::string(s.message()), flags);
+    }
+    dataset_roots.push_back(agent::CollapseSlashes(root));
+  }
   options.advertise_addr = args->Get("advertise-addr");
   if (args->Has("backoff-reset-after")) {
     absl::Duration d;
@@ -270,6 +282,7 @@ int AgentCommand(const Argv& argv) {
     return kExitFailure;
   }
   agent::TaskRunner runner(agent::MakeAllBenchmarks(), options.scratch_dir);
+  runner.set_dataset_roots(std::move(dataset_roots));
   agent::Agent node(options, std::move(*spool), &runner);
   std::thread signals([&] {
     WaitForTerminationSignal();

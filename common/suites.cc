@@ -25,17 +25,20 @@ const std::vector<SuiteInfo>& AllSuites() {
   // (gpu.thermal_throttle, gpu.sustained_drop; docs/findings.md).
   static const std::vector<SuiteInfo> kSuites = {
       {"quick",
-       "minutes per node: CPU GEMM, memory, JPEG decode, short disk, network against one peer; on GPU "
+       "minutes per node: CPU GEMM, memory, JPEG decode, short disk, small files, network against one peer; on GPU "
        "nodes GPU GEMM, PCIe, HBM and 60 s of sustained stress",
        {Spec("gemm", {{"sizes", "2048"}, {"min_seconds", "1"}}),
         Spec("mem", {}),
         // About 5 s: 2 sizes × 2 modes × (0.2 s warm-up + 3 × 0.3 s).
         Spec("decode", {{"repetitions", "3"}, {"seconds", "0.3"}}),
         Spec("disk", {{"file_mib", "256"}, {"ramp_seconds", "1"}, {"runtime_seconds", "5"}}),
+        // 2,000 × 128 KiB (250 MiB): seconds on a local disk, and where a
+        // network mount or an HDD shows.
+        Spec("smallfiles", {{"files", "2000"}, {"runtime_seconds", "30"}}),
         Spec("net", {{"pairing", "star"}, {"duration_s", "5"}, {"warmup_s", "1"}}),
         Spec("gpu_gemm", {}), Spec("pcie", {}), Spec("hbm", {}),
         Spec("stress", {{"profile", "quick"}})}},
-      {"full", "the long version: larger GEMMs, memory by NUMA placement, more decode sizes, larger disk files, every network pair",
+      {"full", "the long version: larger GEMMs, memory by NUMA placement, more decode sizes, larger disk files, 20,000 small files, every network pair",
        {Spec("gemm", {{"sizes", "4096,8192"}, {"min_seconds", "5"}}),
         Spec("mem", {{"repetitions", "20"}}),
         // Skipped, with the reason, on a one-node machine.
@@ -43,6 +46,8 @@ const std::vector<SuiteInfo>& AllSuites() {
         Spec("decode", {{"sizes", "256x256,512x512,1920x1080,3840x2160"},
                         {"repetitions", "10"}, {"seconds", "1"}}),
         Spec("disk", {{"file_mib", "4096"}, {"ramp_seconds", "5"}, {"runtime_seconds", "30"}}),
+        // The data loader's epoch: 20,000 × 128 KiB (2.5 GiB), 8 threads.
+        Spec("smallfiles", {}),
         Spec("net", {{"pairing", "all"}, {"duration_s", "20"}, {"warmup_s", "2"}}),
         Spec("gpu_gemm", {}), Spec("pcie", {}), Spec("hbm", {}),
         Spec("stress", {{"profile", "full"}})}},

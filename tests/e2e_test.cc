@@ -521,6 +521,21 @@ TEST_F(EndToEndTest, InvalidParametersAreRefusedAtRunAndNothingIsStored) {
       {"net", "net.socket_buffer_bytes=100", "net: socket_buffer_bytes: 100 is below"},
       {"net", "net.congestion=BBR", "net: congestion: 'BBR' is not"},
       {"net", "net.rate_Mbps=-1", "net: rate_Mbps:"},
+      // Issue 12: disk workloads in fio's terms, and smallfiles.
+      {"disk", "disk.rw=readwrite", "disk: rw: 'readwrite' is not one of"},
+      {"disk", "disk.bs=64k", "disk: bs: describes a workload given by rw"},
+      {"disk", "disk.rwmixread=70", "disk: rwmixread: describes a workload"},
+      {"disk", "disk.fsync=1", "disk: fsync: describes a workload"},
+      {"disk", "disk.numjobs=65", "disk: numjobs: 65 is outside 1..64"},
+      {"disk", "disk.size=1536k", "disk: size: 1536k is not a whole number of MiB"},
+      {"disk", "disk.rate=1k", "disk: rate: 1k is outside"},
+      {"disk", "disk.runtime=0", "disk: runtime: 0 is outside"},
+      {"disk", "disk.ramp_time=601", "disk: ramp_time: 601 is outside"},
+      {"smallfiles", "smallfiles.files=0", "smallfiles: files: 0 is outside"},
+      {"smallfiles", "smallfiles.file_kib=65537", "smallfiles: file_kib: 65537 is outside"},
+      {"smallfiles", "smallfiles.threads=0", "smallfiles: threads: 0 is outside"},
+      {"smallfiles", "smallfiles.path=data", "smallfiles: path: 'data' is not an absolute"},
+      {"smallfiles", "smallfiles.runtime_seconds=0", "smallfiles: runtime_seconds: 0 is outside"},
   };
   for (const Case& c : cases) {
     CommandResult r = Cli({"run", "--bench", c.bench, "--param", c.param});
@@ -540,6 +555,45 @@ TEST_F(EndToEndTest, InvalidParametersAreRefusedAtRunAndNothingIsStored) {
   EXPECT_FALSE(started.run_id().empty());
   ASSERT_TRUE(CliJson({"runs"}, &runs));
   EXPECT_EQ(runs.runs_size(), 1);
+}
+
+// Issue 12: smallfiles reads a dataset folder only where the agent's own
+// --dataset-root allows it; a run's parameters cannot widen that.
+TEST_F(EndToEndTest, SmallFilesReadsOnlyADatasetTheAgentAllows) {
+  const std::string allowed = dir_ + "/datasets/train";
+  const std::string other = dir_ + "/private";
+  std::filesystem::create_directories(allowed);
+  std::filesystem::create_directories(other);
+  for (int i = 0; i < 20; ++i) {
+    std::ofstream(allowed + "/img" + std::to_string(i) + ".jpg") << std::string(4096, 'x');
+    std::ofstream(other + "/secret" + std::to_string(i)) << "not for the controller";
+  }
+  agent_flags_ = {"--dataset-root", dir_ + "/datasets"};
+  StartController();
+  StartAgent("loader", {});
+  ASSERT_TRUE(WaitForOnlineNodes(1, absl::Seconds(30)));
+
+  v1::Run run;
+  int code = -1;
+  ASSERT_TRUE(CliJson({"run", "--bench", "smallfiles", "--param", "smallfiles.path=" + allowed,
+                       "--param", "smallfiles.threads=2", "--wait"},
+                      &run, &code));
+  EXPECT_EQ(code, 0);
+  EXPECT_EQ(run.state(), v1::RUN_STATE_SUCCEEDED);
+  EXPECT_EQ(GetRun(this, run.run_id()).samples_size(), 10);
+
+  ASSERT_TRUE(CliJson({"run", "--bench", "smallfiles", "--param", "smallfiles.path=" + other,
+                       "--wait"},
+                      &run, &code));
+  // The node refuses: the task fails with the reason, nothing is read.
+  EXPECT_EQ(code, 1);
+  ASSERT_EQ(run.tasks_size(), 1);
+  EXPECT_EQ(run.tasks(0).state(), v1::TASK_STATE_FAILED);
+  ASSERT_EQ(run.tasks(0).outcomes_size(), 1);
+  EXPECT_EQ(run.tasks(0).outcomes(0).code(), v1::STATUS_CODE_FAILED_PRECONDITION);
+  EXPECT_NE(run.tasks(0).outcomes(0).reason().find("--dataset-root"), std::string::npos)
+      << run.tasks(0).outcomes(0).reason();
+  EXPECT_EQ(GetRun(this, run.run_id()).samples_size(), 0);
 }
 
 }  // namespace fleetbench::testing

@@ -128,6 +128,14 @@ class RunContext {
     }
     return publish_port_(port);
   }
+  // Folders besides the scratch folder that this node's operator lets
+  // benchmarks READ (agent --dataset-root: a mounted dataset); empty: none.
+  // Only the agent's own configuration sets them, never a run's parameters,
+  // so a controller cannot make an agent read an arbitrary path.
+  void set_dataset_roots(std::vector<std::string> roots) {
+    dataset_roots_ = std::move(roots);
+  }
+  const std::vector<std::string>& dataset_roots() const { return dataset_roots_; }
   // For a collective benchmark in a group task: the group; nullptr when it
   // runs alone (a group of one). Set by the runner before Run().
   void set_group(const GroupContext* group) { group_ = group; }
@@ -149,6 +157,7 @@ class RunContext {
   KeepSamplesFn keep_samples_;
   absl::Time deadline_ = absl::InfiniteFuture();
   const GroupContext* group_ = nullptr;
+  std::vector<std::string> dataset_roots_;
 };
 
 // One metric a plugin emits. The strings must live as long as the plugin

@@ -8,6 +8,7 @@
 #include "agent/benchmarks/host/disk_uring.h"
 #include "agent/benchmarks/host/mem_numa.h"
 #include "agent/benchmarks/host/mem_stream.h"
+#include "agent/benchmarks/host/smallfiles.h"
 #include "agent/benchmarks/net/net_benchmark.h"
 #include "agent/benchmarks/rdma/rdma_benchmark.h"
 
@@ -21,6 +22,7 @@ std::vector<std::unique_ptr<Benchmark>> MakeAllBenchmarks() {
   all.push_back(std::make_unique<MemNumaBenchmark>());
   all.push_back(std::make_unique<DiskUringBenchmark>());
   all.push_back(std::make_unique<DecodeBenchmark>());
+  all.push_back(std::make_unique<SmallFilesBenchmark>());
   all.push_back(std::make_unique<TcpNetBenchmark>());
   all.push_back(std::make_unique<RdmaBenchmark>());
   // gpu_gemm, pcie, hbm: always listed; on a node without a driver they

@@ -156,6 +156,7 @@ void TaskRunner::Execute(const v1::RunTask& task, const std::atomic<bool>& cance
     };
     RunContext context(scratch_dir_, &cancelled, progress, publish, keep);
     context.set_deadline(absl::Now() + timeout);
+    context.set_dataset_roots(dataset_roots_);
     GroupContext group;
     if (in_group) {
       const v1::GroupAssignment& g = task.group();

@@ -42,6 +42,10 @@ class TaskRunner {
 
   TaskRunner(std::vector<std::unique_ptr<Benchmark>> benchmarks, std::string scratch_dir);
 
+  // Folders benchmarks may read besides the scratch folder (the agent's
+  // --dataset-root; RunContext::dataset_roots). Set before the first task.
+  void set_dataset_roots(std::vector<std::string> roots) { dataset_roots_ = std::move(roots); }
+
   // Every benchmark: AVAILABLE when Probe() passed, else UNAVAILABLE and
   // why; pairwise or not; its default timeout; the metrics it declares
   // (each descriptor names the benchmark), whether available or not.
@@ -55,6 +59,7 @@ class TaskRunner {
 
   std::vector<std::unique_ptr<Benchmark>> benchmarks_;
   std::string scratch_dir_;
+  std::vector<std::string> dataset_roots_;
 };
 
 // The report that ends a task without running it (e.g. cancelled while

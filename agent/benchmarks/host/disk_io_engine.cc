@@ -8,6 +8,7 @@
 #include <cstring>
 #include <latch>
 #include <memory>
+#include <optional>
 #include <random>
 #include <system_error>
 #include <thread>
@@ -130,6 +131,10 @@ class UringJob {
   // empty, uncounted, until their turn to be refilled (Little's law gave 26.6
   // of 32 I/Os in the measured state, fio 31.6). Reaping one at a time, a
   // completion waits in the ring, counted, as in fio (docs/host-benchmarks.md).
+  //
+  // fsync=N (IoPlan::fsync_every) puts an fsync in a slot after every N
+  // writes issued; a rate cap holds the next I/O back until its time and
+  // reaps (or sleeps) meanwhile.
   absl::StatusOr<IoTally> Run(const IoPlan& plan,
                               const std::atomic<bool>& stop) {
     io_uring* ring = ring_->get();
@@ -138,39 +143,74 @@ class UringJob {
     std::vector<int> free_slots;
     free_slots.reserve(static_cast<size_t>(depth_));
     for (int slot = depth_ - 1; slot >= 0; --slot) free_slots.push_back(slot);
-    int64_t issued = 0;
+    int64_t issued = 0;          // reads and writes, not fsyncs
+    int64_t writes_issued = 0;
+    int64_t synced_at_writes = 0;  // writes_issued at the last fsync
+    int64_t bytes_issued = 0;
     int inflight = 0;
     bool stopping = stop.load(std::memory_order_relaxed);
     absl::Status failure;
     const bool timed = plan.max_ios < 0;
+    // Set when the rate cap holds the next I/O back: when it may go.
+    std::optional<Clock::time_point> held_until;
 
-    // Prepares and submits one I/O on `slot`; false when there is nothing
-    // more to issue or the submission failed (then `failure` says why).
-    auto issue = [&](int slot) -> bool {
-      if (!timed && issued >= plan.max_ios) return false;
-      const int64_t offset =
-          plan.random
-              ? RandomOffset(plan.region, plan.block_bytes, random_.Next())
-              : SequentialOffset(plan.region, plan.block_bytes, issued);
-      ++issued;
-      char* buffer = buffers_.get() + static_cast<int64_t>(slot) * block_bytes_;
-      io_uring_sqe* sqe = io_uring_get_sqe(ring);
-      if (plan.write) {
-        if (plan.fresh_random_data) {
-          random_.Fill(buffer, plan.block_bytes);
-        } else {
-          for (int64_t s = 0; s < plan.block_bytes; s += 512) {
-            const uint64_t word = random_.Next();
-            std::memcpy(buffer + s, &word, sizeof(word));
-          }
+    enum class Issue { kIssued, kDone, kHeld, kFailed };
+    // Prepares and submits one I/O on `slot`.
+    auto issue = [&](int slot) -> Issue {
+      const bool sync_due = plan.fsync_every > 0 && writes_issued > 0 &&
+                            writes_issued % plan.fsync_every == 0 &&
+                            synced_at_writes != writes_issued;
+      if (!sync_due && !timed && issued >= plan.max_ios) return Issue::kDone;
+      if (!sync_due && plan.rate_bytes > 0) {
+        // fio's rate: the bytes issued so far may not be ahead of the cap.
+        const Clock::time_point due =
+            plan.start + std::chrono::duration_cast<Clock::duration>(
+                             std::chrono::duration<double>(
+                                 static_cast<double>(bytes_issued) /
+                                 static_cast<double>(plan.rate_bytes)));
+        if (Clock::now() < due) {
+          held_until = due;
+          return Issue::kHeld;
         }
-        io_uring_prep_write(sqe, fd_, buffer,
-                            static_cast<unsigned>(plan.block_bytes),
-                            static_cast<uint64_t>(offset));
+      }
+      io_uring_sqe* sqe = io_uring_get_sqe(ring);
+      Slot next;
+      if (sync_due) {
+        next.kind = Kind::kFsync;
+        synced_at_writes = writes_issued;
+        io_uring_prep_fsync(sqe, fd_, 0);
       } else {
-        io_uring_prep_read(sqe, fd_, buffer,
-                           static_cast<unsigned>(plan.block_bytes),
-                           static_cast<uint64_t>(offset));
+        const bool write =
+            plan.read_percent <= 0 ||
+            (plan.read_percent < 100 &&
+             static_cast<int>(random_.Next() % 100) >= plan.read_percent);
+        next.kind = write ? Kind::kWrite : Kind::kRead;
+        next.offset =
+            plan.random
+                ? RandomOffset(plan.region, plan.block_bytes, random_.Next())
+                : SequentialOffset(plan.region, plan.block_bytes, issued);
+        ++issued;
+        bytes_issued += plan.block_bytes;
+        char* buffer =
+            buffers_.get() + static_cast<int64_t>(slot) * block_bytes_;
+        if (write) {
+          ++writes_issued;
+          if (plan.fresh_random_data) {
+            random_.Fill(buffer, plan.block_bytes);
+          } else {
+            for (int64_t s = 0; s < plan.block_bytes; s += 512) {
+              const uint64_t word = random_.Next();
+              std::memcpy(buffer + s, &word, sizeof(word));
+            }
+          }
+          io_uring_prep_write(sqe, fd_, buffer,
+                              static_cast<unsigned>(plan.block_bytes),
+                              static_cast<uint64_t>(next.offset));
+        } else {
+          io_uring_prep_read(sqe, fd_, buffer,
+                             static_cast<unsigned>(plan.block_bytes),
+                             static_cast<uint64_t>(next.offset));
+        }
       }
       io_uring_sqe_set_data64(sqe, static_cast<uint64_t>(slot));
       int ret;
@@ -181,28 +221,61 @@ class UringJob {
         if (failure.ok()) {
           failure = absl::ErrnoToStatus(-ret, "disk: io_uring_enter submit");
         }
-        return false;
+        return Issue::kFailed;
       }
       // Latency starts when io_uring_enter has returned, as fio's clat does.
-      slots[static_cast<size_t>(slot)] = Slot{offset, Clock::now()};
+      next.issued = Clock::now();
+      slots[static_cast<size_t>(slot)] = next;
       ++inflight;
-      return true;
+      return Issue::kIssued;
     };
 
     while (true) {
+      held_until.reset();
       while (!stopping && !free_slots.empty()) {
-        if (!issue(free_slots.back())) {
+        const Issue result = issue(free_slots.back());
+        if (result == Issue::kHeld) break;
+        if (result != Issue::kIssued) {
           stopping = true;
           break;
         }
         free_slots.pop_back();
       }
-      if (inflight == 0) break;
+      if (held_until.has_value()) {
+        // Held back by the rate cap: the window may close meanwhile.
+        const Clock::time_point now = Clock::now();
+        if ((timed && now >= plan.count_until) ||
+            stop.load(std::memory_order_relaxed)) {
+          stopping = true;
+          held_until.reset();
+        }
+      }
+      if (inflight == 0) {
+        if (!held_until.has_value()) break;
+        // Nothing to reap: sleep until the next I/O may go (in short steps,
+        // so that a cancellation is seen).
+        std::this_thread::sleep_until(std::min(
+            *held_until, Clock::now() + std::chrono::milliseconds(10)));
+        continue;
+      }
 
       // One completion per reap (fio's iodepth_batch_complete_max=1): the
       // one at the ring's head if there is one, else the first to arrive.
       io_uring_cqe* cqe = nullptr;
-      const int ret = io_uring_wait_cqe(ring, &cqe);
+      int ret;
+      if (held_until.has_value()) {
+        const auto wait = std::max<int64_t>(
+            0, std::chrono::duration_cast<std::chrono::nanoseconds>(
+                   *held_until - Clock::now())
+                   .count());
+        __kernel_timespec timeout{};
+        timeout.tv_sec = wait / 1000000000;
+        timeout.tv_nsec = wait % 1000000000;
+        ret = io_uring_wait_cqe_timeout(ring, &cqe, &timeout);
+        if (ret == -ETIME) continue;
+      } else {
+        ret = io_uring_wait_cqe(ring, &cqe);
+      }
       if (ret == -EINTR) continue;
       if (ret < 0) {
         // Nothing can be reaped any more; the ring's teardown cancels the
@@ -221,25 +294,34 @@ class UringJob {
       const Slot& s = slots[static_cast<size_t>(slot)];
       --inflight;
       free_slots.push_back(slot);
+      const char* what = s.kind == Kind::kFsync  ? "fsync"
+                         : s.kind == Kind::kWrite ? "write"
+                                                  : "read";
+      const int64_t expected = s.kind == Kind::kFsync ? 0 : plan.block_bytes;
       if (cqe->res < 0) {
         if (failure.ok()) {
           failure = absl::ErrnoToStatus(
-              -cqe->res,
-              absl::StrCat("disk: ", plan.write ? "write" : "read", " of ",
+              -cqe->res, s.kind == Kind::kFsync
+                             ? std::string("disk: fsync")
+                             : absl::StrCat("disk: ", what, " of ",
+                                            plan.block_bytes,
+                                            " bytes at offset ", s.offset));
+        }
+        stopping = true;
+      } else if (cqe->res != expected) {
+        if (failure.ok()) {
+          failure = absl::DataLossError(
+              absl::StrCat("disk: short ", what, ": ", cqe->res, " of ",
                            plan.block_bytes, " bytes at offset ", s.offset));
         }
         stopping = true;
-      } else if (cqe->res != plan.block_bytes) {
-        if (failure.ok()) {
-          failure = absl::DataLossError(absl::StrCat(
-              "disk: short ", plan.write ? "write" : "read", ": ", cqe->res,
-              " of ", plan.block_bytes, " bytes at offset ", s.offset));
-        }
-        stopping = true;
       } else if (counting) {
-        ++tally.ios;
-        tally.bytes += plan.block_bytes;
-        tally.latency.Add(static_cast<uint64_t>(
+        DirectionTally& t = s.kind == Kind::kFsync  ? tally.fsyncs
+                            : s.kind == Kind::kWrite ? tally.writes
+                                                     : tally.reads;
+        ++t.ios;
+        t.bytes += expected;
+        t.latency.Add(static_cast<uint64_t>(
             std::chrono::duration_cast<std::chrono::nanoseconds>(now -
                                                                  s.issued)
                 .count()));
@@ -251,7 +333,9 @@ class UringJob {
   }
 
  private:
+  enum class Kind { kRead, kWrite, kFsync };
   struct Slot {
+    Kind kind = Kind::kRead;
     int64_t offset = 0;
     Clock::time_point issued;
   };
@@ -345,9 +429,7 @@ absl::StatusOr<IoTally> RunPhase(const Phase& phase, int fd, size_t alignment,
   IoTally total;
   for (absl::StatusOr<IoTally>& r : results) {
     if (!r.ok()) return r.status();
-    total.ios += r->ios;
-    total.bytes += r->bytes;
-    total.latency.Merge(r->latency);
+    total.Merge(*r);
   }
   return total;
 }

@@ -30,10 +30,19 @@ struct FreeDeleter {
 
 // What one job does in one phase.
 struct IoPlan {
-  bool write = false;
+  // Percent of I/Os that read (fio's rwmixread): 100 reads only, 0 writes
+  // only; in between, each I/O's direction is drawn at random, as fio does.
+  int read_percent = 100;
   bool random = false;
   int64_t block_bytes = 0;
   FileRegion region;
+  // fio's fsync=N: after every N writes issued, the next I/O is an fsync of
+  // the file (IORING_OP_FSYNC, in a slot of its own like any I/O); 0: none.
+  int64_t fsync_every = 0;
+  // fio's rate: at most this many bytes per second from this job, counted
+  // from `start` (I/Os are held back until their time); 0: no cap.
+  int64_t rate_bytes = 0;
+  Clock::time_point start;
   // Fill: stop after this many I/Os and count them all. Measured phases:
   // -1, and completions count only when reaped in [count_from, count_until);
   // nothing new is issued from count_until on.
@@ -46,10 +55,29 @@ struct IoPlan {
   bool fresh_random_data = false;
 };
 
-struct IoTally {
+// Counted I/Os of one kind: reads, writes or fsyncs.
+struct DirectionTally {
   int64_t ios = 0;
   int64_t bytes = 0;
   LatencyHistogram latency;
+
+  void Merge(const DirectionTally& other) {
+    ios += other.ios;
+    bytes += other.bytes;
+    latency.Merge(other.latency);
+  }
+};
+
+struct IoTally {
+  DirectionTally reads;
+  DirectionTally writes;
+  DirectionTally fsyncs;  // bytes stay 0
+
+  void Merge(const IoTally& other) {
+    reads.Merge(other.reads);
+    writes.Merge(other.writes);
+    fsyncs.Merge(other.fsyncs);
+  }
 };
 
 // One phase: the fill, or one timed workload.

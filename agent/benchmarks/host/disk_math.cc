@@ -19,12 +19,45 @@ constexpr size_t kBuckets = kExact + (64 - kExactBits) * kPerOctave;
 
 }  // namespace
 
+const char* FioRwName(DiskRw rw) {
+  switch (rw) {
+    case DiskRw::kRead: return "read";
+    case DiskRw::kWrite: return "write";
+    case DiskRw::kRandRead: return "randread";
+    case DiskRw::kRandWrite: return "randwrite";
+    case DiskRw::kRandRw: return "randrw";
+  }
+  return "read";
+}
+
+bool ParseDiskRw(absl::string_view name, DiskRw* rw) {
+  for (DiskRw r : {DiskRw::kRead, DiskRw::kWrite, DiskRw::kRandRead,
+                   DiskRw::kRandWrite, DiskRw::kRandRw}) {
+    if (name == FioRwName(r)) {
+      *rw = r;
+      return true;
+    }
+  }
+  return false;
+}
+
+int DiskWorkload::ReadPercent() const {
+  switch (rw) {
+    case DiskRw::kRead:
+    case DiskRw::kRandRead: return 100;
+    case DiskRw::kWrite:
+    case DiskRw::kRandWrite: return 0;
+    case DiskRw::kRandRw: return rwmixread;
+  }
+  return 100;
+}
+
 const std::vector<DiskWorkload>& AllDiskWorkloads() {
   static const std::vector<DiskWorkload> kWorkloads = {
-      {"seq_read", "read", false, false, kMiB, 8},
-      {"seq_write", "write", true, false, kMiB, 8},
-      {"rand_read_4k", "randread", false, true, 4096, 32},
-      {"rand_write_4k", "randwrite", true, true, 4096, 32},
+      {"seq_read", DiskRw::kRead, kMiB, 8},
+      {"seq_write", DiskRw::kWrite, kMiB, 8},
+      {"rand_read_4k", DiskRw::kRandRead, 4096, 32},
+      {"rand_write_4k", DiskRw::kRandWrite, 4096, 32},
   };
   return kWorkloads;
 }
@@ -34,6 +67,13 @@ const DiskWorkload* FindDiskWorkload(absl::string_view name) {
     if (name == w.name) return &w;
   }
   return nullptr;
+}
+
+std::string FioBytes(int64_t bytes) {
+  if (bytes > 0 && bytes % kGiB == 0) return absl::StrCat(bytes / kGiB, "G");
+  if (bytes > 0 && bytes % kMiB == 0) return absl::StrCat(bytes / kMiB, "M");
+  if (bytes > 0 && bytes % 1024 == 0) return absl::StrCat(bytes / 1024, "k");
+  return absl::StrCat(bytes);
 }
 
 FileRegion JobRegion(int64_t file_bytes, int jobs, int job, int64_t align) {
@@ -136,24 +176,33 @@ std::string FioSeconds(double seconds) {
 
 std::string FioEquivalentCommand(const DiskWorkload& workload,
                                  const FioSettings& settings) {
-  const FileRegion region = JobRegion(settings.file_bytes, settings.jobs, 0,
-                                      AllDiskWorkloads()[0].block_bytes);
-  std::string bs = workload.block_bytes % kMiB == 0
-                       ? absl::StrCat(workload.block_bytes / kMiB, "M")
-                       : absl::StrCat(workload.block_bytes / 1024, "k");
+  const FileRegion region =
+      JobRegion(settings.file_bytes, settings.jobs, 0, kMiB);
   std::string command = absl::StrCat(
       "fio --name=", workload.name,
       " --ioengine=io_uring --direct=", settings.direct ? 1 : 0,
-      " --rw=", workload.fio_rw, " --bs=", bs, " --iodepth=", settings.iodepth,
-      " --numjobs=", settings.jobs, " --size=", region.bytes / kMiB, "M");
+      " --rw=", FioRwName(workload.rw));
+  if (workload.mixed()) {
+    absl::StrAppend(&command, " --rwmixread=", workload.rwmixread);
+  }
+  absl::StrAppend(&command, " --bs=", FioBytes(workload.block_bytes),
+                  " --iodepth=", workload.iodepth,
+                  " --numjobs=", settings.jobs,
+                  " --size=", FioBytes(region.bytes));
   if (settings.jobs > 1) {
-    absl::StrAppend(&command, " --offset_increment=", region.bytes / kMiB,
-                    "M --group_reporting");
+    absl::StrAppend(&command, " --offset_increment=", FioBytes(region.bytes),
+                    " --group_reporting");
+  }
+  if (workload.fsync > 0 && workload.writes()) {
+    absl::StrAppend(&command, " --fsync=", workload.fsync);
+  }
+  if (settings.rate_bytes > 0) {
+    absl::StrAppend(&command, " --rate=", FioBytes(settings.rate_bytes));
   }
   absl::StrAppend(&command, " --time_based --runtime=",
                   FioSeconds(settings.runtime_seconds),
                   " --ramp_time=", FioSeconds(settings.ramp_seconds));
-  if (workload.random)
+  if (workload.random())
     absl::StrAppend(&command, " --norandommap --randrepeat=0");
   return command;
 }

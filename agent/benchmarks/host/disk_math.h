@@ -17,21 +17,40 @@
 
 namespace fleetbench::agent {
 
-// One access pattern. Names are permanent: they are part of metric names.
+// fio's --rw patterns the plugin can run.
+enum class DiskRw { kRead, kWrite, kRandRead, kRandWrite, kRandRw };
+
+// fio's name for `rw` ("randread"); the names ParseDiskRw takes.
+const char* FioRwName(DiskRw rw);
+// false for a name that is not one of read, write, randread, randwrite,
+// randrw.
+bool ParseDiskRw(absl::string_view name, DiskRw* rw);
+
+// One workload, in fio's terms. Names are permanent: they are part of metric
+// names ("seq_read" for a preset, "custom" for one given by parameters).
 struct DiskWorkload {
-  const char* name;    // "seq_read"
-  const char* fio_rw;  // fio's --rw for the same pattern
-  bool write;
-  bool random;
-  int64_t block_bytes;
-  int default_iodepth;
+  std::string name;
+  DiskRw rw = DiskRw::kRead;
+  int64_t block_bytes = 0;  // fio's bs
+  int iodepth = 1;          // fio's iodepth, per job
+  int rwmixread = 50;       // fio's rwmixread: % of I/Os that read (randrw)
+  int64_t fsync = 0;        // fio's fsync=N: an fsync after every N writes
+
+  bool random() const { return rw != DiskRw::kRead && rw != DiskRw::kWrite; }
+  bool mixed() const { return rw == DiskRw::kRandRw; }
+  // Percent of I/Os that read: 100 for read/randread, 0 for write/randwrite.
+  int ReadPercent() const;
+  bool writes() const { return ReadPercent() < 100; }
 };
 
-// seq_read, seq_write (1 MiB, iodepth 8), rand_read_4k, rand_write_4k
-// (4 KiB, iodepth 32), in the order they run.
+// The presets: seq_read, seq_write (1 MiB, iodepth 8), rand_read_4k,
+// rand_write_4k (4 KiB, iodepth 32), in the order they run.
 const std::vector<DiskWorkload>& AllDiskWorkloads();
 // nullptr for an unknown name.
 const DiskWorkload* FindDiskWorkload(absl::string_view name);
+
+// fio's size syntax for a byte count: "64k", "1M", or bytes.
+std::string FioBytes(int64_t bytes);
 
 // The part of the file one job works in.
 struct FileRegion {
@@ -94,8 +113,8 @@ std::string FioSeconds(double seconds);
 // --filename, which the caller adds).
 struct FioSettings {
   int64_t file_bytes = 0;
-  int iodepth = 1;
   int jobs = 1;
+  int64_t rate_bytes = 0;  // per job; 0: no cap
   double ramp_seconds = 0;
   double runtime_seconds = 0;
   bool direct = true;

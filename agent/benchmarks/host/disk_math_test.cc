@@ -20,18 +20,47 @@ using ::testing::Not;
 TEST(DiskWorkloadsTest, TableIsTheDocumentedOne) {
   const std::vector<DiskWorkload>& all = AllDiskWorkloads();
   ASSERT_EQ(all.size(), 4u);
-  EXPECT_STREQ(all[0].name, "seq_read");
-  EXPECT_STREQ(all[1].name, "seq_write");
-  EXPECT_STREQ(all[2].name, "rand_read_4k");
-  EXPECT_STREQ(all[3].name, "rand_write_4k");
+  EXPECT_EQ(all[0].name, "seq_read");
+  EXPECT_EQ(all[1].name, "seq_write");
+  EXPECT_EQ(all[2].name, "rand_read_4k");
+  EXPECT_EQ(all[3].name, "rand_write_4k");
   EXPECT_EQ(all[0].block_bytes, kMiB);
   EXPECT_EQ(all[2].block_bytes, 4096);
-  EXPECT_EQ(all[0].default_iodepth, 8);
-  EXPECT_EQ(all[3].default_iodepth, 32);
-  EXPECT_TRUE(all[3].write && all[3].random);
-  EXPECT_FALSE(all[0].write || all[0].random);
+  EXPECT_EQ(all[0].iodepth, 8);
+  EXPECT_EQ(all[3].iodepth, 32);
+  EXPECT_EQ(all[0].rw, DiskRw::kRead);
+  EXPECT_EQ(all[1].rw, DiskRw::kWrite);
+  EXPECT_EQ(all[2].rw, DiskRw::kRandRead);
+  EXPECT_EQ(all[3].rw, DiskRw::kRandWrite);
+  EXPECT_TRUE(all[3].writes() && all[3].random());
+  EXPECT_FALSE(all[0].writes() || all[0].random());
   EXPECT_EQ(FindDiskWorkload("rand_read_4k"), &all[2]);
   EXPECT_EQ(FindDiskWorkload("randread"), nullptr);
+}
+
+TEST(DiskWorkloadsTest, FioRwNamesRoundTrip) {
+  for (const char* name : {"read", "write", "randread", "randwrite", "randrw"}) {
+    DiskRw rw;
+    ASSERT_TRUE(ParseDiskRw(name, &rw)) << name;
+    EXPECT_STREQ(FioRwName(rw), name);
+  }
+  DiskRw rw;
+  EXPECT_FALSE(ParseDiskRw("readwrite", &rw));
+  EXPECT_FALSE(ParseDiskRw("", &rw));
+  DiskWorkload mix{"custom", DiskRw::kRandRw, 4096, 8, 70};
+  EXPECT_EQ(mix.ReadPercent(), 70);
+  EXPECT_TRUE(mix.mixed() && mix.writes() && mix.random());
+  EXPECT_EQ(AllDiskWorkloads()[0].ReadPercent(), 100);
+  EXPECT_EQ(AllDiskWorkloads()[1].ReadPercent(), 0);
+}
+
+TEST(FioTest, BytesSyntax) {
+  EXPECT_EQ(FioBytes(4096), "4k");
+  EXPECT_EQ(FioBytes(16384), "16k");
+  EXPECT_EQ(FioBytes(128 * 1024), "128k");
+  EXPECT_EQ(FioBytes(kMiB), "1M");
+  EXPECT_EQ(FioBytes(3 * kGiB), "3G");
+  EXPECT_EQ(FioBytes(1000), "1000");
 }
 
 TEST(JobRegionTest, EqualAlignedRegions) {
@@ -157,25 +186,45 @@ TEST(FioTest, SecondsSyntax) {
 TEST(FioTest, EquivalentCommandCarriesTheSettings) {
   FioSettings s;
   s.file_bytes = 1024 * kMiB;
-  s.iodepth = 32;
   s.jobs = 1;
   s.ramp_seconds = 2;
   s.runtime_seconds = 10;
   std::string cmd = FioEquivalentCommand(*FindDiskWorkload("rand_read_4k"), s);
   EXPECT_THAT(cmd, HasSubstr("--ioengine=io_uring --direct=1 --rw=randread "
-                             "--bs=4k --iodepth=32 --numjobs=1 --size=1024M"));
+                             "--bs=4k --iodepth=32 --numjobs=1 --size=1G"));
   EXPECT_THAT(cmd, HasSubstr("--time_based --runtime=10 --ramp_time=2"));
   EXPECT_THAT(cmd, HasSubstr("--norandommap --randrepeat=0"));
   EXPECT_THAT(cmd, Not(HasSubstr("offset_increment")));
 
   s.jobs = 4;
-  s.iodepth = 8;
   s.direct = false;
   cmd = FioEquivalentCommand(*FindDiskWorkload("seq_write"), s);
   EXPECT_THAT(cmd, HasSubstr("--direct=0 --rw=write --bs=1M --iodepth=8 "
                              "--numjobs=4 --size=256M --offset_increment=256M "
                              "--group_reporting"));
   EXPECT_THAT(cmd, Not(HasSubstr("norandommap")));
+  EXPECT_THAT(cmd, Not(HasSubstr("fsync")));
+  EXPECT_THAT(cmd, Not(HasSubstr("rate")));
+}
+
+TEST(FioTest, EquivalentCommandOfACustomWorkload) {
+  FioSettings s;
+  s.file_bytes = 512 * kMiB;
+  s.jobs = 2;
+  s.ramp_seconds = 1;
+  s.runtime_seconds = 5;
+  s.rate_bytes = 50 * kMiB;
+  DiskWorkload mix{"custom", DiskRw::kRandRw, 16384, 8, 70};
+  std::string cmd = FioEquivalentCommand(mix, s);
+  EXPECT_THAT(cmd, HasSubstr("--rw=randrw --rwmixread=70 --bs=16k "
+                             "--iodepth=8 --numjobs=2 --size=256M"));
+  EXPECT_THAT(cmd, HasSubstr("--rate=50M"));
+  EXPECT_THAT(cmd, HasSubstr("--norandommap"));
+  DiskWorkload synced{"custom", DiskRw::kWrite, 4096, 1, 50, 1};
+  cmd = FioEquivalentCommand(synced, s);
+  EXPECT_THAT(cmd, HasSubstr("--rw=write --bs=4k --iodepth=1"));
+  EXPECT_THAT(cmd, HasSubstr("--fsync=1"));
+  EXPECT_THAT(cmd, Not(HasSubstr("rwmixread")));
 }
 
 }  // namespace

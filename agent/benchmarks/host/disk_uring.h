@@ -8,10 +8,16 @@
 // writes and fsync'ed. Before each workload the device is let go quiet
 // (disk_settle.h: syncfs, then up to 5 s until /sys/block/DEV shows no I/O
 // in flight; params settle_ms, settled, settle_note). Then each workload
-// runs for ramp_seconds (not counted) plus runtime_seconds:
-//   seq_read, seq_write        1 MiB blocks, in order, wrapping at the end
-//   rand_read_4k, rand_write_4k 4 KiB blocks at uniformly random aligned
-//                              offsets (with replacement, fio --norandommap)
+// runs for ramp_seconds (not counted) plus runtime_seconds. A workload is
+// data in fio's terms (disk_math.h DiskWorkload): rw (read, write,
+// randread, randwrite, randrw with rwmixread), bs, iodepth, fsync; the run's
+// numjobs, size, direct, rate, ramp_time and runtime apply to all. Presets:
+//   seq_read, seq_write        rw=read/write, bs=1M, iodepth=8
+//   rand_read_4k, rand_write_4k rw=randread/randwrite, bs=4k, iodepth=32
+// or one workload named "custom" given by rw=... and the options above.
+// Sequential I/O walks the job's region in order, wrapping at its end;
+// random offsets are uniform and block-aligned (with replacement, fio
+// --norandommap); in randrw each I/O reads with probability rwmixread %.
 // Each of `jobs` jobs has its own thread, its own io_uring ring and its own
 // equal region of the file, and keeps `iodepth` I/Os in flight the way
 // fio's io_uring engine does with its defaults: an I/O is submitted as soon
@@ -37,17 +43,24 @@
 // so: direct=0 and direct_fallback=<reason> in every sample's params; such
 // numbers measure the page cache, not the disk.
 //
-// Metrics: disk.seq_read.MBps, disk.seq_write.MBps, disk.rand_read_4k.iops,
-// disk.rand_read_4k.{p50,p99,p999}_us, disk.rand_write_4k.iops,
-// disk.rand_write_4k.{p50,p99,p999}_us.
+// Metrics: disk.<workload>.{MBps,iops,p50_us,p99_us,p999_us} for every
+// workload; for randrw also read_* and write_* apart, for fsync=N also
+// fsync_{p50,p99,p999}_us (the fsyncs' own latency; fio's "sync" lat).
 //
-// Parameters (all strings; ValidateParams explains any bad one):
-//   workloads        comma list of the four above      default all four
-//   file_mib         test file size, 1..16777216        default 1024
+// Parameters (all strings, fio's names where fio has one; ValidateParams
+// explains any bad one):
+//   workloads        comma list of the presets           default all four
+//   rw               read|write|randread|randwrite|randrw: one custom workload
+//   bs               4k..64M, multiple of 4k (rw only)    default 4k
+//   rwmixread        0..100, randrw only                  default 50
+//   fsync            0..2^20: fsync after every N writes  default 0
 //   iodepth          I/Os in flight per job, 1..1024    default 8 seq, 32 rand
-//   jobs             1..64                              default 1
-//   ramp_seconds     0..600                             default 2
-//   runtime_seconds  0.01..3600                         default 10
+//   jobs | numjobs   1..64                              default 1
+//   file_mib         test file size, 1..16777216        default 1024
+//   size             fio's: each job's region (MiB multiple; not with file_mib)
+//   rate             per-job byte cap per second, 4k..1T (not with randrw)
+//   ramp_seconds | ramp_time     0..600                 default 2
+//   runtime_seconds | runtime    0.01..3600             default 10
 //   direct           0 or 1                             default 1
 // With the defaults the whole benchmark takes about 50 s plus the fill.
 //
@@ -72,17 +85,15 @@ namespace fleetbench::agent {
 
 // The parsed, range-checked form of the "disk" parameters.
 struct DiskConfig {
-  std::vector<const DiskWorkload*> workloads;  // in the order given
-  int64_t file_mib = 1024;
-  int iodepth = 0;  // 0: each workload's default
+  // In the order given, with iodepth applied: presets, or the one "custom"
+  // workload that rw=... describes.
+  std::vector<DiskWorkload> workloads;
+  int64_t file_mib = 1024;  // the whole file: size × numjobs
   int jobs = 1;
   double ramp_seconds = 2;
   double runtime_seconds = 10;
   bool direct = true;
-
-  int IodepthFor(const DiskWorkload& workload) const {
-    return iodepth > 0 ? iodepth : workload.default_iodepth;
-  }
+  int64_t rate_bytes = 0;  // per job per second; 0: no cap
 };
 
 // Fills defaults for absent keys; INVALID_ARGUMENT naming the parameter and

@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -13,6 +14,8 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -27,11 +30,11 @@ TEST(DiskParamsTest, DefaultsWhenEmpty) {
   absl::StatusOr<DiskConfig> config = ParseDiskParams({});
   ASSERT_TRUE(config.ok()) << config.status();
   ASSERT_EQ(config->workloads.size(), 4u);
-  EXPECT_STREQ(config->workloads[0]->name, "seq_read");
+  EXPECT_EQ(config->workloads[0].name, "seq_read");
   EXPECT_EQ(config->file_mib, 1024);
-  EXPECT_EQ(config->iodepth, 0);
-  EXPECT_EQ(config->IodepthFor(*config->workloads[0]), 8);
-  EXPECT_EQ(config->IodepthFor(*config->workloads[2]), 32);
+  EXPECT_EQ(config->workloads[0].iodepth, 8);
+  EXPECT_EQ(config->workloads[2].iodepth, 32);
+  EXPECT_EQ(config->rate_bytes, 0);
   EXPECT_EQ(config->jobs, 1);
   EXPECT_DOUBLE_EQ(config->ramp_seconds, 2);
   EXPECT_DOUBLE_EQ(config->runtime_seconds, 10);
@@ -60,14 +63,52 @@ TEST(DiskParamsTest, AcceptsGoodValues) {
   });
   ASSERT_TRUE(config.ok()) << config.status();
   ASSERT_EQ(config->workloads.size(), 2u);
-  EXPECT_STREQ(config->workloads[0]->name, "rand_write_4k");
-  EXPECT_STREQ(config->workloads[1]->name, "seq_read");
+  EXPECT_EQ(config->workloads[0].name, "rand_write_4k");
+  EXPECT_EQ(config->workloads[1].name, "seq_read");
   EXPECT_EQ(config->file_mib, 64);
-  EXPECT_EQ(config->IodepthFor(*config->workloads[1]), 16);
+  EXPECT_EQ(config->workloads[1].iodepth, 16);
   EXPECT_EQ(config->jobs, 4);
   EXPECT_DOUBLE_EQ(config->ramp_seconds, 0);
   EXPECT_DOUBLE_EQ(config->runtime_seconds, 0.5);
   EXPECT_FALSE(config->direct);
+}
+
+// A workload given by fio's options: fio's names, fio's meanings.
+TEST(DiskParamsTest, CustomWorkloadInFiosTerms) {
+  absl::StatusOr<DiskConfig> config = ParseDiskParams({
+      {"rw", "randrw"},
+      {"rwmixread", "70"},
+      {"bs", "16k"},
+      {"iodepth", "4"},
+      {"numjobs", "2"},
+      {"size", "128M"},
+      {"ramp_time", "1"},
+      {"runtime", "3"},
+  });
+  ASSERT_TRUE(config.ok()) << config.status();
+  ASSERT_EQ(config->workloads.size(), 1u);
+  const DiskWorkload& w = config->workloads[0];
+  EXPECT_EQ(w.name, "custom");
+  EXPECT_EQ(w.rw, DiskRw::kRandRw);
+  EXPECT_EQ(w.rwmixread, 70);
+  EXPECT_EQ(w.block_bytes, 16384);
+  EXPECT_EQ(w.iodepth, 4);
+  EXPECT_EQ(config->jobs, 2);
+  EXPECT_EQ(config->file_mib, 256);  // size is per job, as in fio
+  EXPECT_DOUBLE_EQ(config->ramp_seconds, 1);
+  EXPECT_DOUBLE_EQ(config->runtime_seconds, 3);
+
+  config = ParseDiskParams(
+      {{"rw", "write"}, {"bs", "4k"}, {"fsync", "1"}, {"rate", "10M"}});
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->workloads[0].fsync, 1);
+  EXPECT_EQ(config->workloads[0].iodepth, 8);  // sequential default
+  EXPECT_EQ(config->rate_bytes, 10 << 20);
+
+  config = ParseDiskParams({{"rw", "randread"}});
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->workloads[0].block_bytes, 4096);
+  EXPECT_EQ(config->workloads[0].iodepth, 32);
 }
 
 struct BadCase {
@@ -87,7 +128,7 @@ TEST_P(DiskBadParamsTest, RejectedWithActionableMessage) {
 INSTANTIATE_TEST_SUITE_P(
     All, DiskBadParamsTest,
     ::testing::Values(
-        BadCase{{{"size", "1"}}, "unknown parameter 'size'"},
+        BadCase{{{"bsize", "1"}}, "unknown parameter 'bsize'"},
         BadCase{{{"workloads", "randread"}}, "'randread' is not one of"},
         BadCase{{{"workloads", "seq_read,seq_read"}}, "listed twice"},
         BadCase{{{"workloads", ""}}, "is empty"},
@@ -101,7 +142,34 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{{{"runtime_seconds", "nan"}}, "is not a number"},
         BadCase{{{"direct", "yes"}}, "'yes' is not one of 0, 1, true, false"},
         BadCase{{{"file_mib", "2"}, {"jobs", "4"}}, "cannot be split"},
-        BadCase{{{"iodepth", "1024"}, {"jobs", "8"}}, "MiB of buffers"}));
+        BadCase{{{"iodepth", "1024"}, {"jobs", "8"}}, "MiB of buffers"},
+        // One or more per fio-named parameter.
+        BadCase{{{"rw", "readwrite"}}, "rw: 'readwrite' is not one of read"},
+        BadCase{{{"rw", "read"}, {"workloads", "seq_read"}}, "not both"},
+        BadCase{{{"rw", "read"}, {"bs", "2k"}}, "bs: 2k is outside 4096.."},
+        BadCase{{{"rw", "read"}, {"bs", "6k"}}, "bs: 6k is not a multiple of 4096"},
+        BadCase{{{"rw", "read"}, {"bs", "128M"}}, "bs: 128M is outside"},
+        BadCase{{{"rw", "read"}, {"bs", "2M"}, {"file_mib", "1"}}, "do not fit"},
+        BadCase{{{"bs", "64k"}}, "bs: describes a workload given by rw"},
+        BadCase{{{"rw", "randrw"}, {"rwmixread", "101"}},
+                "rwmixread: 101 is outside 0..100"},
+        BadCase{{{"rw", "randread"}, {"rwmixread", "70"}}, "randrw only"},
+        BadCase{{{"rwmixread", "70"}}, "rwmixread: describes a workload"},
+        BadCase{{{"rw", "write"}, {"fsync", "-1"}}, "fsync: -1 is outside"},
+        BadCase{{{"rw", "randread"}, {"fsync", "1"}}, "does not write"},
+        BadCase{{{"fsync", "1"}}, "fsync: describes a workload"},
+        BadCase{{{"numjobs", "0"}}, "numjobs: 0 is outside 1..64"},
+        BadCase{{{"numjobs", "2"}, {"jobs", "2"}}, "not both"},
+        BadCase{{{"size", "0"}}, "size: 0 is outside"},
+        BadCase{{{"size", "1536k"}}, "not a whole number of MiB"},
+        BadCase{{{"size", "1G"}, {"file_mib", "1024"}}, "not both"},
+        BadCase{{{"rate", "1k"}}, "rate: 1k is outside 4096.."},
+        BadCase{{{"rate", "fast"}}, "rate: 'fast' is not a byte count"},
+        BadCase{{{"rw", "randrw"}, {"rate", "10M"}}, "not with rw=randrw"},
+        BadCase{{{"runtime", "0"}}, "runtime: 0 is outside"},
+        BadCase{{{"runtime", "5"}, {"runtime_seconds", "5"}}, "not both"},
+        BadCase{{{"ramp_time", "601"}}, "ramp_time: 601 is outside"},
+        BadCase{{{"direct", "2"}}, "direct: '2' is not one of"}));
 
 // Runs in a fresh canonical folder under the test temp dir.
 class DiskRunTest : public ::testing::Test {
@@ -122,7 +190,7 @@ class DiskRunTest : public ::testing::Test {
   std::string scratch_;
 };
 
-TEST_F(DiskRunTest, TinyRunGivesAllTenMetricsAndRemovesTheFile) {
+TEST_F(DiskRunTest, TinyRunGivesAllTwentyMetricsAndRemovesTheFile) {
   DiskUringBenchmark disk;
   std::vector<double> progress;
   RunContext context(scratch_, nullptr,
@@ -150,14 +218,15 @@ TEST_F(DiskRunTest, TinyRunGivesAllTenMetricsAndRemovesTheFile) {
     EXPECT_NE(p.at("filesystem"), "");
     EXPECT_THAT(p.at("fio_equivalent"), HasSubstr("--runtime=200ms"));
   }
-  EXPECT_EQ(metrics,
-            (std::set<std::string>{
-                "disk.seq_read.MBps", "disk.seq_write.MBps",
-                "disk.rand_read_4k.iops", "disk.rand_read_4k.p50_us",
-                "disk.rand_read_4k.p99_us", "disk.rand_read_4k.p999_us",
-                "disk.rand_write_4k.iops", "disk.rand_write_4k.p50_us",
-                "disk.rand_write_4k.p99_us", "disk.rand_write_4k.p999_us"}));
-  EXPECT_EQ(samples->size(), 10u);
+  std::set<std::string> expected;
+  for (const char* w : {"seq_read", "seq_write", "rand_read_4k", "rand_write_4k"}) {
+    for (const char* m : {"MBps", "iops", "p50_us", "p99_us", "p999_us"}) {
+      expected.insert(absl::StrCat("disk.", w, ".", m));
+    }
+  }
+  // Latency percentiles for sequential workloads too.
+  EXPECT_EQ(metrics, expected);
+  EXPECT_EQ(samples->size(), 20u);
   for (const v1::Sample& s : *samples) {
     if (s.metric() == "disk.seq_read.MBps") {
       EXPECT_EQ(s.unit(), "MBps");
@@ -199,7 +268,7 @@ TEST_F(DiskRunTest, SeveralJobsAndBufferedIo) {
                 {"ramp_seconds", "0"}},
                context);
   ASSERT_TRUE(samples.ok()) << samples.status();
-  ASSERT_EQ(samples->size(), 5u);
+  ASSERT_EQ(samples->size(), 10u);
   for (const v1::Sample& s : *samples) {
     EXPECT_GT(s.value(), 0) << s.metric();
     EXPECT_EQ(s.params().at("direct"), "0");
@@ -207,8 +276,100 @@ TEST_F(DiskRunTest, SeveralJobsAndBufferedIo) {
     EXPECT_EQ(s.params().at("jobs"), "2");
     EXPECT_EQ(s.params().at("iodepth"), "4");
   }
-  EXPECT_EQ((*samples)[0].metric(), "disk.rand_read_4k.iops");
-  EXPECT_EQ((*samples)[4].metric(), "disk.seq_write.MBps");
+  EXPECT_EQ((*samples)[0].metric(), "disk.rand_read_4k.MBps");
+  EXPECT_EQ((*samples)[5].metric(), "disk.seq_write.MBps");
+  EXPECT_TRUE(ScratchIsEmpty());
+}
+
+double ValueOf(const std::vector<v1::Sample>& samples,
+               const std::string& metric) {
+  for (const v1::Sample& s : samples) {
+    if (s.metric() == metric) return s.value();
+  }
+  ADD_FAILURE() << "no sample " << metric;
+  return -1;
+}
+
+// rw=randrw: reads and writes counted apart, in about the asked mix.
+TEST_F(DiskRunTest, MixedWorkloadReportsReadsAndWritesApart) {
+  DiskUringBenchmark disk;
+  RunContext context(scratch_, nullptr, nullptr);
+  absl::StatusOr<std::vector<v1::Sample>> samples =
+      disk.Run({{"rw", "randrw"},
+                {"rwmixread", "70"},
+                {"bs", "16k"},
+                {"iodepth", "4"},
+                {"size", "8M"},
+                {"runtime", "0.3"},
+                {"ramp_time", "0"}},
+               context);
+  ASSERT_TRUE(samples.ok()) << samples.status();
+  for (const v1::Sample& s : *samples) {
+    const std::optional<MetricInfo> info = DeclaredMetric(disk, s.metric());
+    ASSERT_TRUE(info.has_value()) << s.metric();
+    EXPECT_EQ(s.unit(), info->unit);
+    EXPECT_GT(s.value(), 0) << s.metric();
+    EXPECT_EQ(s.params().at("rw"), "randrw");
+    EXPECT_EQ(s.params().at("rwmixread"), "70");
+    EXPECT_EQ(s.params().at("block_bytes"), "16384");
+    EXPECT_THAT(s.params().at("fio_equivalent"),
+                HasSubstr("--rw=randrw --rwmixread=70 --bs=16k --iodepth=4"));
+  }
+  const double reads = ValueOf(*samples, "disk.custom.read_iops");
+  const double writes = ValueOf(*samples, "disk.custom.write_iops");
+  EXPECT_NEAR(ValueOf(*samples, "disk.custom.iops"), reads + writes, 1e-6);
+  // Hundreds of I/Os at least: 70 % ± a generous 15 points.
+  EXPECT_NEAR(reads / (reads + writes), 0.70, 0.15);
+  EXPECT_GT(ValueOf(*samples, "disk.custom.write_p99_us"), 0);
+  EXPECT_EQ(samples->size(), 12u);  // MBps, iops, then 5 per direction
+  EXPECT_TRUE(ScratchIsEmpty());
+}
+
+// fsync=1: every write is followed by an fsync, which has its own latency.
+TEST_F(DiskRunTest, FsyncAfterEveryWrite) {
+  DiskUringBenchmark disk;
+  RunContext context(scratch_, nullptr, nullptr);
+  absl::StatusOr<std::vector<v1::Sample>> samples =
+      disk.Run({{"rw", "write"},
+                {"bs", "4k"},
+                {"iodepth", "1"},
+                {"fsync", "1"},
+                {"file_mib", "4"},
+                {"runtime", "0.3"},
+                {"ramp_time", "0"}},
+               context);
+  ASSERT_TRUE(samples.ok()) << samples.status();
+  const v1::Sample& first = (*samples)[0];
+  int64_t ios = 0, fsyncs = 0;
+  ASSERT_TRUE(absl::SimpleAtoi(first.params().at("ios"), &ios));
+  ASSERT_TRUE(absl::SimpleAtoi(first.params().at("fsyncs"), &fsyncs));
+  EXPECT_GT(ios, 0);
+  // At depth 1 the two alternate; the window may cut one of either.
+  EXPECT_LE(std::abs(ios - fsyncs), 1) << ios << " writes, " << fsyncs;
+  EXPECT_GT(ValueOf(*samples, "disk.custom.fsync_p50_us"), 0);
+  EXPECT_THAT(first.params().at("fio_equivalent"), HasSubstr("--fsync=1"));
+  EXPECT_TRUE(ScratchIsEmpty());
+}
+
+// rate: the cap holds, counted from the job's start as fio counts it.
+TEST_F(DiskRunTest, RateCapsThroughput) {
+  DiskUringBenchmark disk;
+  RunContext context(scratch_, nullptr, nullptr);
+  absl::StatusOr<std::vector<v1::Sample>> samples =
+      disk.Run({{"rw", "randread"},
+                {"bs", "4k"},
+                {"iodepth", "4"},
+                {"rate", "4M"},
+                {"file_mib", "8"},
+                {"runtime", "0.5"},
+                {"ramp_time", "0.1"}},
+               context);
+  ASSERT_TRUE(samples.ok()) << samples.status();
+  const double cap_mbps = 4.0 * (1 << 20) / 1e6;
+  const double mbps = ValueOf(*samples, "disk.custom.MBps");
+  EXPECT_LE(mbps, cap_mbps * 1.05);
+  EXPECT_GE(mbps, cap_mbps * 0.8);
+  EXPECT_EQ((*samples)[0].params().at("rate_bytes"), "4194304");
   EXPECT_TRUE(ScratchIsEmpty());
 }
 

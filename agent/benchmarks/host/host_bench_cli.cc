@@ -5,7 +5,11 @@
 //
 //   host_bench_cli disk --scratch_dir=/var/tmp/fb file_mib=1024 jobs=2
 //   host_bench_cli mem threads=4
+//   host_bench_cli smallfiles --scratch_dir=/var/tmp/fb files=2000
+//   host_bench_cli smallfiles --dataset_root=/data path=/data/train threads=8
 //
+// --dataset_root plays the agent's --dataset-root: the folders smallfiles
+// may read (repeatable).
 // Ctrl-C cancels the run the way the agent does (the disk test file is
 // removed). Exit status: 0 measured, 1 failed or cancelled, 2 bad usage,
 // 3 skipped (FAILED_PRECONDITION: cannot run here).
@@ -15,10 +19,12 @@
 #include <iostream>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "agent/benchmarks/host/disk_uring.h"
 #include "agent/benchmarks/host/mem_stream.h"
+#include "agent/benchmarks/host/smallfiles.h"
 #include "common/proto_json.h"
 
 namespace {
@@ -28,8 +34,8 @@ std::atomic<bool> g_cancelled{false};
 void OnSignal(int) { g_cancelled.store(true); }
 
 int Usage() {
-  std::cerr << "usage: host_bench_cli mem|disk [--scratch_dir=DIR] "
-               "[key=value ...]\n";
+  std::cerr << "usage: host_bench_cli mem|disk|smallfiles [--scratch_dir=DIR] "
+               "[--dataset_root=DIR ...] [key=value ...]\n";
   return 2;
 }
 
@@ -44,14 +50,21 @@ int main(int argc, char** argv) {
     benchmark = std::make_unique<fleetbench::agent::MemStreamBenchmark>();
   } else if (which == "disk") {
     benchmark = std::make_unique<fleetbench::agent::DiskUringBenchmark>();
+  } else if (which == "smallfiles") {
+    benchmark = std::make_unique<fleetbench::agent::SmallFilesBenchmark>();
   } else {
     return Usage();
   }
 
   std::string scratch_dir = "/var/tmp";
+  std::vector<std::string> dataset_roots;
   fleetbench::agent::Params params;
   for (int i = 2; i < argc; ++i) {
     const std::string arg = argv[i];
+    if (absl::StartsWith(arg, "--dataset_root=")) {
+      dataset_roots.push_back(arg.substr(std::string("--dataset_root=").size()));
+      continue;
+    }
     if (absl::StartsWith(arg, "--scratch_dir=")) {
       scratch_dir = arg.substr(std::string("--scratch_dir=").size());
       continue;
@@ -77,6 +90,7 @@ int main(int argc, char** argv) {
       [](double fraction, const std::string& message) {
         std::fprintf(stderr, "[%3.0f%%] %s\n", fraction * 100, message.c_str());
       });
+  context.set_dataset_roots(dataset_roots);
   absl::StatusOr<std::vector<fleetbench::v1::Sample>> samples =
       benchmark->Run(params, context);
   if (!samples.ok()) {
