@@ -8,7 +8,7 @@
 # unknown key and a bad value, so that a check that cannot fail is caught.
 set -euo pipefail
 [ $# -ge 2 ] || { echo "usage: $0 BINARY UNIT..." >&2; exit 2; }
-binary=$1; shift
+binary=$(realpath "$1"); shift
 [ -x "$binary" ] || { echo "check_systemd_units: $binary is not an executable" >&2; exit 2; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
