@@ -13,6 +13,7 @@ packages=(
   iproute2 fio iperf3 sqlite3
   python3-grpcio python3-protobuf
   libgloo-dev libcpp-httplib-dev prometheus curl
+  systemd slurm-wlm python3-jsonschema python3-yaml
 )
 
 missing=()
