@@ -32,6 +32,7 @@ int ProbeCommand(const Argv& args);
 int FindingsCommand(const Argv& args);
 int VarianceCommand(const Argv& args);
 int ScheduleCommand(const Argv& args);
+int BackupCommand(const Argv& args);
 
 }  // namespace fleetbench::cli
 

@@ -35,6 +35,8 @@ constexpr Command kCommands[] = {
     {"variance", fleetbench::cli::VarianceCommand, "a metric's 24-hour profile and day/night gap"},
     {"schedule", fleetbench::cli::ScheduleCommand,
      "runs the controller starts on a cron: add, list, rm, run, history"},
+    {"backup", fleetbench::cli::BackupCommand,
+     "copy the controller's history to a local file while it runs"},
 };
 
 int PrintUsage(std::ostream& out) {
