@@ -16,6 +16,7 @@
 #include "cli/commands.h"
 #include "cli/table.h"
 #include "cli/usage.h"
+#include "common/api_enums.h"
 #include "common/cron.h"
 #include "common/proto_json.h"
 #include "common/reason.h"
@@ -43,19 +44,9 @@ std::string When(int64_t unix_ms, absl::TimeZone zone) {
   return absl::FormatTime("%Y-%m-%d %H:%M %Z", absl::FromUnixMillis(unix_ms), zone);
 }
 
-std::string OutcomeText(v1::FiringOutcome outcome) {
-  switch (outcome) {
-    case v1::FIRING_OUTCOME_STARTED:
-      return "started";
-    case v1::FIRING_OUTCOME_SKIPPED:
-      return "skipped";
-    case v1::FIRING_OUTCOME_MISSED:
-      return "missed";
-    case v1::FIRING_OUTCOME_FAILED:
-      return "failed";
-    default:
-      return "-";
-  }
+// A table cell: "-" where the firing has no outcome yet.
+std::string OutcomeCell(v1::FiringOutcome outcome) {
+  return outcome == v1::FIRING_OUTCOME_UNSPECIFIED ? "-" : FiringOutcomeName(outcome);
 }
 
 // "suite full" or the benchmark names, and the label selection.
@@ -76,7 +67,7 @@ std::string RunText(const v1::StartRunRequest& run) {
 
 // What one firing came to, in a few words.
 std::string FiringText(const v1::ScheduleFiring& f) {
-  std::string text = OutcomeText(f.outcome());
+  std::string text = OutcomeCell(f.outcome());
   if (!f.run_id().empty()) absl::StrAppend(&text, " ", f.run_id());
   if (f.manual()) absl::StrAppend(&text, " (manual)");
   return text;
@@ -241,7 +232,7 @@ int RunNowCommand(const Argv& argv) {
   if (f.outcome() == v1::FIRING_OUTCOME_STARTED) return kExitOk;
   // Not started (skipped while the previous run goes, or refused): a
   // failure for scripts, with the reason.
-  return Fail(kRun, absl::StrCat(OutcomeText(f.outcome()), ": ", f.reason()));
+  return Fail(kRun, absl::StrCat(FiringOutcomeName(f.outcome()), ": ", f.reason()));
 }
 
 int FiringsCommand(const Argv& argv) {
@@ -279,7 +270,7 @@ int FiringsCommand(const Argv& argv) {
   }
   Table table({"FIRED", "DUE", "OUTCOME", "RUN", "OFFLINE", "REASON"});
   for (const v1::ScheduleFiring& f : response.firings()) {
-    std::string outcome = OutcomeText(f.outcome());
+    std::string outcome = OutcomeCell(f.outcome());
     if (f.manual()) outcome += " (manual)";
     if (f.slots() > 1) absl::StrAppend(&outcome, " x", f.slots());
     table.AddRow({When(f.fired_unix_ms(), zone), f.manual() ? "-" : When(f.slot_unix_ms(), zone),

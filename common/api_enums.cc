@@ -109,4 +109,19 @@ std::string StatusCodeName(v1::StatusCode code) {
   return absl::StrCat("code ", static_cast<int>(code));
 }
 
+std::string FiringOutcomeName(v1::FiringOutcome outcome) {
+  switch (outcome) {
+    case v1::FIRING_OUTCOME_STARTED:
+      return "started";
+    case v1::FIRING_OUTCOME_SKIPPED:
+      return "skipped";
+    case v1::FIRING_OUTCOME_MISSED:
+      return "missed";
+    case v1::FIRING_OUTCOME_FAILED:
+      return "failed";
+    default:
+      return "unspecified";
+  }
+}
+
 }  // namespace fleetbench

@@ -15,6 +15,7 @@
 #include "fleetbench/v1/rank.pb.h"
 #include "fleetbench/v1/result.pb.h"
 #include "fleetbench/v1/run.pb.h"
+#include "fleetbench/v1/schedule.pb.h"
 
 namespace fleetbench {
 
@@ -42,6 +43,10 @@ absl::StatusOr<v1::RankGrouping> ParseRankGrouping(absl::string_view name);
 // INVALID_ARGUMENT naming the allowed words for anything else.
 std::string PriceKindName(v1::PriceKind kind);
 absl::StatusOr<v1::PriceKind> ParsePriceKind(absl::string_view name);
+
+// A schedule firing's outcome: "started", "skipped", "missed", "failed";
+// "unspecified".
+std::string FiringOutcomeName(v1::FiringOutcome outcome);
 
 // "DEADLINE_EXCEEDED", ... (the google.rpc.Code name).
 std::string StatusCodeName(v1::StatusCode code);

@@ -7,6 +7,7 @@
 
 #include <string>
 
+#include "controller/auth.h"
 #include "controller/fleet_core.h"
 #include "fleetbench/v1/agent_service.grpc.pb.h"
 
@@ -14,16 +15,16 @@ namespace fleetbench::controller {
 
 class AgentGatewayService final : public v1::AgentGateway::CallbackService {
  public:
-  // `core` must outlive the service.
-  AgentGatewayService(FleetCore* core, std::string token)
-      : core_(core), token_(std::move(token)) {}
+  // Both must outlive the service.
+  AgentGatewayService(FleetCore* core, const Authenticator* authenticator)
+      : core_(core), authenticator_(authenticator) {}
 
   grpc::ServerBidiReactor<v1::AgentMessage, v1::ControllerMessage>* Connect(
       grpc::CallbackServerContext* context) override;
 
  private:
   FleetCore* const core_;
-  const std::string token_;
+  const Authenticator* const authenticator_;
 };
 
 // INVALID_ARGUMENT when the hello's name or labels are out of bounds.

@@ -37,8 +37,10 @@ absl::StatusOr<std::unique_ptr<ControllerServer>> ControllerServer::Start(
   }
   server->core_ = std::make_unique<FleetCore>(server->store_.get(), Clock::Real(), fleet);
   if (absl::Status s = server->core_->Start(); !s.ok()) return s;
-  server->gateway_ = std::make_unique<AgentGatewayService>(server->core_.get(), options.token);
-  server->fleet_ = std::make_unique<FleetService>(server->core_.get(), options.token);
+  server->authenticator_ = std::make_unique<SharedTokenAuthenticator>(options.token);
+  server->gateway_ =
+      std::make_unique<AgentGatewayService>(server->core_.get(), server->authenticator_.get());
+  server->fleet_ = std::make_unique<FleetService>(server->core_.get(), server->authenticator_.get());
 
   grpc::ServerBuilder builder;
   builder.AddListeningPort(options.listen, grpc::InsecureServerCredentials(), &server->port_);
@@ -68,7 +70,7 @@ absl::StatusOr<std::unique_ptr<ControllerServer>> ControllerServer::Start(
     };
     HttpServerOptions http;
     http.listen = options.http_listen;
-    http.token = options.token;
+    http.authenticator = server->authenticator_.get();
     auto started = HttpServer::Start(http, std::move(routes));
     if (!started.ok()) return started.status();
     server->http_ = std::move(*started);

@@ -18,6 +18,7 @@ class Server;
 namespace fleetbench::controller {
 
 class AgentGatewayService;
+class Authenticator;
 class FleetService;
 class HttpServer;
 class MetricsPage;
@@ -50,6 +51,8 @@ class ControllerServer {
   ControllerServer() = default;
 
   std::unique_ptr<storage::Store> store_;
+  // Before the services, which hold a pointer to it.
+  std::unique_ptr<Authenticator> authenticator_;
   std::unique_ptr<FleetCore> core_;
   std::unique_ptr<AgentGatewayService> gateway_;
   std::unique_ptr<FleetService> fleet_;

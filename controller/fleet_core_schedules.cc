@@ -45,21 +45,6 @@ std::string TimeText(absl::Time t, absl::TimeZone zone) {
   return absl::FormatTime("%Y-%m-%d %H:%M %Z", t, zone);
 }
 
-std::string OutcomeKey(v1::FiringOutcome outcome) {
-  switch (outcome) {
-    case v1::FIRING_OUTCOME_STARTED:
-      return "started";
-    case v1::FIRING_OUTCOME_SKIPPED:
-      return "skipped";
-    case v1::FIRING_OUTCOME_MISSED:
-      return "missed";
-    case v1::FIRING_OUTCOME_FAILED:
-      return "failed";
-    default:
-      return "unspecified";
-  }
-}
-
 }  // namespace
 
 // ------------------------------------------------------------ entry points
@@ -315,9 +300,9 @@ void FleetCore::RecordFiring(ScheduleState& state, const v1::ScheduleFiring& fir
   state.last_firing = firing;
   {
     absl::MutexLock lock(&stats_mu_);
-    ++stats_.schedule_firings[{firing.schedule(), OutcomeKey(firing.outcome())}];
+    ++stats_.schedule_firings[{firing.schedule(), FiringOutcomeName(firing.outcome())}];
   }
-  LOG(INFO) << "schedule " << firing.schedule() << ": " << OutcomeKey(firing.outcome())
+  LOG(INFO) << "schedule " << firing.schedule() << ": " << FiringOutcomeName(firing.outcome())
             << (firing.run_id().empty() ? "" : " run " + firing.run_id())
             << (firing.reason().empty() ? "" : ": " + firing.reason());
   // A firing that cannot be stored is not fired again: the run it started

@@ -6,6 +6,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/api_enums.h"
+#include "diagnosis/finding.h"
 
 namespace fleetbench::controller {
 namespace {
@@ -23,19 +24,6 @@ prom::Labels NodeLabels(const v1::Node& node) {
     labels["gpu"] = node.facts().gpus(0).name();
   }
   return labels;
-}
-
-std::string SeverityName(v1::Severity severity) {
-  switch (severity) {
-    case v1::SEVERITY_INFO:
-      return "info";
-    case v1::SEVERITY_WARNING:
-      return "warning";
-    case v1::SEVERITY_CRITICAL:
-      return "critical";
-    default:
-      return "unspecified";
-  }
 }
 
 std::string Snake(std::string_view text) {
@@ -225,7 +213,7 @@ void AddHealthFamilies(const FleetSnapshot& snapshot, prom::Exposition* out) {
       "(`fleetbench findings`).");
   std::map<std::tuple<std::string, std::string, std::string>, int64_t> counts;
   for (const v1::Finding& f : snapshot.findings) {
-    ++counts[{f.subject().node(), f.code(), SeverityName(f.severity())}];
+    ++counts[{f.subject().node(), f.code(), diagnosis::SeverityName(f.severity())}];
   }
   for (const auto& [key, count] : counts) {
     findings.Add({{"node", std::get<0>(key)},

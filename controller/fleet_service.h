@@ -1,11 +1,13 @@
 // controller/fleet_service.h — the user API (Fleet) the CLI talks to. Thin:
-// authenticate, call FleetCore, map the status. Served by gRPC's sync
+// authenticate, check the caller's role (each RPC's role is in
+// fleet_service.cc), call FleetCore, map the status. Served by gRPC's sync
 // thread pool, where blocking on the core is allowed.
 #ifndef FLEETBENCH_CONTROLLER_FLEET_SERVICE_H_
 #define FLEETBENCH_CONTROLLER_FLEET_SERVICE_H_
 
 #include <string>
 
+#include "controller/auth.h"
 #include "controller/fleet_core.h"
 #include "fleetbench/v1/fleet_service.grpc.pb.h"
 
@@ -13,7 +15,9 @@ namespace fleetbench::controller {
 
 class FleetService final : public v1::Fleet::Service {
  public:
-  FleetService(FleetCore* core, std::string token) : core_(core), token_(std::move(token)) {}
+  // Both must outlive the service.
+  FleetService(FleetCore* core, const Authenticator* authenticator)
+      : core_(core), authenticator_(authenticator) {}
 
   grpc::Status ListNodes(grpc::ServerContext* context, const v1::ListNodesRequest* request,
                          v1::ListNodesResponse* response) override;
@@ -59,7 +63,7 @@ class FleetService final : public v1::Fleet::Service {
 
  private:
   FleetCore* const core_;
-  const std::string token_;
+  const Authenticator* const authenticator_;
 };
 
 }  // namespace fleetbench::controller

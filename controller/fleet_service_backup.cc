@@ -26,7 +26,10 @@ constexpr uint32_t kMaxChunkBytes = 2 << 20;
 
 grpc::Status FleetService::Backup(grpc::ServerContext* context, const v1::BackupRequest* request,
                                   grpc::ServerWriter<v1::BackupChunk>* writer) {
-  if (grpc::Status auth = CheckBearerToken(*context, token_); !auth.ok()) return auth;
+  // A copy of everything: an admin's call.
+  if (grpc::Status auth = AuthorizeCall(*context, *authenticator_, Role::kAdmin); !auth.ok()) {
+    return auth;
+  }
   if (request->chunk_bytes() > kMaxChunkBytes) {
     return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                         absl::StrCat("chunk_bytes ", request->chunk_bytes(), " is over the ",

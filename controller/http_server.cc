@@ -35,7 +35,9 @@ absl::Status SplitListen(const std::string& listen, std::string* host, int* port
 
 absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(
     const HttpServerOptions& options, std::map<std::string, HttpHandler> routes) {
-  if (options.token.empty()) return absl::InvalidArgumentError("the HTTP server needs a token");
+  if (options.authenticator == nullptr) {
+    return absl::InvalidArgumentError("the HTTP server needs an authenticator");
+  }
   std::string host;
   int port = 0;
   if (absl::Status s = SplitListen(options.listen, &host, &port); !s.ok()) return s;
@@ -61,9 +63,10 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(
   http.set_keep_alive_max_count(100);
   http.set_keep_alive_timeout(5);
 
-  const std::string token = options.token;
+  const Authenticator* authenticator = options.authenticator;
   // Before any route: the method, then the token.
-  http.set_pre_routing_handler([token](const httplib::Request& req, httplib::Response& res) {
+  http.set_pre_routing_handler([authenticator](const httplib::Request& req,
+                                               httplib::Response& res) {
     if (req.method != "GET" && req.method != "HEAD") {
       res.status = 405;
       res.set_header("Allow", "GET, HEAD");
@@ -71,11 +74,25 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(
       return httplib::Server::HandlerResponse::Handled;
     }
     const std::string header = req.get_header_value("Authorization");
-    if (header.empty() || !TokenMatches(token, TokenFromAuthorizationHeader(header))) {
+    if (header.empty()) {
       res.status = 401;
       res.set_header("WWW-Authenticate", "Bearer realm=\"fleetbench\"");
-      res.set_content(header.empty() ? "missing token: send Authorization: Bearer <token>\n"
-                                     : "wrong token\n",
+      res.set_content("missing token: send Authorization: Bearer <token>\n",
+                      "text/plain; charset=utf-8");
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    absl::StatusOr<Principal> who =
+        authenticator->Authenticate(TokenFromAuthorizationHeader(header));
+    if (!who.ok()) {
+      res.status = 401;
+      res.set_header("WWW-Authenticate", "Bearer realm=\"fleetbench\"");
+      res.set_content(absl::StrCat(who.status().message(), "\n"), "text/plain; charset=utf-8");
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    if (!RoleAllows(who->role, Role::kViewer)) {
+      res.status = 403;
+      res.set_content(absl::StrCat("'", who->name, "' is ", RoleName(who->role),
+                                   "; pages need viewer\n"),
                       "text/plain; charset=utf-8");
       return httplib::Server::HandlerResponse::Handled;
     }

@@ -3,8 +3,9 @@
 // pages later, each a route given at Start.
 //
 // Contract: GET (and HEAD) only, any other method 405; every request must
-// carry "Authorization: Bearer <token>", the token the gRPC API takes
-// (controller/auth.h), else 401 before any route runs, so nobody
+// carry "Authorization: Bearer <token>" that the Authenticator the gRPC API
+// uses (controller/auth.h) accepts as a viewer or above, else 401 (403 for
+// an enroll token) before any route runs, so nobody
 // unauthenticated reads fleet data. Requests are bounded: headers and URI by
 // cpp-httplib's limits (8 KiB each), a body by max_request_bytes (413), slow
 // clients by read_timeout. An unknown path is 404.
@@ -26,6 +27,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "controller/auth.h"
 
 namespace httplib {
 class Server;
@@ -49,7 +51,7 @@ using HttpHandler = std::function<HttpReply(const HttpRequest&)>;
 
 struct HttpServerOptions {
   std::string listen;  // host:port, [v6]:port; port 0 picks a free one
-  std::string token;   // required
+  const Authenticator* authenticator = nullptr;  // required; outlives the server
   int threads = 4;
   size_t max_request_bytes = 4096;
   absl::Duration read_timeout = absl::Seconds(10);

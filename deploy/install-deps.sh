@@ -10,7 +10,7 @@ packages=(
   libabsl-dev libsqlite3-dev libopenblas-dev
   googletest libgtest-dev libgmock-dev
   liburing-dev libibverbs-dev
-  iproute2 fio iperf3 sqlite3
+  iproute2 fio iperf3 sqlite3 sockperf
   python3-grpcio python3-protobuf
   libgloo-dev libcpp-httplib-dev prometheus curl
   systemd slurm-wlm python3-jsonschema python3-yaml

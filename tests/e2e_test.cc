@@ -516,6 +516,11 @@ TEST_F(EndToEndTest, InvalidParametersAreRefusedAtRunAndNothingIsStored) {
       {"gemm", "gemm.sizes=-5", "gemm: sizes:"},
       {"mem", "mem.repetitions=1", "mem: repetitions: 1 is outside"},
       {"disk", "disk.file_mib=99999999", "disk: file_mib: 99999999 is outside"},
+      {"net", "net.mode=ping", "net: mode: 'ping' is not"},
+      {"net", "net.write_bytes=17M", "net: write_bytes:"},
+      {"net", "net.socket_buffer_bytes=100", "net: socket_buffer_bytes: 100 is below"},
+      {"net", "net.congestion=BBR", "net: congestion: 'BBR' is not"},
+      {"net", "net.rate_Mbps=-1", "net: rate_Mbps:"},
   };
   for (const Case& c : cases) {
     CommandResult r = Cli({"run", "--bench", c.bench, "--param", c.param});

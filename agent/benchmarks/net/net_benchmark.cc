@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "agent/benchmarks/net/socket_tuning.h"
 #include "agent/benchmarks/pairwise/pair_params.h"
 #include "agent/benchmarks/param_reader.h"
 #include "common/units.h"
@@ -13,15 +14,15 @@ namespace fleetbench::agent {
 namespace {
 
 constexpr absl::string_view kAllowedKeys[] = {
-    "role",          "peer",     "peer_node",       "streams",
-    "duration_s",    "warmup_s", "reverse",         "latency_count",
-    "message_bytes", "bind",     "accept_timeout_s"};
-constexpr char kThroughputMethod[] =
-    "tcp, one thread per stream writing 128 KiB blocks; bytes received by "
-    "the receiver in the window after warm-up, on its clock";
+    "role",          "peer",          "peer_node",
+    "streams",       "duration_s",    "warmup_s",
+    "reverse",       "latency_count", "message_bytes",
+    "mode",          "write_bytes",   "socket_buffer_bytes",
+    "congestion",    "rate_Mbps",     "bind",
+    "accept_timeout_s"};
 constexpr char kRetransmitMethod[] =
     "tcpi_total_retrans of the sending sockets, delta over the forward "
-    "window";
+    "window (spurious_retransmits: tcpi_dsack_dups, the receiver had them)";
 constexpr char kLatencyMethod[] =
     "one TCP_NODELAY connection, message_bytes ping-pong timed by the "
     "client after 100 warm-up round trips";
@@ -45,18 +46,85 @@ v1::Sample& AddSample(std::vector<v1::Sample>& samples, const NetConfig& config,
   return sample;
 }
 
+std::string ThroughputMethod(const net::StreamSettings& settings) {
+  return absl::StrCat(
+      "tcp, one thread per stream writing ", settings.write_bytes,
+      "-byte blocks", settings.rate_bps > 0 ? " at a paced rate" : "",
+      "; bytes received by the receiver in the window after warm-up, on its "
+      "clock");
+}
+
+void AddCounterParams(v1::Sample& sample, const net::ThroughputResult& r) {
+  auto& p = *sample.mutable_params();
+  if (r.retransmits >= 0) p["retransmits"] = absl::StrCat(r.retransmits);
+  if (r.spurious_retransmits >= 0) {
+    p["spurious_retransmits"] = absl::StrCat(r.spurious_retransmits);
+  }
+  if (r.reordering >= 0) p["reordering"] = absl::StrCat(r.reordering);
+}
+
 void AddThroughputParams(v1::Sample& sample, const net::ThroughputResult& r) {
   auto& p = *sample.mutable_params();
   p["bytes"] = absl::StrCat(r.bytes);
   p["window_s"] = FormatNumber(r.window_s);
-  if (r.retransmits >= 0) p["retransmits"] = absl::StrCat(r.retransmits);
+  AddCounterParams(sample, r);
   if (!r.stream_bytes.empty() && r.window_s > 0) {
     const auto [mn, mx] =
         std::minmax_element(r.stream_bytes.begin(), r.stream_bytes.end());
     p["stream_min_Gbps"] = FormatNumber(GbpsFromBytes(*mn, r.window_s));
     p["stream_max_Gbps"] = FormatNumber(GbpsFromBytes(*mx, r.window_s));
   }
-  p["block_bytes"] = absl::StrCat(net::kStreamBufferBytes);
+  p["block_bytes"] = absl::StrCat(r.settings.write_bytes);
+  p["write_bytes"] = absl::StrCat(r.settings.write_bytes);
+  p["socket_buffer_bytes"] = absl::StrCat(r.settings.socket_buffer_bytes);
+  if (r.client_sndbuf_bytes >= 0) {
+    p["client_sndbuf_bytes"] = absl::StrCat(r.client_sndbuf_bytes);
+  }
+  if (r.client_rcvbuf_bytes >= 0) {
+    p["client_rcvbuf_bytes"] = absl::StrCat(r.client_rcvbuf_bytes);
+  }
+  if (!r.congestion.empty()) p["congestion"] = r.congestion;
+  p["rate_Mbps"] = FormatNumber(r.settings.rate_bps / 1e6);
+}
+
+absl::StatusOr<NetMode> ParseMode(const ParamReader& in) {
+  const std::string mode = in.Get("mode", "all");
+  if (mode == "all") return NetMode::kAll;
+  if (mode == "throughput") return NetMode::kThroughput;
+  if (mode == "latency") return NetMode::kLatency;
+  return in.Error("mode", absl::StrCat("'", mode,
+                                       "' is not all, throughput or latency"));
+}
+
+absl::StatusOr<net::StreamSettings> ParseStreamSettings(
+    const ParamReader& in) {
+  net::StreamSettings settings;
+  absl::StatusOr<int64_t> write_bytes =
+      in.Bytes("write_bytes", net::kStreamBufferBytes, 1, net::kMaxWriteBytes);
+  if (!write_bytes.ok()) return write_bytes.status();
+  settings.write_bytes = *write_bytes;
+  absl::StatusOr<int64_t> buffer =
+      in.Bytes("socket_buffer_bytes", 0, 0, net::kMaxSocketBufferBytes);
+  if (!buffer.ok()) return buffer.status();
+  if (*buffer != 0 && *buffer < net::kMinSocketBufferBytes) {
+    return in.Error("socket_buffer_bytes",
+                    absl::StrCat(*buffer, " is below ",
+                                 net::kMinSocketBufferBytes,
+                                 " (0 leaves the buffers to the kernel)"));
+  }
+  settings.socket_buffer_bytes = *buffer;
+  settings.congestion = in.Get("congestion", "");
+  if (in.Has("congestion") && !net::IsCongestionName(settings.congestion)) {
+    return in.Error("congestion",
+                    absl::StrCat("'", settings.congestion,
+                                 "' is not a congestion control name (1..15 "
+                                 "of a-z 0-9 _ -, e.g. cubic, bbr, reno)"));
+  }
+  absl::StatusOr<double> rate =
+      in.Double("rate_Mbps", 0, 0, net::kMaxRateBps / 1e6);
+  if (!rate.ok()) return rate.status();
+  settings.rate_bps = *rate * 1e6;
+  return settings;
 }
 
 }  // namespace
@@ -94,6 +162,15 @@ absl::StatusOr<NetConfig> ParseNetParams(const Params& params) {
       in.Int("message_bytes", 64, 1, net::kMaxMessageBytes);
   if (!message_bytes.ok()) return message_bytes.status();
   config.message_bytes = static_cast<int>(*message_bytes);
+  absl::StatusOr<NetMode> mode = ParseMode(in);
+  if (!mode.ok()) return mode.status();
+  config.mode = *mode;
+  if (config.mode == NetMode::kLatency && config.latency_count == 0) {
+    return in.Error("mode", "latency needs latency_count >= 1");
+  }
+  absl::StatusOr<net::StreamSettings> settings = ParseStreamSettings(in);
+  if (!settings.ok()) return settings.status();
+  config.settings = *settings;
 
   absl::StatusOr<std::string> bind = pairwise::ParseBindAddress(params, "net");
   if (!bind.ok()) return bind.status();
@@ -112,19 +189,21 @@ std::vector<v1::Sample> NetSamples(const NetConfig& config,
     const net::ThroughputResult& r = *report.forward;
     AddThroughputParams(
         AddSample(samples, config, "net.tcp.Gbps", "Gbps", r.gbps, "forward",
-                  r.streams, kThroughputMethod),
+                  r.streams, ThroughputMethod(r.settings)),
         r);
     if (r.retransmits >= 0) {
-      AddSample(samples, config, "net.tcp.retransmits.count", "count",
-                static_cast<double>(r.retransmits), "forward", r.streams,
-                kRetransmitMethod);
+      AddCounterParams(
+          AddSample(samples, config, "net.tcp.retransmits.count", "count",
+                    static_cast<double>(r.retransmits), "forward", r.streams,
+                    kRetransmitMethod),
+          r);
     }
   }
   if (report.reverse) {
     const net::ThroughputResult& r = *report.reverse;
     AddThroughputParams(
         AddSample(samples, config, "net.tcp.reverse.Gbps", "Gbps", r.gbps,
-                  "reverse", r.streams, kThroughputMethod),
+                  "reverse", r.streams, ThroughputMethod(r.settings)),
         r);
   }
   if (report.latency && report.latency->count > 0) {
@@ -196,9 +275,12 @@ absl::StatusOr<std::vector<v1::Sample>> TcpNetBenchmark::Run(
   options.streams = config->streams;
   options.duration_s = config->duration_s;
   options.warmup_s = config->warmup_s;
-  options.reverse = config->reverse;
-  options.latency_count = config->latency_count;
+  options.forward = config->mode != NetMode::kLatency;
+  options.reverse = config->reverse && config->mode != NetMode::kLatency;
+  options.latency_count =
+      config->mode == NetMode::kThroughput ? 0 : config->latency_count;
   options.message_bytes = config->message_bytes;
+  options.settings = config->settings;
   absl::StatusOr<net::TcpClientReport> report =
       net::RunTcpClient(options, cancelled, progress);
   if (!report.ok()) return report.status();

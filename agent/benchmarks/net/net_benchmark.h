@@ -27,6 +27,16 @@
 //   reverse           0/1: also server -> client       default 1
 //   latency_count     round trips, 0..1000000 (0: off) default 2000
 //   message_bytes     ping-pong size, 1..1048576       default 64
+//   mode              all | throughput | latency       default all
+//                     (latency: the ping-pong only)
+//   write_bytes       send()/recv() size, 1..16M       default 128K
+//                     (iperf3 -l; K/M/G suffixes)
+//   socket_buffer_bytes  SO_SNDBUF+SO_RCVBUF, 0 (kernel default 0
+//                     autotuning) or 4K..1G (iperf3 -w)
+//   congestion        TCP congestion control, e.g.     default: the node's
+//                     cubic, bbr, reno (iperf3 -C)
+//   rate_Mbps         target rate, all streams         default 0 (no cap)
+//                     together, 0..1000000 (iperf3 -b is per stream)
 //   bind              server listen address            default 0.0.0.0
 //   accept_timeout_s  server waits for the client,     default 60
 //                     1..3600
@@ -56,6 +66,9 @@
 namespace fleetbench::agent {
 
 enum class NetRole { kServer, kClient };
+// Which tests the client runs: throughput both ways (as `reverse` says) and
+// the ping-pong, or one kind only.
+enum class NetMode { kAll, kThroughput, kLatency };
 
 // The parsed, range-checked form of the "net" parameters.
 struct NetConfig {
@@ -69,6 +82,8 @@ struct NetConfig {
   bool reverse = true;
   int latency_count = 2000;
   int message_bytes = 64;
+  NetMode mode = NetMode::kAll;
+  net::StreamSettings settings;  // write_bytes, buffers, congestion, rate
   std::string bind = "0.0.0.0";
   double accept_timeout_s = 60;
 };

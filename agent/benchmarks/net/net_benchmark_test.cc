@@ -43,6 +43,53 @@ TEST(NetParamsTest, DefaultsForAServer) {
   EXPECT_EQ(c->message_bytes, 64);
   EXPECT_EQ(c->bind, "0.0.0.0");
   EXPECT_DOUBLE_EQ(c->accept_timeout_s, 60);
+  EXPECT_EQ(c->mode, NetMode::kAll);
+  EXPECT_EQ(c->settings.write_bytes, 128 * 1024);  // iperf3's -l
+  EXPECT_EQ(c->settings.socket_buffer_bytes, 0);   // autotuning
+  EXPECT_EQ(c->settings.congestion, "");           // the node's default
+  EXPECT_EQ(c->settings.rate_bps, 0);              // no cap
+}
+
+TEST(NetParamsTest, ModeWriteSizeBuffersCongestionAndRate) {
+  absl::StatusOr<NetConfig> c = ParseNetParams({{"role", "server"},
+                                                {"mode", "throughput"},
+                                                {"write_bytes", "64K"},
+                                                {"socket_buffer_bytes", "4M"},
+                                                {"congestion", "cubic"},
+                                                {"rate_Mbps", "2500"}});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->mode, NetMode::kThroughput);
+  EXPECT_EQ(c->settings.write_bytes, 65536);
+  EXPECT_EQ(c->settings.socket_buffer_bytes, 4 << 20);
+  EXPECT_EQ(c->settings.congestion, "cubic");
+  EXPECT_DOUBLE_EQ(c->settings.rate_bps, 2.5e9);
+  c = ParseNetParams({{"role", "server"}, {"mode", "latency"}});
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->mode, NetMode::kLatency);
+}
+
+// Each new parameter's out-of-range values are refused with the
+// parameter's name (the controller refuses them at `run`, exit 2).
+TEST(NetParamsTest, BadNewParametersNameTheParameter) {
+  ExpectInvalid({{"role", "server"}, {"mode", "ping"}}, "mode: 'ping' is not");
+  ExpectInvalid({{"role", "server"}, {"mode", "latency"}, {"latency_count", "0"}},
+                "mode: latency needs latency_count");
+  ExpectInvalid({{"role", "server"}, {"write_bytes", "0"}}, "write_bytes");
+  ExpectInvalid({{"role", "server"}, {"write_bytes", "17M"}}, "write_bytes");
+  ExpectInvalid({{"role", "server"}, {"write_bytes", "lots"}}, "write_bytes");
+  ExpectInvalid({{"role", "server"}, {"socket_buffer_bytes", "100"}},
+                "socket_buffer_bytes: 100 is below 4096");
+  ExpectInvalid({{"role", "server"}, {"socket_buffer_bytes", "2G"}},
+                "socket_buffer_bytes");
+  ExpectInvalid({{"role", "server"}, {"socket_buffer_bytes", "-1"}},
+                "socket_buffer_bytes");
+  ExpectInvalid({{"role", "server"}, {"congestion", ""}}, "congestion");
+  ExpectInvalid({{"role", "server"}, {"congestion", "BBR"}}, "congestion");
+  ExpectInvalid({{"role", "server"}, {"congestion", "a_name_far_too_long"}},
+                "congestion");
+  ExpectInvalid({{"role", "server"}, {"rate_Mbps", "-1"}}, "rate_Mbps");
+  ExpectInvalid({{"role", "server"}, {"rate_Mbps", "2000000"}}, "rate_Mbps");
+  ExpectInvalid({{"role", "server"}, {"rate_Mbps", "fast"}}, "rate_Mbps");
 }
 
 TEST(NetParamsTest, AClientWithEverySetting) {
@@ -251,6 +298,57 @@ TEST(TcpNetBenchmarkTest, TwoPluginsOnLoopback) {
   absl::StatusOr<std::vector<v1::Sample>> served = server.Wait(5);
   ASSERT_TRUE(served.ok()) << served.status();
   EXPECT_TRUE(served->empty());
+}
+
+TEST(TcpNetBenchmarkTest, LatencyModeRunsOnlyThePingPong) {
+  ServerPlugin server(Params{});
+  const int port = server.WaitForPort();
+  const auto start = pairwise::Clock::now();
+  absl::StatusOr<std::vector<v1::Sample>> samples =
+      RunClient({{"peer", absl::StrCat("127.0.0.1:", port)},
+                 {"mode", "latency"},
+                 {"latency_count", "500"}});
+  ASSERT_TRUE(samples.ok()) << samples.status();
+  // The default duration_s and warmup_s (2 x 12 s of throughput) are not
+  // spent.
+  EXPECT_LT(Seconds(start), 5);
+  std::map<std::string, const v1::Sample*> by_metric;
+  for (const v1::Sample& s : *samples) by_metric[s.metric()] = &s;
+  ASSERT_EQ(by_metric.size(), 2u);
+  ASSERT_TRUE(by_metric.count("net.tcp.rtt_p50_us"));
+  ASSERT_TRUE(by_metric.count("net.tcp.rtt_p99_us"));
+  EXPECT_EQ(by_metric["net.tcp.rtt_p50_us"]->params().at("round_trips"), "500");
+  ASSERT_TRUE(server.Wait(5).ok());
+}
+
+TEST(TcpNetBenchmarkTest, ThroughputModeSkipsThePingPongAndReportsSettings) {
+  ServerPlugin server(Params{});
+  const int port = server.WaitForPort();
+  absl::StatusOr<std::vector<v1::Sample>> samples =
+      RunClient({{"peer", absl::StrCat("127.0.0.1:", port)},
+                 {"mode", "throughput"},
+                 {"streams", "1"},
+                 {"duration_s", "0.3"},
+                 {"warmup_s", "0.1"},
+                 {"write_bytes", "32K"},
+                 {"socket_buffer_bytes", "256K"},
+                 {"congestion", "reno"},
+                 {"rate_Mbps", "100"}});
+  ASSERT_TRUE(samples.ok()) << samples.status();
+  std::map<std::string, const v1::Sample*> by_metric;
+  for (const v1::Sample& s : *samples) by_metric[s.metric()] = &s;
+  ASSERT_EQ(by_metric.size(), 3u);  // forward, retransmits, reverse
+  // The cap, plus the 0.1 s a sender that fell behind may catch up.
+  EXPECT_LE(by_metric["net.tcp.Gbps"]->value(), 0.1 * (0.4 / 0.3) * 1.02);
+  EXPECT_GE(by_metric["net.tcp.Gbps"]->value(), 0.07);
+  const auto& p = by_metric["net.tcp.reverse.Gbps"]->params();
+  EXPECT_EQ(p.at("write_bytes"), "32768");
+  EXPECT_EQ(p.at("socket_buffer_bytes"), "262144");
+  EXPECT_EQ(p.at("congestion"), "reno");
+  EXPECT_EQ(p.at("rate_Mbps"), "100");
+  EXPECT_TRUE(p.count("spurious_retransmits"));
+  EXPECT_TRUE(p.count("client_sndbuf_bytes"));
+  ASSERT_TRUE(server.Wait(5).ok());
 }
 
 TEST(TcpNetBenchmarkTest, CancellingAWaitingServerIsPrompt) {

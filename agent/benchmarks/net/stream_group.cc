@@ -2,7 +2,9 @@
 
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <string>
 #include <utility>
 
 #include "absl/status/statusor.h"
@@ -17,7 +19,6 @@ using ::fleetbench::agent::pairwise::Deadline;
 using ::fleetbench::agent::pairwise::ErrnoStatus;
 using ::fleetbench::agent::pairwise::SetBlockingTimeouts;
 using ::fleetbench::agent::pairwise::Socket;
-using ::fleetbench::agent::pairwise::TotalRetransmits;
 
 namespace {
 
@@ -52,15 +53,40 @@ absl::Status StreamGroup::SetNoDelay() {
   return absl::OkStatus();
 }
 
-void StreamGroup::StartSenders() {
+absl::Status StreamGroup::Apply(const StreamSettings& settings) {
+  for (const Socket& s : sockets_) {
+    if (settings.socket_buffer_bytes > 0) {
+      if (absl::Status st = SetSocketBuffers(s.fd(), settings.socket_buffer_bytes);
+          !st.ok()) {
+        return st;
+      }
+    }
+    if (!settings.congestion.empty()) {
+      if (absl::Status st = SetCongestion(s.fd(), settings.congestion);
+          !st.ok()) {
+        return st;
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+void StreamGroup::StartSenders(const StreamSettings& settings) {
+  const size_t write_bytes = static_cast<size_t>(settings.write_bytes);
+  const double stream_rate_bps =
+      sockets_.empty() ? 0 : settings.rate_bps / sockets_.size();
   for (size_t i = 0; i < sockets_.size(); ++i) {
-    Launch([this, i] { SendLoop(i); });
+    Launch([this, i, write_bytes, stream_rate_bps] {
+      SendLoop(i, write_bytes, stream_rate_bps);
+    });
   }
 }
 
-void StreamGroup::StartReceivers() {
+void StreamGroup::StartReceivers(int64_t read_bytes) {
   for (size_t i = 0; i < sockets_.size(); ++i) {
-    Launch([this, i] { ReceiveLoop(i); });
+    Launch([this, i, read_bytes] {
+      ReceiveLoop(i, static_cast<size_t>(read_bytes));
+    });
   }
 }
 
@@ -78,14 +104,22 @@ std::vector<uint64_t> StreamGroup::StreamBytes() const {
   return out;
 }
 
-int64_t StreamGroup::Retransmits() const {
-  int64_t sum = 0;
+TcpCounters StreamGroup::Counters() const {
+  TcpCounters sum{0, 0, 0};
   for (const Socket& s : sockets_) {
-    absl::StatusOr<uint32_t> r = TotalRetransmits(s.fd());
-    if (!r.ok()) return -1;
-    sum += *r;
+    absl::StatusOr<TcpCounters> c = ReadTcpCounters(s.fd());
+    if (!c.ok()) return TcpCounters{};
+    sum = Add(sum, *c);
   }
   return sum;
+}
+
+std::string StreamGroup::Congestion() const {
+  return sockets_.empty() ? "" : ReadCongestion(sockets_[0].fd());
+}
+
+SocketBuffers StreamGroup::Buffers() const {
+  return sockets_.empty() ? SocketBuffers{} : ReadSocketBuffers(sockets_[0].fd());
 }
 
 absl::Status StreamGroup::Finish(Deadline deadline, const CancelFn& cancelled) {
@@ -126,17 +160,35 @@ void StreamGroup::RecordError(const absl::Status& status) {
   if (error_.ok()) error_ = status;
 }
 
-void StreamGroup::SendLoop(size_t i) {
+void StreamGroup::SendLoop(size_t i, size_t write_bytes, double rate_bps) {
   const int fd = sockets_[i].fd();
   // Not zeros: some links and NICs compress or offload zero pages
   // differently; iperf3 sends a non-zero pattern too.
-  std::vector<char> block(kStreamBufferBytes);
+  std::vector<char> block(write_bytes);
   for (size_t k = 0; k < block.size(); ++k) {
     block[k] = static_cast<char>('0' + k % 64);
   }
+  // With a rate, each block has a time slot: the next may go once the
+  // previous one's slot has passed. A sender that fell behind (starved of
+  // CPU) catches up by at most kDataSlice's worth, so that no window sees
+  // much more than the rate either.
+  const auto block_time = std::chrono::duration_cast<Clock::duration>(
+      std::chrono::duration<double>(
+          rate_bps > 0 ? static_cast<double>(write_bytes) * 8 / rate_bps : 0));
+  Clock::time_point next_slot = Clock::now();
   size_t offset = 0;
   while (!stop_sending_.load(std::memory_order_relaxed) &&
          !abort_.load(std::memory_order_relaxed)) {
+    if (rate_bps > 0 && offset == 0) {
+      const auto now = Clock::now();
+      if (next_slot > now) {
+        std::this_thread::sleep_for(
+            std::min<Clock::duration>(next_slot - now, kDataSlice));
+        continue;
+      }
+      next_slot = std::max<Clock::time_point>(next_slot, now - kDataSlice) +
+                  block_time;
+    }
     const ssize_t n =
         send(fd, block.data() + offset, block.size() - offset, MSG_NOSIGNAL);
     if (n > 0) {
@@ -155,9 +207,9 @@ void StreamGroup::SendLoop(size_t i) {
   shutdown(fd, SHUT_WR);
 }
 
-void StreamGroup::ReceiveLoop(size_t i) {
+void StreamGroup::ReceiveLoop(size_t i, size_t read_bytes) {
   const int fd = sockets_[i].fd();
-  std::vector<char> block(kStreamBufferBytes);
+  std::vector<char> block(read_bytes);
   while (!abort_.load(std::memory_order_relaxed)) {
     const ssize_t n = recv(fd, block.data(), block.size(), 0);
     if (n > 0) {

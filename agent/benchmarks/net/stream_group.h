@@ -25,6 +25,8 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "agent/benchmarks/net/socket_tuning.h"
+#include "agent/benchmarks/net/tcp_engine.h"
 #include "agent/benchmarks/pairwise/tcp_socket.h"
 
 namespace fleetbench::agent::net {
@@ -46,19 +48,29 @@ class StreamGroup {
   // Blocking send()/recv() that return every kDataSlice (SO_*TIMEO).
   absl::Status Prepare();
   absl::Status SetNoDelay();
+  // A throughput test's socket buffers and congestion control, on every
+  // connection (those left at 0 / "" stay the kernel's).
+  absl::Status Apply(const StreamSettings& settings);
 
-  // Each thread writes kStreamBufferBytes blocks until StopSending(), then
-  // shuts down its write side so the receiver sees EOF after the last byte.
-  void StartSenders();
-  // Each thread reads kStreamBufferBytes at a time until EOF.
-  void StartReceivers();
+  // Each thread writes settings.write_bytes blocks until StopSending(),
+  // then shuts down its write side so the receiver sees EOF after the last
+  // byte. With settings.rate_bps, each stream keeps to its share: before a
+  // block it waits until the bytes sent so far are due at that rate
+  // (iperf3 -b paces the same way, in the application).
+  void StartSenders(const StreamSettings& settings);
+  // Each thread reads read_bytes at a time until EOF.
+  void StartReceivers(int64_t read_bytes);
   // Each thread returns every message_bytes it reads until EOF; its counter
   // counts the messages.
   void StartEchoers(int message_bytes);
 
   std::vector<uint64_t> StreamBytes() const;
-  // Sum of tcpi_total_retrans over the connections; -1 when unknown.
-  int64_t Retransmits() const;
+  // TCP_INFO counters summed over the connections; -1 fields unknown.
+  TcpCounters Counters() const;
+  // The first connection's congestion control and buffers (all connections
+  // of a group are set alike).
+  std::string Congestion() const;
+  SocketBuffers Buffers() const;
 
   void StopSending() { stop_sending_.store(true); }
   void Abort() { abort_.store(true); }
@@ -88,8 +100,8 @@ class StreamGroup {
   void JoinAll();
   void RecordError(const absl::Status& status);
 
-  void SendLoop(size_t i);
-  void ReceiveLoop(size_t i);
+  void SendLoop(size_t i, size_t write_bytes, double rate_bps);
+  void ReceiveLoop(size_t i, size_t read_bytes);
   void EchoLoop(size_t i, int message_bytes);
 
   std::vector<pairwise::Socket> sockets_;

@@ -16,6 +16,7 @@
 #include "absl/strings/str_format.h"
 #include "agent/benchmarks/net/control_exchange.h"
 #include "agent/benchmarks/net/control_frame.h"
+#include "agent/benchmarks/net/socket_tuning.h"
 #include "agent/benchmarks/net/stream_group.h"
 #include "agent/benchmarks/net/tcp_engine.h"
 #include "agent/benchmarks/net/test_request.h"
@@ -148,13 +149,27 @@ class ClientSession {
   }
 
   // Sends TEST, opens the test's data connections and waits for READY.
+  // The server says ACCEPTING once its listener has the test's buffer
+  // sizes, so that the handshakes below already use them on both ends.
   absl::StatusOr<std::vector<Socket>> StartTest(const TestRequest& test,
                                                 int connections) {
     if (absl::Status s = SendControl(EncodeTest(test)); !s.ok()) return s;
+    absl::StatusOr<ControlMessage> accepting =
+        ExpectControl("ACCEPTING", kStepTimeoutS);
+    if (!accepting.ok()) return accepting.status();
+    const int64_t buffer_bytes = test.kind == "latency"
+                                     ? 0
+                                     : test.settings.socket_buffer_bytes;
+    const pairwise::BeforeConnectFn before_connect =
+        buffer_bytes > 0 ? pairwise::BeforeConnectFn([buffer_bytes](int fd) {
+          return SetSocketBuffers(fd, buffer_bytes);
+        })
+                         : nullptr;
     std::vector<Socket> sockets;
     for (int i = 0; i < connections; ++i) {
-      absl::StatusOr<Socket> s = ConnectUntil(
-          options_.peer, DeadlineIn(options_.connect_timeout_s), cancelled_);
+      absl::StatusOr<Socket> s =
+          ConnectUntil(options_.peer, DeadlineIn(options_.connect_timeout_s),
+                       cancelled_, before_connect);
       if (!s.ok()) {
         return Annotate(s.status(),
                         absl::StrCat("data connection ", i, " to ", server_));
@@ -194,12 +209,15 @@ class ClientSession {
     test.streams = options_.streams;
     test.warmup_s = options_.warmup_s;
     test.duration_s = options_.duration_s;
+    test.settings = options_.settings;
     Progress(Fraction(), absl::StrCat(kind, ": connecting ", test.streams,
                                       " streams to ", server_));
     absl::StatusOr<std::vector<Socket>> sockets = StartTest(test, test.streams);
     if (!sockets.ok()) return sockets.status();
     StreamGroup group(*std::move(sockets));
     if (absl::Status s = group.Prepare(); !s.ok()) return s;
+    if (absl::Status s = group.Apply(test.settings); !s.ok()) return s;
+    const SocketBuffers buffers = group.Buffers();
     Progress(Fraction(), absl::StrCat(kind, ": warm-up ", test.warmup_s, " s"));
     const auto on_open = [&] {
       Progress(Fraction(),
@@ -208,14 +226,14 @@ class ClientSession {
 
     // As on the server: receivers read before START crosses, senders
     // begin once it has.
-    if (!sending) group.StartReceivers();
+    if (!sending) group.StartReceivers(test.settings.write_bytes);
     if (absl::Status s = SendControl(ControlMessage("START")); !s.ok()) {
       return s;
     }
     std::optional<SentWindow> sent;
     std::optional<ReceivedWindow> received;
     if (sending) {
-      group.StartSenders();
+      group.StartSenders(test.settings);
       absl::StatusOr<SentWindow> window = MeasureSentWindow(
           control_.fd(), test, group, cancelled_, server_, on_open);
       if (!window.ok()) return window.status();
@@ -245,13 +263,17 @@ class ClientSession {
       absl::StatusOr<ReceivedWindow> counts =
           DecodeCountsClose(sent->close, server_);
       if (counts.ok()) {
-        result = ThroughputFromWindow(test.streams, *counts, sent->retransmits);
+        result = ThroughputFromWindow(test, *counts, *sent);
       } else {
         result = counts.status();
       }
     } else {
-      result = ThroughputFromWindow(test.streams, *received,
-                                    DecodeRetransmitsFinished(*finished));
+      result = ThroughputFromWindow(test, *received,
+                                    DecodeSenderFinished(*finished));
+    }
+    if (result.ok()) {
+      result->client_sndbuf_bytes = buffers.send_bytes;
+      result->client_rcvbuf_bytes = buffers.receive_bytes;
     }
     done_s_ += test.warmup_s + test.duration_s;
     if (result.ok()) {
@@ -392,6 +414,19 @@ absl::StatusOr<TcpClientReport> RunTcpClient(const TcpClientOptions& options,
     return absl::InvalidArgumentError(absl::StrCat(
         "net: latency_count must be 0..1000000 and message_bytes 1..",
         kMaxMessageBytes));
+  }
+  const StreamSettings& settings = options.settings;
+  if (settings.write_bytes < 1 || settings.write_bytes > kMaxWriteBytes ||
+      (settings.socket_buffer_bytes != 0 &&
+       (settings.socket_buffer_bytes < kMinSocketBufferBytes ||
+        settings.socket_buffer_bytes > kMaxSocketBufferBytes)) ||
+      !(settings.rate_bps >= 0) || settings.rate_bps > kMaxRateBps ||
+      (!settings.congestion.empty() && !IsCongestionName(settings.congestion))) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "net: write_bytes must be 1..", kMaxWriteBytes,
+        ", socket_buffer_bytes 0 or ", kMinSocketBufferBytes, "..",
+        kMaxSocketBufferBytes, ", rate_bps 0..", kMaxRateBps,
+        " and congestion a congestion control's name"));
   }
   if (!(options.connect_timeout_s > 0)) {
     return absl::InvalidArgumentError("net: connect_timeout_s must be > 0");

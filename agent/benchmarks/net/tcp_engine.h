@@ -5,7 +5,8 @@
 // then does what the client asks on a control connection; the client
 // connects, runs the tests and gets every result. Per test:
 //   forward   client -> server, `streams` connections, one sender thread
-//             each writing kStreamBufferBytes blocks; the server counts
+//             each writing StreamSettings::write_bytes blocks (at most
+//             at StreamSettings::rate_bps); the server counts
 //             the bytes it RECEIVES between the end of the warm-up and the
 //             end of the window, on its own clock, and reports them back
 //             (iperf3 reports the receiver side the same way).
@@ -15,7 +16,8 @@
 //             trips timed by the client after kLatencyWarmupRoundTrips
 //             untimed ones.
 // Retransmits are tcpi_total_retrans summed over the SENDING sockets, as a
-// delta between the receiver's window-open and window-close messages.
+// delta between the receiver's window-open and window-close messages; so
+// are the spurious ones (tcpi_dsack_dups) and reordering events.
 // The exchange is in docs/network.md ("Control protocol").
 //
 // Errors: CANCELLED when `cancelled` returned true; DEADLINE_EXCEEDED when
@@ -55,8 +57,29 @@ inline constexpr size_t kStreamBufferBytes = 128 * 1024;
 inline constexpr int kLatencyWarmupRoundTrips = 100;
 inline constexpr int kMaxStreams = 64;
 inline constexpr int kMaxMessageBytes = 1 << 20;
-// Bumped on any incompatible change to the control exchange.
-inline constexpr int kProtocolVersion = 1;
+// Limits of StreamSettings (and of the plugin's parameters).
+inline constexpr int64_t kMaxWriteBytes = 16 << 20;
+inline constexpr int64_t kMinSocketBufferBytes = 4096;
+inline constexpr int64_t kMaxSocketBufferBytes = 1 << 30;
+inline constexpr double kMaxRateBps = 1e12;  // 1 Tbit/s
+// Bumped on any incompatible change to the control exchange. 2: TEST
+// carries StreamSettings and is answered ACCEPTING; FINISHED carries the
+// sender's spurious retransmits, reordering and congestion control.
+inline constexpr int kProtocolVersion = 2;
+
+// How a throughput test's data connections carry bytes, as iperf3's
+// options do. Both ends apply the buffers and congestion control to every
+// data socket; the sending end writes write_bytes at a time, at most at
+// rate_bps; the receiving end reads write_bytes at a time.
+struct StreamSettings {
+  int64_t write_bytes = kStreamBufferBytes;  // iperf3 -l
+  int64_t socket_buffer_bytes = 0;           // iperf3 -w; 0: autotuning
+  std::string congestion;                    // iperf3 -C; "": node default
+  // All streams together, payload bits per second, each stream taking an
+  // equal share (iperf3 -b is per stream: -b rate/streams matches); 0: as
+  // fast as the path allows.
+  double rate_bps = 0;
+};
 
 struct TcpServerOptions {
   std::string bind = "0.0.0.0";
@@ -74,6 +97,7 @@ struct TcpClientOptions {
   int latency_count = 2000;  // 0: no latency test
   int message_bytes = 64;
   double connect_timeout_s = 10;
+  StreamSettings settings;  // throughput tests only
 };
 
 struct ThroughputResult {
@@ -82,7 +106,17 @@ struct ThroughputResult {
   double window_s = 0;  // on the receiver's clock
   double gbps = 0;
   int64_t retransmits = -1;  // sender side, over the window; -1 unknown
+  // Of those, the ones the receiver reported as duplicates (DSACK): not
+  // lost. And reordering events the sender saw. -1 unknown.
+  int64_t spurious_retransmits = -1;
+  int64_t reordering = -1;
   std::vector<uint64_t> stream_bytes;  // per stream, same window
+  StreamSettings settings;             // as asked
+  std::string congestion;              // the sending sockets' own
+  // SO_SNDBUF / SO_RCVBUF of the client's first data socket as the kernel
+  // reports them (twice what was set); -1 unknown.
+  int64_t client_sndbuf_bytes = -1;
+  int64_t client_rcvbuf_bytes = -1;
 };
 
 struct LatencyResult {

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "agent/benchmarks/net/control_exchange.h"
 #include "agent/benchmarks/net/control_frame.h"
+#include "agent/benchmarks/net/socket_tuning.h"
 #include "agent/benchmarks/net/stream_group.h"
 #include "agent/benchmarks/net/tcp_engine.h"
 #include "agent/benchmarks/net/test_request.h"
@@ -91,12 +92,33 @@ class ServerSession {
   absl::Status RunTest(const ControlMessage& m) {
     absl::StatusOr<TestRequest> test = DecodeTest(m);
     if (!test.ok()) return test.status();
+    // Buffer sizes go on the listener before the data connections'
+    // handshakes (accepted sockets inherit them), as iperf3 -w does: Linux
+    // fixes a connection's window clamp from the buffer at the handshake.
+    // The listener serves this one client, whose tests share the settings.
+    if (test->kind != "latency" && test->settings.socket_buffer_bytes > 0) {
+      if (absl::Status s = SetSocketBuffers(listener_.fd(),
+                                            test->settings.socket_buffer_bytes);
+          !s.ok()) {
+        return s;
+      }
+    }
+    if (absl::Status s = SendMessage(
+            control_.fd(),
+            ControlMessage("ACCEPTING").Set("id", absl::StrCat(test->id)),
+            DeadlineIn(kStepTimeoutS), cancelled_);
+        !s.ok()) {
+      return Annotate(s, absl::StrCat("control connection to ", client_));
+    }
     const int connections = test->kind == "latency" ? 1 : test->streams;
     absl::StatusOr<std::vector<Socket>> sockets =
         AcceptDataConnections(test->id, connections);
     if (!sockets.ok()) return sockets.status();
     StreamGroup group(*std::move(sockets));
     if (absl::Status s = group.Prepare(); !s.ok()) return s;
+    if (test->kind != "latency") {
+      if (absl::Status s = group.Apply(test->settings); !s.ok()) return s;
+    }
     if (absl::Status s = SendMessage(
             control_.fd(),
             ControlMessage("READY").Set("id", absl::StrCat(test->id)),
@@ -158,7 +180,7 @@ class ServerSession {
   // Forward test: this side receives, owns the window and sends the
   // client its counts in CLOSE.
   absl::Status Receive(const TestRequest& test, StreamGroup& group) {
-    group.StartReceivers();
+    group.StartReceivers(test.settings.write_bytes);
     absl::StatusOr<ControlMessage> start = Expect(
         control_.fd(), "START", DeadlineIn(kStepTimeoutS), cancelled_, client_);
     if (!start.ok()) return start.status();
@@ -188,7 +210,7 @@ class ServerSession {
     absl::StatusOr<ControlMessage> start = Expect(
         control_.fd(), "START", DeadlineIn(kStepTimeoutS), cancelled_, client_);
     if (!start.ok()) return start.status();
-    group.StartSenders();
+    group.StartSenders(test.settings);
     absl::StatusOr<SentWindow> sent = MeasureSentWindow(
         control_.fd(), test, group, cancelled_, client_, nullptr);
     if (!sent.ok()) return sent.status();
@@ -196,8 +218,7 @@ class ServerSession {
         !s.ok()) {
       return Annotate(s, absl::StrCat("reverse streams to ", client_));
     }
-    return SendMessage(control_.fd(),
-                       EncodeRetransmitsFinished(sent->retransmits),
+    return SendMessage(control_.fd(), EncodeSenderFinished(*sent),
                        DeadlineIn(kStepTimeoutS), cancelled_);
   }
 

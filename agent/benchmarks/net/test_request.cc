@@ -5,6 +5,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "agent/benchmarks/net/socket_tuning.h"
 #include "agent/benchmarks/net/tcp_engine.h"
 
 namespace fleetbench::agent::net {
@@ -22,7 +23,11 @@ ControlMessage EncodeTest(const TestRequest& t) {
       .Set("warmup_ms", absl::StrCat(Millis(t.warmup_s)))
       .Set("duration_ms", absl::StrCat(Millis(t.duration_s)))
       .Set("message_bytes", absl::StrCat(t.message_bytes))
-      .Set("count", absl::StrCat(t.count));
+      .Set("count", absl::StrCat(t.count))
+      .Set("write_bytes", absl::StrCat(t.settings.write_bytes))
+      .Set("socket_buffer_bytes", absl::StrCat(t.settings.socket_buffer_bytes))
+      .Set("congestion", t.settings.congestion)
+      .Set("rate_bps", absl::StrCat(std::llround(t.settings.rate_bps)));
   return m;
 }
 
@@ -35,10 +40,15 @@ absl::StatusOr<TestRequest> DecodeTest(const ControlMessage& m) {
   absl::StatusOr<int64_t> duration_ms = m.Int("duration_ms");
   absl::StatusOr<int64_t> message_bytes = m.Int("message_bytes");
   absl::StatusOr<int64_t> count = m.Int("count");
-  for (const auto* s :
-       {&id, &streams, &warmup_ms, &duration_ms, &message_bytes, &count}) {
+  absl::StatusOr<int64_t> write_bytes = m.Int("write_bytes");
+  absl::StatusOr<int64_t> buffer_bytes = m.Int("socket_buffer_bytes");
+  absl::StatusOr<int64_t> rate_bps = m.Int("rate_bps");
+  for (const auto* s : {&id, &streams, &warmup_ms, &duration_ms,
+                        &message_bytes, &count, &write_bytes, &buffer_bytes,
+                        &rate_bps}) {
     if (!s->ok()) return s->status();
   }
+  t.settings.congestion = m.Get("congestion");
   if (t.kind != "forward" && t.kind != "reverse" && t.kind != "latency") {
     return absl::InvalidArgumentError(
         absl::StrCat("net: unknown test kind '", t.kind, "'"));
@@ -50,7 +60,13 @@ absl::StatusOr<TestRequest> DecodeTest(const ControlMessage& m) {
       *message_bytes < 0 || *message_bytes > kMaxMessageBytes || *count < 0 ||
       *count > 1'000'000 ||
       (t.kind == "latency" && (*message_bytes < 1 || *streams != 1)) ||
-      (t.kind != "latency" && *duration_ms < 100)) {
+      (t.kind != "latency" && *duration_ms < 100) || *write_bytes < 1 ||
+      *write_bytes > kMaxWriteBytes ||
+      (*buffer_bytes != 0 && (*buffer_bytes < kMinSocketBufferBytes ||
+                              *buffer_bytes > kMaxSocketBufferBytes)) ||
+      *rate_bps < 0 || static_cast<double>(*rate_bps) > kMaxRateBps ||
+      (!t.settings.congestion.empty() &&
+       !IsCongestionName(t.settings.congestion))) {
     return absl::InvalidArgumentError(
         "net: the client asked for a test outside the allowed limits");
   }
@@ -60,6 +76,9 @@ absl::StatusOr<TestRequest> DecodeTest(const ControlMessage& m) {
   t.duration_s = static_cast<double>(*duration_ms) / 1000;
   t.message_bytes = static_cast<int>(*message_bytes);
   t.count = static_cast<int>(*count);
+  t.settings.write_bytes = *write_bytes;
+  t.settings.socket_buffer_bytes = *buffer_bytes;
+  t.settings.rate_bps = static_cast<double>(*rate_bps);
   return t;
 }
 

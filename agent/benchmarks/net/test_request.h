@@ -11,6 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "agent/benchmarks/net/control_frame.h"
+#include "agent/benchmarks/net/tcp_engine.h"
 
 namespace fleetbench::agent::net {
 
@@ -22,9 +23,10 @@ struct TestRequest {
   double duration_s = 0;
   int message_bytes = 0;
   int count = 0;
+  StreamSettings settings;  // forward and reverse
 };
 
-// Durations travel as whole milliseconds.
+// Durations travel as whole milliseconds, the rate as whole bits/s.
 ControlMessage EncodeTest(const TestRequest& test);
 absl::StatusOr<TestRequest> DecodeTest(const ControlMessage& message);
 

@@ -75,16 +75,17 @@ absl::StatusOr<SentWindow> MeasureSentWindow(
       Expect(control_fd, "OPEN", DeadlineIn(test.warmup_s + kStepTimeoutS),
              cancelled, peer);
   if (!open.ok()) return open.status();
-  const int64_t retrans0 = group.Retransmits();
+  const TcpCounters counters0 = group.Counters();
   if (on_open) on_open();
   absl::StatusOr<ControlMessage> close =
       Expect(control_fd, "CLOSE", DeadlineIn(test.duration_s + kStepTimeoutS),
              cancelled, peer);
   if (!close.ok()) return close.status();
-  const int64_t retrans1 = group.Retransmits();
+  const TcpCounters counters1 = group.Counters();
   group.StopSending();
   SentWindow sent;
-  sent.retransmits = retrans0 < 0 || retrans1 < 0 ? -1 : retrans1 - retrans0;
+  sent.counters = Subtract(counters1, counters0);
+  sent.congestion = group.Congestion();
   sent.close = *std::move(close);
   return sent;
 }
@@ -119,26 +120,43 @@ absl::StatusOr<ReceivedWindow> DecodeCountsClose(const ControlMessage& close,
   return window;
 }
 
-ControlMessage EncodeRetransmitsFinished(int64_t retransmits) {
+ControlMessage EncodeSenderFinished(const SentWindow& sent) {
   ControlMessage finished("FINISHED");
-  finished.Set("retransmits", absl::StrCat(retransmits));
+  finished.Set("retransmits", absl::StrCat(sent.counters.retransmits))
+      .Set("spurious_retransmits",
+           absl::StrCat(sent.counters.spurious_retransmits))
+      .Set("reordering", absl::StrCat(sent.counters.reordering))
+      .Set("congestion", sent.congestion);
   return finished;
 }
 
-int64_t DecodeRetransmitsFinished(const ControlMessage& finished) {
-  absl::StatusOr<int64_t> retransmits = finished.Int("retransmits");
-  return retransmits.ok() ? *retransmits : -1;
+SentWindow DecodeSenderFinished(const ControlMessage& finished) {
+  const auto count = [&finished](const std::string& key) -> int64_t {
+    absl::StatusOr<int64_t> v = finished.Int(key);
+    return v.ok() && *v >= 0 ? *v : -1;
+  };
+  SentWindow sent;
+  sent.counters.retransmits = count("retransmits");
+  sent.counters.spurious_retransmits = count("spurious_retransmits");
+  sent.counters.reordering = count("reordering");
+  sent.congestion = finished.Get("congestion");
+  return sent;
 }
 
-ThroughputResult ThroughputFromWindow(int streams, const ReceivedWindow& window,
-                                      int64_t retransmits) {
+ThroughputResult ThroughputFromWindow(const TestRequest& test,
+                                      const ReceivedWindow& window,
+                                      const SentWindow& sender) {
   ThroughputResult r;
-  r.streams = streams;
+  r.streams = test.streams;
+  r.settings = test.settings;
   r.stream_bytes = window.stream_bytes;
   r.bytes = window.bytes;
   r.window_s = std::chrono::duration<double>(window.window).count();
   r.gbps = GbpsFromBytes(r.bytes, r.window_s);
-  r.retransmits = retransmits;
+  r.retransmits = sender.counters.retransmits;
+  r.spurious_retransmits = sender.counters.spurious_retransmits;
+  r.reordering = sender.counters.reordering;
+  r.congestion = sender.congestion;
   return r;
 }
 

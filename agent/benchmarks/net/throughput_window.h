@@ -5,8 +5,8 @@
 // The RECEIVING end owns the window, whichever direction the test runs:
 // it stays quiet through the warm-up, reads its stream counters, sends
 // OPEN, stays quiet through the duration and reads them again. The
-// SENDING end reads its sockets' retransmit counters when OPEN arrives and
-// again when CLOSE does. So the receiver knows the bytes and the window,
+// SENDING end reads its sockets' TCP counters (retransmits, spurious
+// retransmits, reordering) when OPEN arrives and again when CLOSE does. So the receiver knows the bytes and the window,
 // the sender the retransmits; the server tells the client its half (in
 // CLOSE when it receives, in FINISHED when it sends), and the client makes
 // the result from both (ThroughputFromWindow).
@@ -24,6 +24,7 @@
 
 #include "absl/status/statusor.h"
 #include "agent/benchmarks/net/control_frame.h"
+#include "agent/benchmarks/net/socket_tuning.h"
 #include "agent/benchmarks/net/stream_group.h"
 #include "agent/benchmarks/net/tcp_engine.h"
 #include "agent/benchmarks/net/test_request.h"
@@ -40,8 +41,9 @@ struct ReceivedWindow {
 
 // What the sending end saw of the window.
 struct SentWindow {
-  int64_t retransmits = -1;  // over the window, all streams; -1 unknown
-  ControlMessage close;      // the receiver's CLOSE, as it came
+  TcpCounters counters;    // over the window, all streams; -1 unknown
+  std::string congestion;  // the sending sockets' congestion control
+  ControlMessage close;    // the receiver's CLOSE, as it came
 };
 
 // The receiving end's window: quiet through the warm-up, counters read,
@@ -66,14 +68,15 @@ ControlMessage EncodeCountsClose(const ReceivedWindow& window);
 absl::StatusOr<ReceivedWindow> DecodeCountsClose(const ControlMessage& close,
                                                  const std::string& peer);
 
-// The sending server's FINISHED, and the client's reading of it (-1 when
-// absent).
-ControlMessage EncodeRetransmitsFinished(int64_t retransmits);
-int64_t DecodeRetransmitsFinished(const ControlMessage& finished);
+// The sending server's FINISHED (its counters and congestion control), and
+// the client's reading of it (-1 / "" for what is absent; no `close`).
+ControlMessage EncodeSenderFinished(const SentWindow& sent);
+SentWindow DecodeSenderFinished(const ControlMessage& finished);
 
-// The result of a window: the receiver's counts, the sender's retransmits.
-ThroughputResult ThroughputFromWindow(int streams, const ReceivedWindow& window,
-                                      int64_t retransmits);
+// The result of a window: the receiver's counts, the sender's counters.
+ThroughputResult ThroughputFromWindow(const TestRequest& test,
+                                      const ReceivedWindow& window,
+                                      const SentWindow& sender);
 
 }  // namespace fleetbench::agent::net
 

@@ -30,9 +30,19 @@ TEST(ThroughputWindowTest, ACloseWithoutCountsIsAProtocolError) {
   EXPECT_NE(s.message().find("10.0.0.5:1"), std::string::npos) << s;
 }
 
-TEST(ThroughputWindowTest, RetransmitsTravelInTheSendersFinished) {
-  EXPECT_EQ(DecodeRetransmitsFinished(EncodeRetransmitsFinished(12)), 12);
-  EXPECT_EQ(DecodeRetransmitsFinished(ControlMessage("FINISHED")), -1);
+TEST(ThroughputWindowTest, CountersTravelInTheSendersFinished) {
+  SentWindow sent;
+  sent.counters = {12, 10, 4};
+  sent.congestion = "cubic";
+  const SentWindow back = DecodeSenderFinished(EncodeSenderFinished(sent));
+  EXPECT_EQ(back.counters.retransmits, 12);
+  EXPECT_EQ(back.counters.spurious_retransmits, 10);
+  EXPECT_EQ(back.counters.reordering, 4);
+  EXPECT_EQ(back.congestion, "cubic");
+  const SentWindow none = DecodeSenderFinished(ControlMessage("FINISHED"));
+  EXPECT_EQ(none.counters.retransmits, -1);
+  EXPECT_EQ(none.counters.spurious_retransmits, -1);
+  EXPECT_EQ(none.congestion, "");
 }
 
 TEST(ThroughputWindowTest, ResultJoinsCountsAndRetransmits) {
@@ -40,11 +50,21 @@ TEST(ThroughputWindowTest, ResultJoinsCountsAndRetransmits) {
   w.stream_bytes = {1'000'000'000};
   w.bytes = 1'000'000'000;
   w.window = std::chrono::seconds(2);
-  const ThroughputResult r = ThroughputFromWindow(1, w, 3);
+  TestRequest test;
+  test.streams = 1;
+  test.settings.write_bytes = 4096;
+  SentWindow sent;
+  sent.counters = {3, 2, 1};
+  sent.congestion = "bbr";
+  const ThroughputResult r = ThroughputFromWindow(test, w, sent);
   EXPECT_EQ(r.streams, 1);
   EXPECT_EQ(r.window_s, 2);
   EXPECT_DOUBLE_EQ(r.gbps, 4);
   EXPECT_EQ(r.retransmits, 3);
+  EXPECT_EQ(r.spurious_retransmits, 2);
+  EXPECT_EQ(r.reordering, 1);
+  EXPECT_EQ(r.congestion, "bbr");
+  EXPECT_EQ(r.settings.write_bytes, 4096);
 }
 
 }  // namespace

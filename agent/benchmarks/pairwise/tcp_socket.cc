@@ -235,7 +235,8 @@ absl::StatusOr<Socket> AcceptUntil(const Socket& listener, Deadline deadline,
 }
 
 absl::StatusOr<Socket> ConnectUntil(const HostPort& to, Deadline deadline,
-                                    const CancelFn& cancelled) {
+                                    const CancelFn& cancelled,
+                                    const BeforeConnectFn& before_connect) {
   const std::string where = FormatHostPort(to.host, to.port);
   absl::StatusOr<AddrInfoList> list = Resolve(to.host, to.port, false);
   if (!list.ok()) return list.status();
@@ -248,6 +249,9 @@ absl::StatusOr<Socket> ConnectUntil(const HostPort& to, Deadline deadline,
     if (!s.valid()) {
       last = ErrnoStatus(errno, "socket");
       continue;
+    }
+    if (before_connect) {
+      if (absl::Status st = before_connect(s.fd()); !st.ok()) return st;
     }
     if (connect(s.fd(), ai->ai_addr, ai->ai_addrlen) != 0) {
       if (errno != EINPROGRESS) {

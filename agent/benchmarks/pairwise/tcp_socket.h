@@ -79,10 +79,16 @@ absl::StatusOr<Socket> AcceptUntil(const Socket& listener, Deadline deadline,
                                    const CancelFn& cancelled,
                                    std::string* peer);
 
+// Called with each new socket before connect() (options that must be set
+// before the handshake, such as buffer sizes); a non-OK status ends the
+// attempt with it.
+using BeforeConnectFn = std::function<absl::Status(int fd)>;
+
 // Connects to every address `to` resolves to in turn until one answers.
 // Returns a socket in blocking mode.
 absl::StatusOr<Socket> ConnectUntil(const HostPort& to, Deadline deadline,
-                                    const CancelFn& cancelled);
+                                    const CancelFn& cancelled,
+                                    const BeforeConnectFn& before_connect = nullptr);
 
 // Whole-buffer transfers on a blocking or non-blocking socket, waiting with
 // poll(). RecvExact returns UNAVAILABLE when the peer closes first.
