@@ -4,6 +4,7 @@
 #ifndef FLEETBENCH_CLI_CLIENT_H_
 #define FLEETBENCH_CLI_CLIENT_H_
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -45,6 +46,35 @@ class Client {
     context.AddMetadata(kAuthMetadataKey, "Bearer " + token_);
     context.set_deadline(absl::ToChronoTime(absl::Now() + deadline));
     grpc::Status s = (stub_.get()->*method)(&context, request, response);
+    if (s.ok()) return absl::OkStatus();
+    if (s.error_code() == grpc::StatusCode::UNAVAILABLE) {
+      return absl::UnavailableError(
+          absl::StrCat("cannot reach the controller at ", address_, ": ", s.error_message()));
+    }
+    return absl::Status(static_cast<absl::StatusCode>(s.error_code()), s.error_message());
+  }
+
+  // Calls a server-streaming `method`, handing each message to `on_message`
+  // (an error from it cancels the call and is returned).
+  template <typename Request, typename Response, typename Method>
+  absl::Status ReadStream(Method method, const Request& request,
+                          const std::function<absl::Status(const Response&)>& on_message,
+                          absl::Duration deadline) {
+    grpc::ClientContext context;
+    context.AddMetadata(kAuthMetadataKey, "Bearer " + token_);
+    context.set_deadline(absl::ToChronoTime(absl::Now() + deadline));
+    auto reader = (stub_.get()->*method)(&context, request);
+    Response message;
+    absl::Status mine = absl::OkStatus();
+    while (reader->Read(&message)) {
+      mine = on_message(message);
+      if (!mine.ok()) {
+        context.TryCancel();
+        break;
+      }
+    }
+    grpc::Status s = reader->Finish();
+    if (!mine.ok()) return mine;
     if (s.ok()) return absl::OkStatus();
     if (s.error_code() == grpc::StatusCode::UNAVAILABLE) {
       return absl::UnavailableError(

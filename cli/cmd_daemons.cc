@@ -107,6 +107,8 @@ int ControllerCommand(const Argv& argv) {
       {"schedule-grace", true, false,
        "after a restart, run a schedule's missed cron time once if it is at most this old "
        "(default 1h; 0: never)"},
+      {"retain-days", true, false,
+       "remove samples older than this many days, in small batches, hourly (default: keep all)"},
   };
   auto args = ParseArgs(argv, flags);
   if (!args.ok()) return Usage("controller", std::string(args.status().message()), flags);
@@ -161,6 +163,13 @@ int ControllerCommand(const Argv& argv) {
       return Usage("controller", "--schedule-grace wants a duration like 1h or 30m, or 0", flags);
     }
     options.fleet.schedule_grace = d;
+  }
+  if (args->Has("retain-days")) {
+    int days = 0;
+    if (!absl::SimpleAtoi(args->Get("retain-days"), &days) || days < 1 || days > 36500) {
+      return Usage("controller", "--retain-days wants a whole number of days, 1 to 36500", flags);
+    }
+    options.fleet.retain_samples = absl::Hours(24) * days;
   }
   absl::StatusOr<std::string> token = LoadToken(args->Get("token-file"));
   if (absl::IsNotFound(token.status())) {

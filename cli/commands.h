@@ -34,6 +34,7 @@ int VarianceCommand(const Argv& args);
 int ScheduleCommand(const Argv& args);
 int TokenCommand(const Argv& args);
 int AuditCommand(const Argv& args);
+int BackupCommand(const Argv& args);
 
 }  // namespace fleetbench::cli
 

@@ -38,6 +38,8 @@ constexpr Command kCommands[] = {
     {"token", fleetbench::cli::TokenCommand,
      "API tokens with a role: create, list, revoke; the shared token on/off"},
     {"audit", fleetbench::cli::AuditCommand, "who changed what on the controller, newest first"},
+    {"backup", fleetbench::cli::BackupCommand,
+     "copy the controller's history to a local file while it runs"},
 };
 
 int PrintUsage(std::ostream& out) {

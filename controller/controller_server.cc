@@ -1,5 +1,7 @@
 #include "controller/controller_server.h"
 
+#include <filesystem>
+
 #include "absl/strings/str_cat.h"
 #include "common/logging.h"
 #include "common/wire_limits.h"
@@ -31,7 +33,14 @@ absl::StatusOr<std::unique_ptr<ControllerServer>> ControllerServer::Start(
   auto store = storage::OpenSqliteStore(sqlite);
   if (!store.ok()) return store.status();
   server->store_ = std::move(*store);
-  server->core_ = std::make_unique<FleetCore>(server->store_.get(), Clock::Real(), options.fleet);
+  // Backups are written next to the history: a folder the controller
+  // owns and writes, on the file system that already holds the history.
+  FleetOptions fleet = options.fleet;
+  if (fleet.backup_dir.empty()) {
+    const std::filesystem::path folder = std::filesystem::path(options.db_path).parent_path();
+    fleet.backup_dir = (folder.empty() ? std::filesystem::path(".") : folder).string();
+  }
+  server->core_ = std::make_unique<FleetCore>(server->store_.get(), Clock::Real(), fleet);
   if (absl::Status s = server->core_->Start(); !s.ok()) return s;
   // API tokens from the store, and the shared token while it is on
   // (docs/security.md).

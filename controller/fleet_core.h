@@ -11,7 +11,8 @@
 // fleet_core_node_removal.cc, fleet_core_dispatch.cc, fleet_core_runs.cc,
 // fleet_core_ingest.cc, fleet_core_retry.cc, fleet_core_views.cc,
 // fleet_core_prices.cc, fleet_core_findings.cc, fleet_core_exposition.cc,
-// fleet_core_groups.cc, fleet_core_relay.cc and fleet_core_schedules.cc; the
+// fleet_core_groups.cc, fleet_core_relay.cc, fleet_core_schedules.cc,
+// fleet_core_retention.cc and fleet_core_backup.cc; the
 // private section below is grouped the same way.
 //
 // Threading: one actor thread applies every state change in order; callers
@@ -65,6 +66,7 @@
 #ifndef FLEETBENCH_CONTROLLER_FLEET_CORE_H_
 #define FLEETBENCH_CONTROLLER_FLEET_CORE_H_
 
+#include <atomic>
 #include <deque>
 #include <functional>
 #include <map>
@@ -141,6 +143,17 @@ struct FleetOptions {
   std::function<std::vector<GroupPlan>(const v1::GroupOptions&, const std::vector<std::string>&,
                                        const std::vector<v1::GroupResult>&)>
       plan_next_groups;
+  // Retention (docs/operations.md): samples dated more than retain_samples
+  // before the clock are removed with their ranking points. Zero: kept
+  // forever (the default). A pass starts every retention_interval (first
+  // at start) and removes at most retention_batch samples per sweep, each
+  // batch one short store transaction on the actor, until none is older.
+  absl::Duration retain_samples = absl::ZeroDuration();
+  absl::Duration retention_interval = absl::Hours(1);
+  int retention_batch = 5000;
+  // Where BackupHistory writes its temporary copy (the controller sets the
+  // history file's folder, which it alone writes). "": no backups.
+  std::string backup_dir;
   // A schedule's cron time missed while the controller was down still runs
   // (once, however many were missed) when it is at most this old.
   absl::Duration schedule_grace = absl::Hours(1);
@@ -251,6 +264,13 @@ class FleetCore {
       const v1::ListScheduleFiringsRequest& request,
       absl::Time deadline = absl::InfiniteFuture());
 
+  // A consistent copy of the whole history (Store::BackupTo, on the
+  // caller's thread: ingest goes on between its steps) in a new file in
+  // FleetOptions::backup_dir, whose path is returned; the caller streams it
+  // and removes it (fleet_core_backup.cc). One at a time:
+  // FAILED_PRECONDITION while another runs or without a backup_dir.
+  absl::StatusOr<std::string> BackupHistory();
+
   // For /metrics (controller/metrics_page.h): per node and declared
   // metric measured within the rank window, the samples of the newest run
   // that measured it there (newest first), with every declared metric's
@@ -286,6 +306,8 @@ class FleetCore {
     // outcome one of "started", "skipped", "missed", "failed" (a MISSED
     // record standing for several cron times counts once).
     std::map<std::pair<std::string, std::string>, int64_t> schedule_firings;
+    // Samples removed by retention since start.
+    int64_t samples_pruned = 0;
   };
   Stats GetStats();
 
@@ -345,6 +367,10 @@ class FleetCore {
   absl::StatusOr<v1::RemoveNodeResponse> HandleRemoveNode(const std::string& name);
   // Removes the nodes past options_.node_expiry (see FleetOptions).
   void ExpireNodes(absl::Time now);
+
+  // --- Retention (fleet_core_retention.cc). ---
+  // Sweep's part: one batch of a retention pass when one is due.
+  void PruneRetention(absl::Time now);
 
   // --- Dispatch and pairing (fleet_core_dispatch.cc). ---
   void TryDispatch();
@@ -577,6 +603,12 @@ class FleetCore {
   absl::Time store_failing_since_;
   absl::Duration store_retry_backoff_;
   absl::Time next_store_retry_ = absl::InfiniteFuture();
+
+  // Retention: when the next batch is due; what this pass removed so far.
+  absl::Time next_retention_ = absl::InfinitePast();
+  int64_t retention_pass_removed_ = 0;
+  // Set while a BackupHistory call runs (any thread).
+  std::atomic<bool> backup_running_{false};
 
   absl::Mutex stats_mu_;
   Stats stats_ ABSL_GUARDED_BY(stats_mu_);

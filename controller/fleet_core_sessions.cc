@@ -244,6 +244,9 @@ void FleetCore::Sweep() {
   const absl::Time now = clock_->Now();
   ExpirePromisedReports(now);
   SweepGroups(now);
+  if (options_.retain_samples > absl::ZeroDuration() && now >= next_retention_) {
+    PruneRetention(now);
+  }
   if (options_.node_expiry > absl::ZeroDuration() && now >= next_node_expiry_) {
     ExpireNodes(now);
     // A short expiry (tests, a lab) is checked often enough to mean it.

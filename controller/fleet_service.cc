@@ -40,6 +40,8 @@ constexpr FleetRpcRule kRules[] = {
     {"RevokeToken", Role::kAdmin, true},
     {"SetSharedToken", Role::kAdmin, true},
     {"ListAudit", Role::kAdmin, false},
+    // A copy of the whole history (fleet_service_backup.cc).
+    {"Backup", Role::kAdmin, false},
 };
 
 // The caller's deadline as the core takes it; none is InfiniteFuture.

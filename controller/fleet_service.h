@@ -80,6 +80,8 @@ class FleetService final : public v1::Fleet::Service {
   grpc::Status ListScheduleFirings(grpc::ServerContext* context,
                                    const v1::ListScheduleFiringsRequest* request,
                                    v1::ListScheduleFiringsResponse* response) override;
+  grpc::Status Backup(grpc::ServerContext* context, const v1::BackupRequest* request,
+                      grpc::ServerWriter<v1::BackupChunk>* writer) override;
 
   grpc::Status CreateToken(grpc::ServerContext* context, const v1::CreateTokenRequest* request,
                            v1::CreateTokenResponse* response) override;

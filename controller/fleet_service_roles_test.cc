@@ -64,6 +64,7 @@ const std::map<std::string, std::pair<Role, bool>>& Expected() {
       {"RevokeToken", {Role::kAdmin, true}},
       {"SetSharedToken", {Role::kAdmin, true}},
       {"ListAudit", {Role::kAdmin, false}},
+      {"Backup", {Role::kAdmin, false}},
   };
   return *kExpected;
 }

@@ -15,6 +15,7 @@ packages=(
   libgloo-dev libcpp-httplib-dev prometheus curl
   libturbojpeg0-dev libnuma-dev libjpeg-turbo-progs
   chromium chromium-driver
+  systemd slurm-wlm python3-jsonschema python3-yaml
 )
 
 missing=()

@@ -100,6 +100,8 @@ class SqliteStore final : public Store {
       const std::string& metric, absl::Time since) override;
   absl::StatusOr<int64_t> CountSamples() override;
   absl::Status CheckIntegrity() override;
+  absl::Status BackupTo(const std::string& dest_path, int pages_per_step) override;
+  absl::StatusOr<int64_t> PruneSamplesBefore(absl::Time before, int max_samples) override;
 
   absl::Status UpsertMetricDescriptors(
       const std::vector<v1::MetricDescriptor>& descriptors) override;

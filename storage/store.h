@@ -369,6 +369,22 @@ class Store {
   virtual absl::StatusOr<int64_t> AppendAudit(const AuditRecord& record, int64_t keep) = 0;
   virtual absl::StatusOr<std::vector<AuditRecord>> ListAudit(absl::Time since, int limit,
                                                              int64_t before_id = 0) = 0;
+  // Writes a consistent copy of the whole history to `dest_path`, a file
+  // that must not exist yet (ALREADY_EXISTS otherwise), with SQLite's online
+  // backup API: `pages_per_step` pages at a time (> 0), the store's other
+  // calls running between steps; writes made meanwhile through this store
+  // are carried into the copy, so it is the history as of its end. The copy
+  // is a single file (rollback journal, no WAL beside it). A failure
+  // removes what was written of it.
+  virtual absl::Status BackupTo(const std::string& dest_path, int pages_per_step) = 0;
+
+  // Retention: removes at most `max_samples` (> 0) samples dated before
+  // `before`, with their ranking points, in one transaction, taking the
+  // oldest first from one ranking chunk (at most 65,536 points, so a call's
+  // cost is bounded whatever the history's size). Returns how many it
+  // removed (ranking points; one per sample); 0 when none older is left.
+  // Runs, tasks and nodes stay.
+  virtual absl::StatusOr<int64_t> PruneSamplesBefore(absl::Time before, int max_samples) = 0;
 
   // PRAGMA integrity_check; OK when SQLite answers "ok". The SQLite store
   // also runs foreign_key_check and checks its ranking points against the

@@ -1,0 +1,329 @@
+#!/usr/bin/env python3
+"""tools/check_k8s_manifests.py FLEETBENCH_BINARY MANIFEST... — a structural
+check of the Kubernetes manifests in deploy/k8s/ (CTest k8s_manifests_check).
+
+What it checks:
+  1. Each document against a hand-written minimal JSON Schema for its kind
+     (SCHEMAS below: the fields fleetbench relies on, their types, and no
+     unknown keys where a typo would silently do nothing: a container, a
+     pod spec, a security context).
+  2. The references between documents: every Secret, ServiceAccount and
+     volume named is defined; Service selectors select the StatefulSet's
+     pods; the StatefulSet's serviceName is that Service; selectors match
+     their templates; the PVC is mounted where --db points.
+  3. What the deployment must do: the agent DaemonSet has hostNetwork with
+     ClusterFirstWithHostNet, tolerates nvidia.com/gpu, takes its name from
+     spec.nodeName through the downward API and passes it as --name, adds
+     exactly the capability IPC_LOCK after dropping ALL and is not
+     privileged; no container escalates privileges.
+  4. Every fleetbench flag the manifests pass is one the built binary's
+     `fleetbench CMD --help` lists, and --controller names the Service.
+What it does not prove: that a cluster accepts the manifests (no API
+server, no admission, no full OpenAPI schema), that the images exist, that
+the RDMA device plugin or the NVIDIA runtime class is installed, or that
+the init container's kubectl calls succeed. --self-test breaks copies of
+the manifests on purpose and fails unless the check catches each break.
+"""
+import copy
+import re
+import shlex
+import subprocess
+import sys
+
+import jsonschema
+import yaml
+
+META = {"type": "object", "required": ["name"],
+        "properties": {"name": {"type": "string", "pattern": "^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$"},
+                       "namespace": {"type": "string"}, "labels": {"type": "object"}}}
+STR_LIST = {"type": "array", "items": {"type": "string"}}
+SECURITY = {"type": "object", "additionalProperties": False, "properties": {
+    "allowPrivilegeEscalation": {"type": "boolean"}, "readOnlyRootFilesystem": {"type": "boolean"},
+    "privileged": {"type": "boolean"}, "runAsNonRoot": {"type": "boolean"},
+    "runAsUser": {"type": "integer"}, "capabilities": {
+        "type": "object", "additionalProperties": False,
+        "properties": {"drop": STR_LIST, "add": STR_LIST}}}}
+ENV = {"type": "array", "items": {"type": "object", "required": ["name"], "additionalProperties": False,
+       "properties": {"name": {"type": "string"}, "value": {"type": "string"},
+                      "valueFrom": {"type": "object", "properties": {"fieldRef": {
+                          "type": "object", "required": ["fieldPath"],
+                          "properties": {"fieldPath": {"type": "string"}}}}}}}}
+PORT_REF = {"type": ["integer", "string"]}
+PROBE = {"type": "object", "properties": {"tcpSocket": {"type": "object", "required": ["port"],
+                                                        "properties": {"port": PORT_REF}}}}
+CONTAINER = {"type": "object", "required": ["name", "image"], "additionalProperties": False,
+             "properties": {
+                 "name": {"type": "string"}, "image": {"type": "string"}, "command": STR_LIST,
+                 "args": STR_LIST, "env": ENV,
+                 "ports": {"type": "array", "items": {"type": "object", "required": ["containerPort"],
+                           "properties": {"name": {"type": "string"},
+                                          "containerPort": {"type": "integer"}}}},
+                 "readinessProbe": PROBE, "livenessProbe": PROBE,
+                 "resources": {"type": "object", "additionalProperties": False,
+                               "properties": {"requests": {"type": "object"},
+                                              "limits": {"type": "object"}}},
+                 "securityContext": SECURITY,
+                 "volumeMounts": {"type": "array", "items": {
+                     "type": "object", "required": ["name", "mountPath"], "additionalProperties": False,
+                     "properties": {"name": {"type": "string"}, "mountPath": {"type": "string"},
+                                    "readOnly": {"type": "boolean"}}}}}}
+POD_SPEC = {"type": "object", "required": ["containers"], "additionalProperties": False,
+            "properties": {
+                "containers": {"type": "array", "minItems": 1, "items": CONTAINER},
+                "initContainers": {"type": "array", "items": CONTAINER},
+                "volumes": {"type": "array", "items": {"type": "object", "required": ["name"]}},
+                "securityContext": {"type": "object"}, "serviceAccountName": {"type": "string"},
+                "hostNetwork": {"type": "boolean"},
+                "dnsPolicy": {"enum": ["ClusterFirst", "ClusterFirstWithHostNet", "Default", "None"]},
+                "runtimeClassName": {"type": "string"},
+                "terminationGracePeriodSeconds": {"type": "integer"},
+                "tolerations": {"type": "array", "items": {
+                    "type": "object", "additionalProperties": False,
+                    "properties": {"key": {"type": "string"},
+                                   "operator": {"enum": ["Exists", "Equal"]},
+                                   "value": {"type": "string"},
+                                   "effect": {"enum": ["NoSchedule", "PreferNoSchedule", "NoExecute"]}}}}}}
+TEMPLATE = {"type": "object", "required": ["metadata", "spec"],
+            "properties": {"metadata": {"type": "object", "required": ["labels"]}, "spec": POD_SPEC}}
+SELECTOR = {"type": "object", "required": ["matchLabels"],
+            "properties": {"matchLabels": {"type": "object"}}}
+
+
+def kind_schema(api, spec):
+    return {"type": "object", "required": ["apiVersion", "kind", "metadata"] + (["spec"] if spec else []),
+            "properties": {"apiVersion": {"const": api}, "metadata": META,
+                           **({"spec": spec} if spec else {})}}
+
+
+SCHEMAS = {
+    "Namespace": kind_schema("v1", None),
+    "Secret": {**kind_schema("v1", None), "anyOf": [{"required": ["data"]}, {"required": ["stringData"]}]},
+    "ServiceAccount": kind_schema("v1", None),
+    "ClusterRole": {**kind_schema("rbac.authorization.k8s.io/v1", None), "required": ["rules"]},
+    "ClusterRoleBinding": {**kind_schema("rbac.authorization.k8s.io/v1", None),
+                           "required": ["roleRef", "subjects"]},
+    "Service": kind_schema("v1", {"type": "object", "required": ["selector", "ports"], "properties": {
+        "selector": {"type": "object"}, "ports": {"type": "array", "minItems": 1, "items": {
+            "type": "object", "required": ["port"],
+            "properties": {"name": {"type": "string"}, "port": {"type": "integer"},
+                           "targetPort": PORT_REF}}}}}),
+    "StatefulSet": kind_schema("apps/v1", {"type": "object",
+        "required": ["serviceName", "replicas", "selector", "template", "volumeClaimTemplates"],
+        "additionalProperties": False, "properties": {
+            "serviceName": {"type": "string"}, "replicas": {"const": 1}, "selector": SELECTOR,
+            "template": TEMPLATE, "volumeClaimTemplates": {"type": "array", "minItems": 1, "items": {
+                "type": "object", "required": ["metadata", "spec"], "properties": {"spec": {
+                    "type": "object", "required": ["accessModes", "resources"],
+                    "properties": {"resources": {"type": "object", "required": ["requests"], "properties": {
+                        "requests": {"type": "object", "required": ["storage"]}}}}}}}}}}),
+    "DaemonSet": kind_schema("apps/v1", {"type": "object", "required": ["selector", "template"],
+        "additionalProperties": False, "properties": {
+            "selector": SELECTOR, "template": TEMPLATE, "updateStrategy": {"type": "object"}}}),
+}
+
+
+def fleetbench_argv(container):
+    """The fleetbench command line a container runs: (command, flags dict)."""
+    words = list(container.get("command", [])) + list(container.get("args", []))
+    if words[:2] == ["/bin/sh", "-c"]:
+        words = shlex.split(words[2].replace("$(cat /run/fleetbench/labels)", ""))
+        if words and words[0] == "exec":
+            words = words[1:]
+    if words and words[0].endswith("/fleetbench"):
+        words = words[1:]
+    if not words:
+        return None, {}
+    cmd, flags, i = words[0], {}, 1
+    while i < len(words):
+        w = words[i]
+        if not w.startswith("--"):
+            raise ValueError(f"unexpected word {w!r} in {cmd}'s command line")
+        if "=" in w:
+            k, v = w[2:].split("=", 1)
+        elif i + 1 < len(words) and not words[i + 1].startswith("--"):
+            k, v = w[2:], words[i + 1]
+            i += 1
+        else:
+            k, v = w[2:], ""
+        flags[k] = v
+        i += 1
+    return cmd, flags
+
+
+def check(docs, binary):
+    errors = []
+    by_kind = {}
+    for d in docs:
+        kind = d.get("kind")
+        if kind not in SCHEMAS:
+            errors.append(f"unexpected kind {kind!r}")
+            continue
+        try:
+            jsonschema.validate(d, SCHEMAS[kind])
+        except jsonschema.ValidationError as e:
+            path = "/".join(str(p) for p in e.absolute_path)
+            errors.append(f"{kind} {d.get('metadata', {}).get('name')}: {path}: {e.message}")
+            continue
+        by_kind.setdefault(kind, []).append(d)
+    if errors:
+        return errors
+    names = lambda kind: {d["metadata"]["name"] for d in by_kind.get(kind, [])}
+    for kind in ("StatefulSet", "DaemonSet"):
+        if len(by_kind.get(kind, [])) != 1:
+            errors.append(f"want exactly one {kind}")
+    if errors:
+        return errors
+    sts, ds = by_kind["StatefulSet"][0], by_kind["DaemonSet"][0]
+    services = {d["metadata"]["name"]: d for d in by_kind.get("Service", [])}
+    helps = {}
+
+    def flags_of(cmd):
+        if cmd not in helps:
+            out = subprocess.run([binary, cmd, "--help"], capture_output=True, text=True).stdout + \
+                subprocess.run([binary, cmd, "--help"], capture_output=True, text=True).stderr
+            helps[cmd] = set(re.findall(r"^\s+--([a-z][a-z0-9-]*)", out, re.M))
+        return helps[cmd]
+
+    commands = {}
+    for w in (sts, ds):
+        wname = f"{w['kind']} {w['metadata']['name']}"
+        spec = w["spec"]["template"]["spec"]
+        labels = w["spec"]["template"]["metadata"]["labels"]
+        for k, v in w["spec"]["selector"]["matchLabels"].items():
+            if labels.get(k) != v:
+                errors.append(f"{wname}: selector {k}={v} does not match its pod template")
+        volumes = {v["name"]: v for v in spec.get("volumes", [])}
+        claims = {c["metadata"]["name"] for c in w["spec"].get("volumeClaimTemplates", [])}
+        for v in volumes.values():
+            if "secret" in v and v["secret"].get("secretName") not in names("Secret"):
+                errors.append(f"{wname}: volume {v['name']} names an undefined Secret")
+        sa = spec.get("serviceAccountName")
+        if sa and sa not in names("ServiceAccount"):
+            errors.append(f"{wname}: ServiceAccount {sa} is not defined")
+        for c in spec.get("initContainers", []) + spec["containers"]:
+            sc = c.get("securityContext", {})
+            if sc.get("allowPrivilegeEscalation") is not False:
+                errors.append(f"{wname}/{c['name']}: allowPrivilegeEscalation must be false")
+            if sc.get("privileged"):
+                errors.append(f"{wname}/{c['name']}: privileged")
+            if "ALL" not in sc.get("capabilities", {}).get("drop", []):
+                errors.append(f"{wname}/{c['name']}: capabilities must drop ALL")
+            for m in c.get("volumeMounts", []):
+                if m["name"] not in volumes and m["name"] not in claims:
+                    errors.append(f"{wname}/{c['name']}: mount {m['name']} has no volume")
+        main = spec["containers"][0]
+        try:
+            cmd, flags = fleetbench_argv(main)
+        except ValueError as e:
+            errors.append(f"{wname}: {e}")
+            continue
+        commands[w["kind"]] = (cmd, flags, main, spec, w)
+        if cmd not in ("controller", "agent"):
+            errors.append(f"{wname}: runs {cmd!r}, not fleetbench controller or agent")
+            continue
+        for f in flags:
+            if f not in flags_of(cmd):
+                errors.append(f"{wname}: `fleetbench {cmd}` has no flag --{f}")
+
+    if errors:
+        return errors
+    cmd, flags, main, spec, _ = commands["StatefulSet"]
+    if sts["spec"]["serviceName"] not in services:
+        errors.append("StatefulSet: serviceName names no Service")
+    else:
+        svc = services[sts["spec"]["serviceName"]]
+        pod_labels = sts["spec"]["template"]["metadata"]["labels"]
+        if any(pod_labels.get(k) != v for k, v in svc["spec"]["selector"].items()):
+            errors.append("Service: its selector does not select the controller's pods")
+        listen_port = int(flags.get("listen", "x:7070").rsplit(":", 1)[1])
+        if listen_port not in [p.get("containerPort") for p in main.get("ports", [])]:
+            errors.append("controller: --listen's port is not a containerPort")
+    db_dir = flags.get("db", "").rsplit("/", 1)[0]
+    claims = {c["metadata"]["name"] for c in sts["spec"]["volumeClaimTemplates"]}
+    if not any(m["name"] in claims and m["mountPath"] == db_dir for m in main.get("volumeMounts", [])):
+        errors.append(f"controller: no PersistentVolumeClaim is mounted at {db_dir or '(no --db)'}")
+
+    cmd, flags, main, spec, _ = commands["DaemonSet"]
+    if spec.get("hostNetwork") is not True:
+        errors.append("agent: hostNetwork must be true (the network benchmarks measure the node's NICs)")
+    if spec.get("hostNetwork") and spec.get("dnsPolicy") != "ClusterFirstWithHostNet":
+        errors.append("agent: with hostNetwork, dnsPolicy must be ClusterFirstWithHostNet")
+    if not any(t.get("key") == "nvidia.com/gpu" and t.get("operator") == "Exists"
+               for t in spec.get("tolerations", [])):
+        errors.append("agent: does not tolerate nvidia.com/gpu taints")
+    node_env = [e["name"] for e in main.get("env", [])
+                if e.get("valueFrom", {}).get("fieldRef", {}).get("fieldPath") == "spec.nodeName"]
+    if not node_env or flags.get("name") not in ("$" + node_env[0], "$(" + node_env[0] + ")"):
+        errors.append("agent: --name must be the node name from the downward API (spec.nodeName)")
+    caps = main.get("securityContext", {}).get("capabilities", {})
+    if sorted(caps.get("add", [])) != ["IPC_LOCK"]:
+        errors.append(f"agent: adds {caps.get('add', [])}; RDMA needs IPC_LOCK and nothing more")
+    ctl = flags.get("controller", "")
+    host, _, port = ctl.rpartition(":")
+    svc_name = host.split(".")[0]
+    if svc_name not in services or int(port or 0) not in [p["port"] for p in services[svc_name]["spec"]["ports"]]:
+        errors.append(f"agent: --controller {ctl} is not the controller's Service and port")
+    return errors
+
+
+def load(paths):
+    docs = []
+    for p in paths:
+        with open(p, encoding="utf-8") as f:
+            docs += [d for d in yaml.safe_load_all(f) if d]
+    return docs
+
+
+def self_test(docs, binary):
+    def find(ds, kind):
+        return next(d for d in ds if d["kind"] == kind)
+
+    def agent(ds):
+        return find(ds, "DaemonSet")["spec"]["template"]["spec"]
+
+    breaks = {
+        "an extra capability": lambda ds: agent(ds)["containers"][0]["securityContext"]["capabilities"]
+        .__setitem__("add", ["IPC_LOCK", "SYS_ADMIN"]),
+        "no host network": lambda ds: agent(ds).__setitem__("hostNetwork", False),
+        "no GPU toleration": lambda ds: agent(ds).__setitem__("tolerations", []),
+        "a typo in a pod spec key": lambda ds: agent(ds).__setitem__("hostNetwrok", True),
+        "a flag fleetbench lacks": lambda ds: find(ds, "StatefulSet")["spec"]["template"]["spec"]
+        ["containers"][0]["args"].append("--no-such-flag=1"),
+        "the PVC mounted elsewhere": lambda ds: find(ds, "StatefulSet")["spec"]["template"]["spec"]
+        ["containers"][0]["volumeMounts"][0].__setitem__("mountPath", "/data"),
+        "a missing Secret": lambda ds: [d for d in ds if d["kind"] != "Secret"],
+    }
+    failed = 0
+    for what, brk in breaks.items():
+        broken = copy.deepcopy(docs)
+        result = brk(broken)
+        if isinstance(result, list):
+            broken = result
+        if not check(broken, binary):
+            print(f"check_k8s_manifests self-test: {what} was not caught")
+            failed += 1
+    return failed
+
+
+def main():
+    args = sys.argv[1:]
+    selftest = "--self-test" in args
+    args = [a for a in args if a != "--self-test"]
+    if len(args) < 2:
+        print("usage: check_k8s_manifests.py [--self-test] FLEETBENCH_BINARY MANIFEST...", file=sys.stderr)
+        return 2
+    binary, docs = args[0], load(args[1:])
+    if selftest:
+        failed = self_test(docs, binary)
+        print(f"check_k8s_manifests self-test: {failed} break(s) missed")
+        return 1 if failed else 0
+    errors = check(docs, binary)
+    for e in errors:
+        print(f"check_k8s_manifests: {e}")
+    if not errors:
+        print(f"check_k8s_manifests: {len(docs)} document(s) pass")
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
