@@ -99,6 +99,10 @@ class SqliteStore final : public Store {
       const std::string& metric, absl::Time since) override;
   absl::StatusOr<int64_t> CountSamples() override;
   absl::Status CheckIntegrity() override;
+  absl::Status EnrollNodeIdentity(const NodeIdentityRecord& identity) override;
+  absl::StatusOr<std::optional<NodeIdentityRecord>> GetNodeIdentity(
+      const std::string& node) override;
+  absl::StatusOr<bool> RevokeNodeIdentity(const std::string& node, absl::Time when) override;
 
   absl::Status UpsertMetricDescriptors(
       const std::vector<v1::MetricDescriptor>& descriptors) override;
