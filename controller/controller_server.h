@@ -6,9 +6,11 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "controller/fleet_core.h"
+#include "controller/server_tls.h"
 #include "storage/store.h"
 
 namespace grpc {
@@ -22,6 +24,7 @@ class Authenticator;
 class FleetService;
 class HttpServer;
 class MetricsPage;
+class NodeIdentities;
 
 struct ControllerOptions {
   std::string listen = "127.0.0.1:7070";
@@ -31,6 +34,13 @@ struct ControllerOptions {
   std::string http_listen;
   bool synchronous_full = false;
   FleetOptions fleet;
+  // Transport (issue 15): TLS with the CA and server certificate in
+  // tls_dir (default DB.tls; made on first start), unless `insecure`.
+  bool insecure = false;
+  std::string tls_dir;
+  std::vector<std::string> tls_sans;  // names clients dial, beyond the defaults
+  // How long an enrolled node's certificate is valid.
+  absl::Duration node_cert_validity = absl::Hours(24 * 90);
 };
 
 class ControllerServer {
@@ -44,6 +54,8 @@ class ControllerServer {
   // The HTTP port bound, 0 without http_listen.
   int http_port() const;
   FleetCore* core() { return core_.get(); }
+  // The TLS material served; null with `insecure`.
+  const ServerTls* tls() const { return tls_.get(); }
   // Stops accepting, ends streams, stops the core. Idempotent.
   void Shutdown();
 
@@ -53,7 +65,9 @@ class ControllerServer {
   std::unique_ptr<storage::Store> store_;
   // Before the services, which hold a pointer to it.
   std::unique_ptr<Authenticator> authenticator_;
+  std::unique_ptr<ServerTls> tls_;
   std::unique_ptr<FleetCore> core_;
+  std::unique_ptr<NodeIdentities> identities_;
   std::unique_ptr<AgentGatewayService> gateway_;
   std::unique_ptr<FleetService> fleet_;
   std::unique_ptr<grpc::Server> server_;

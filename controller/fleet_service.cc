@@ -5,6 +5,7 @@
 #include "absl/time/time.h"
 #include "controller/auth.h"
 #include "controller/grpc_status.h"
+#include "controller/node_identity.h"
 
 namespace fleetbench::controller {
 namespace {
@@ -77,6 +78,19 @@ grpc::Status FleetService::RemoveNode(grpc::ServerContext* context,
                                       v1::RemoveNodeResponse* response) {
   return Serve(*context, *authenticator_, Role::kAdmin, response,
                [&](absl::Time deadline) { return core_->RemoveNode(request->name(), deadline); });
+}
+
+grpc::Status FleetService::RevokeNode(grpc::ServerContext* context,
+                                      const v1::RevokeNodeRequest* request,
+                                      v1::RevokeNodeResponse* response) {
+  return Serve(*context, *authenticator_, Role::kAdmin, response,
+               [&](absl::Time) -> absl::StatusOr<v1::RevokeNodeResponse> {
+                 if (identities_ == nullptr) {
+                   return absl::FailedPreconditionError(
+                       "this controller runs --insecure: nodes have no certificate identities");
+                 }
+                 return identities_->Revoke(request->name());
+               });
 }
 
 grpc::Status FleetService::ImportPrices(grpc::ServerContext* context,

@@ -13,6 +13,8 @@
 
 namespace fleetbench::controller {
 
+class NodeIdentities;
+
 class FleetService final : public v1::Fleet::Service {
  public:
   // Both must outlive the service.
@@ -35,6 +37,10 @@ class FleetService final : public v1::Fleet::Service {
                        v1::HistoryResponse* response) override;
   grpc::Status RemoveNode(grpc::ServerContext* context, const v1::RemoveNodeRequest* request,
                           v1::RemoveNodeResponse* response) override;
+  grpc::Status RevokeNode(grpc::ServerContext* context, const v1::RevokeNodeRequest* request,
+                          v1::RevokeNodeResponse* response) override;
+  // Node identities for RevokeNode; null (FAILED_PRECONDITION) --insecure.
+  void set_identities(NodeIdentities* identities) { identities_ = identities; }
   grpc::Status ImportPrices(grpc::ServerContext* context, const v1::ImportPricesRequest* request,
                             v1::ImportPricesResponse* response) override;
   grpc::Status ListPrices(grpc::ServerContext* context, const v1::ListPricesRequest* request,
@@ -62,6 +68,7 @@ class FleetService final : public v1::Fleet::Service {
  private:
   FleetCore* const core_;
   const Authenticator* const authenticator_;
+  NodeIdentities* identities_ = nullptr;
 };
 
 }  // namespace fleetbench::controller
