@@ -173,7 +173,7 @@ for k in $STREAMS; do
     ingest_ctl_cpu[$k]+="$ctl_pct "
     ingest_actor_us[$k]+="$actor_us "
     stop "$CTL_PID"
-    rm -f "$dir"/history.db*
+    rm -rf "$dir"/history.db*  # with its TLS folder, history.db.tls/
   done
 done
 
