@@ -322,17 +322,6 @@ int AgentCommand(const Argv& argv) {
     LOG(WARNING) << "--insecure: talking PLAINTEXT to the controller; the token and results "
                     "can be read and changed on the wire";
   }
-  absl::StatusOr<ClientTls> transport = agent::PrepareAgentTls(tls);
-  if (!transport.ok()) {
-    std::cerr << "fleetbench agent: " << transport.status().message() << "\n";
-    return absl::IsInvalidArgument(transport.status()) ? kExitUsage : kExitFailure;
-  }
-  options.tls = *transport;
-  if (!options.tls.cert_pem.empty()) {
-    LOG(INFO) << "identity: node " << options.name << "'s certificate (mTLS)";
-  } else if (!options.tls.insecure) {
-    LOG(INFO) << "no node certificate: connecting with the shared token over TLS";
-  }
   // Made one component at a time, never through a symlink: the benchmarks
   // may write only inside it (agent/benchmarks/host/scratch_path.h).
   if (absl::Status s = agent::CreateScratchDirs(options.scratch_dir); !s.ok()) {
@@ -343,6 +332,18 @@ int AgentCommand(const Argv& argv) {
   if (!spool.ok()) {
     std::cerr << "fleetbench agent: " << spool.status().message() << "\n";
     return kExitFailure;
+  }
+  // After the spool: a state folder it cannot write is named as such first.
+  absl::StatusOr<ClientTls> transport = agent::PrepareAgentTls(tls);
+  if (!transport.ok()) {
+    std::cerr << "fleetbench agent: " << transport.status().message() << "\n";
+    return absl::IsInvalidArgument(transport.status()) ? kExitUsage : kExitFailure;
+  }
+  options.tls = *transport;
+  if (!options.tls.cert_pem.empty()) {
+    LOG(INFO) << "identity: node " << options.name << "'s certificate (mTLS)";
+  } else if (!options.tls.insecure) {
+    LOG(INFO) << "no node certificate: connecting with the shared token over TLS";
   }
   agent::TaskRunner runner(agent::MakeAllBenchmarks(), options.scratch_dir);
   agent::Agent node(options, std::move(*spool), &runner);

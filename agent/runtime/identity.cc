@@ -33,6 +33,9 @@ absl::StatusOr<std::string> ResolveCa(const AgentTlsOptions& options, const std:
     absl::StatusOr<std::string> fetched =
         FetchPinnedCa(options.controller, options.ca_fingerprint, absl::Seconds(10));
     if (!fetched.ok()) return fetched.status();
+    // Made only when something is kept: a node on the shared token may run
+    // with a state folder it cannot write identity/ into.
+    if (absl::Status s = EnsureDir(dir, 0700); !s.ok()) return s;
     if (absl::Status s = WriteFileAtomically(saved_path, *fetched, 0644); !s.ok()) return s;
     LOG(INFO) << "controller CA " << options.ca_fingerprint << " fetched and kept in "
               << saved_path;
@@ -102,8 +105,6 @@ absl::StatusOr<ClientTls> PrepareAgentTls(const AgentTlsOptions& options) {
     return tls;
   }
   const std::string dir = IdentityDir(options.state_dir);
-  if (absl::Status s = EnsureDir(options.state_dir, 0700); !s.ok()) return s;
-  if (absl::Status s = EnsureDir(dir, 0700); !s.ok()) return s;
   absl::StatusOr<std::string> ca = ResolveCa(options, dir);
   if (!ca.ok()) return ca.status();
   tls.ca_pem = *ca;
@@ -148,6 +149,7 @@ absl::StatusOr<ClientTls> PrepareAgentTls(const AgentTlsOptions& options) {
   } else {
     absl::StatusOr<std::string> made = x509::NewPrivateKeyPem();
     if (!made.ok()) return made.status();
+    if (absl::Status s = EnsureDir(dir, 0700); !s.ok()) return s;
     if (absl::Status s = WriteFileAtomically(key_path, *made, 0600); !s.ok()) return s;
     key_pem = *made;
   }
