@@ -12,14 +12,17 @@ import time
 
 
 def main():
-    stubs, address, token, nodes, lo, hi, iters, warmup = sys.argv[1:9]
+    stubs, address, token, nodes, lo, hi, iters, warmup, ca_file = sys.argv[1:10]
     sys.path.insert(0, stubs)
     import grpc
     from fleetbench.v1 import fleet_service_pb2_grpc as service
     from fleetbench.v1 import node_pb2
     from fleetbench.v1 import run_pb2
 
-    stub = service.FleetStub(grpc.insecure_channel(address))
+    # TLS by default (issue 15): the CA the controller made beside its database.
+    with open(ca_file, "rb") as f:
+        credentials = grpc.ssl_channel_credentials(root_certificates=f.read())
+    stub = service.FleetStub(grpc.secure_channel(address, credentials))
     auth = [("authorization", "Bearer " + token)]
     wanted = set(nodes.split(","))
     until = time.time() + 60

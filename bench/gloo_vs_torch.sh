@@ -100,7 +100,8 @@ if [[ $product == 1 ]]; then
   for ((r = 0; r < ranks; r++)); do
     ip netns exec "fbg$r.$tag" nice -n "${NICE:-0}" "$fleetbench" agent \
       --controller "10.233.0.254:$port" --name "r$r" --state-dir "$work/agent-r$r" \
-      --token-file "$work/token" > /dev/null 2> "$work/agent-r$r.log" &
+      --token-file "$work/token" --ca "$work/history.db.tls/ca.pem" \
+      > /dev/null 2> "$work/agent-r$r.log" &
     daemons+=($!)
     nodes+="${nodes:+,}r$r"
   done
@@ -123,7 +124,8 @@ run_ranks() {  # tool round
     if [[ $tool == fleetbench && $product == 1 ]]; then
       ((r == 0)) || continue
       /usr/bin/python3 "$here/gloo_product_run.py" "$stubs" "10.233.0.254:$port" "$token" \
-        "$nodes" "$min_bytes" "$max_bytes" "$iters" "$warmup" > "$dir/out.0" &
+        "$nodes" "$min_bytes" "$max_bytes" "$iters" "$warmup" "$work/history.db.tls/ca.pem" \
+        > "$dir/out.0" &
     elif [[ $tool == fleetbench ]]; then
       in_rank "$r" "$driver" "$r" "$ranks" "$dir" "$min_bytes" "$max_bytes" "$iters" \
         "$warmup" "$(address_of "$r")" > "$dir/out.$r" &

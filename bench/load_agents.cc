@@ -45,6 +45,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "common/token.h"
+#include "common/transport.h"
 #include "common/ulid.h"
 #include "fleetbench/v1/agent_service.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
@@ -58,6 +59,7 @@ struct LoadOptions {
   std::string mode;
   std::string controller = "127.0.0.1:7070";
   std::string token;
+  ClientTls tls;  // TLS with $FLEETBENCH_CA, as real agents; --insecure for plaintext
   std::string prefix;
   int streams = 4;
   int batch = 1000;
@@ -174,7 +176,7 @@ class IngestStream {
     args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);  // a connection of its own
     args.SetMaxSendMessageSize(16 << 20);
     auto channel = grpc::CreateCustomChannel(options_.controller,
-                                             grpc::InsecureChannelCredentials(), args);
+                                             ChannelCredentialsFor(options_.tls), args);
     auto stub = v1::AgentGateway::NewStub(channel);
     grpc::ClientContext context;
     context.AddMetadata(kAuthMetadataKey, "Bearer " + options_.token);
@@ -549,7 +551,7 @@ int RunIdle(const LoadOptions& options) {
     args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 10000);
     args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
     stubs.push_back(v1::AgentGateway::NewStub(grpc::CreateCustomChannel(
-        options.controller, grpc::InsecureChannelCredentials(), args)));
+        options.controller, ChannelCredentialsFor(options.tls), args)));
     char name[80];
     std::snprintf(name, sizeof name, "%s-%04d", options.prefix.c_str(), i);
     agents.push_back(std::make_unique<IdleAgent>(options, name));
@@ -663,6 +665,8 @@ int main(int argc, char** argv) {
   flags.erase("controller");
   options.prefix = flags.contains("prefix") ? flags["prefix"] : options.mode;
   flags.erase("prefix");
+  options.tls.insecure = flags.contains("insecure");
+  flags.erase("insecure");
   int64_t hold_s = 60;
   if (!take_int("streams", &options.streams) || !take_int("batch", &options.batch) ||
       !take_int("window", &options.window) || !take_int("samples", &options.samples) ||
@@ -678,6 +682,11 @@ int main(int argc, char** argv) {
   const char* token = std::getenv("FLEETBENCH_TOKEN");
   if (token == nullptr || *token == '\0') return Usage("set FLEETBENCH_TOKEN");
   options.token = token;
+  if (!options.tls.insecure) {
+    absl::StatusOr<std::string> ca = fleetbench::LoadCaPem("");
+    if (!ca.ok()) return Usage(std::string(ca.status().message()));
+    options.tls.ca_pem = *ca;
+  }
   // 1000 agents need 1000+ sockets.
   rlimit nofile{};
   if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {

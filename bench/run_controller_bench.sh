@@ -114,6 +114,8 @@ start_controller() {
   port=$(awk '/^listening /{print $2}' "$dir/controller.out")
   [[ -n $port ]] || { echo "controller did not start; see $dir/controller.log" >&2; exit 1; }
   CTL_ADDR=127.0.0.1:$port
+  # TLS, as in production (issue 15): the CA the controller just made.
+  export FLEETBENCH_CA=$dir/history.db.tls/ca.pem
 }
 stop() { kill "$1" 2>/dev/null || true; wait "$1" 2>/dev/null || true; }
 wait_for_line() {  # file pattern seconds
@@ -171,7 +173,7 @@ for k in $STREAMS; do
     ingest_ctl_cpu[$k]+="$ctl_pct "
     ingest_actor_us[$k]+="$actor_us "
     stop "$CTL_PID"
-    rm -f "$dir"/history.db*
+    rm -rf "$dir"/history.db*  # with its TLS folder, history.db.tls/
   done
 done
 

@@ -13,6 +13,11 @@ const FlagSpec kControllerFlag{"controller", true, false,
                                "controller address (default $FLEETBENCH_CONTROLLER or 127.0.0.1:7070)"};
 const FlagSpec kTokenFlag{"token-file", true, false, "file with the token (else $FLEETBENCH_TOKEN)"};
 const FlagSpec kJsonFlag{"json", false, false, "print protobuf JSON (snake_case field names)"};
+const FlagSpec kCaFlag{"ca", true, false,
+                       "the controller's CA certificate (else $FLEETBENCH_CA; the controller "
+                       "prints its path at start)"};
+const FlagSpec kInsecureFlag{"insecure", false, false,
+                             "plaintext, for a controller started with --insecure"};
 
 int Fail(const std::string& command, const std::string& message) {
   std::cerr << "fleetbench " << command << ": " << message << "\n";
@@ -32,13 +37,21 @@ absl::StatusOr<Client> Client::Connect(const Args& args) {
   Client c;
   c.address_ = address;
   c.token_ = *token;
+  c.tls_.insecure = args.Has("insecure");
+  if (!c.tls_.insecure) {
+    absl::StatusOr<std::string> ca = LoadCaPem(args.Get("ca"));
+    if (!ca.ok()) return absl::InvalidArgumentError(ca.status().message());
+    c.tls_.ca_pem = *ca;
+  } else if (args.Has("ca")) {
+    return absl::InvalidArgumentError("--ca and --insecure contradict each other");
+  }
   // The limit every peer agrees on (common/wire_limits.h); large reads
   // come in pages below it.
   grpc::ChannelArguments channel_args;
   channel_args.SetMaxReceiveMessageSize(kMaxMessageBytes);
   channel_args.SetMaxSendMessageSize(kMaxMessageBytes);
   c.stub_ = v1::Fleet::NewStub(grpc::CreateCustomChannel(
-      address, grpc::InsecureChannelCredentials(), channel_args));
+      address, ChannelCredentialsFor(c.tls_), channel_args));
   return c;
 }
 
@@ -46,6 +59,8 @@ std::optional<Prepared> Prepare(const std::string& command, const Argv& argv,
                                 std::vector<FlagSpec> flags, size_t positional, int* exit_code) {
   flags.push_back(kControllerFlag);
   flags.push_back(kTokenFlag);
+  flags.push_back(kCaFlag);
+  flags.push_back(kInsecureFlag);
   auto args = ParseArgs(argv, flags);
   if (!args.ok()) {
     *exit_code = Usage(command, std::string(args.status().message()), flags);

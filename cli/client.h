@@ -18,6 +18,7 @@
 #include "cli/args.h"
 #include "cli/commands.h"
 #include "common/token.h"
+#include "common/transport.h"
 #include "fleetbench/v1/fleet_service.grpc.pb.h"
 #include "grpcpp/grpcpp.h"
 
@@ -26,6 +27,8 @@ namespace fleetbench::cli {
 extern const FlagSpec kControllerFlag;
 extern const FlagSpec kTokenFlag;
 extern const FlagSpec kJsonFlag;
+extern const FlagSpec kCaFlag;
+extern const FlagSpec kInsecureFlag;
 
 // "fleetbench COMMAND: message" on stderr; returns kExitFailure.
 int Fail(const std::string& command, const std::string& message);
@@ -48,8 +51,8 @@ class Client {
     grpc::Status s = (stub_.get()->*method)(&context, request, response);
     if (s.ok()) return absl::OkStatus();
     if (s.error_code() == grpc::StatusCode::UNAVAILABLE) {
-      return absl::UnavailableError(
-          absl::StrCat("cannot reach the controller at ", address_, ": ", s.error_message()));
+      return absl::UnavailableError(absl::StrCat("cannot reach the controller at ", address_, ": ",
+                                                 ExplainUnavailable(tls_, s.error_message())));
     }
     return absl::Status(static_cast<absl::StatusCode>(s.error_code()), s.error_message());
   }
@@ -86,10 +89,11 @@ class Client {
  private:
   std::string address_;
   std::string token_;
+  ClientTls tls_;
   std::unique_ptr<v1::Fleet::Stub> stub_;
 };
 
-// Parses flags (adding --controller and --token-file) and connects; on
+// Parses flags (adding --controller, --token-file, --ca, --insecure) and connects; on
 // error prints and sets *exit_code.
 struct Prepared {
   Args args;

@@ -296,6 +296,9 @@ void PrintRanking(const v1::RankResponse& response) {
 
 int NodesCommand(const Argv& argv) {
   if (!argv.empty() && argv[0] == "rm") return NodesRmCommand(Argv(argv.begin() + 1, argv.end()));
+  if (!argv.empty() && argv[0] == "revoke") {
+    return NodesRevokeCommand(Argv(argv.begin() + 1, argv.end()));
+  }
   int code = 0;
   auto p = Prepare("nodes", argv, {kJsonFlag}, 0, &code);
   if (!p) return code;

@@ -18,6 +18,10 @@
 #include "agent/benchmarks/host/smallfiles_paths.h"
 #include "agent/benchmarks/registry.h"
 #include "agent/runtime/agent.h"
+#include "agent/runtime/identity.h"
+#include "common/pem_files.h"
+#include "common/transport.h"
+#include "common/x509.h"
 #include "common/logging.h"
 #include "common/token.h"
 #include "controller/controller_server.h"
@@ -109,6 +113,11 @@ int ControllerCommand(const Argv& argv) {
        "(default 1h; 0: never)"},
       {"retain-days", true, false,
        "remove samples older than this many days, in small batches, hourly (default: keep all)"},
+      {"insecure", false, false,
+       "serve plaintext, no TLS (tokens and results readable on the wire; default: TLS with a "
+       "CA made beside --db)"},
+      {"tls-san", true, true,
+       "another name or address clients dial, for the server certificate (repeatable)"},
   };
   auto args = ParseArgs(argv, flags);
   if (!args.ok()) return Usage("controller", std::string(args.status().message()), flags);
@@ -185,10 +194,25 @@ int ControllerCommand(const Argv& argv) {
     return kExitFailure;
   }
   options.token = *token;
+  options.insecure = args->Has("insecure");
+  options.tls_sans = args->All("tls-san");
+  if (options.insecure && !options.tls_sans.empty()) {
+    return Usage("controller", "--tls-san names a TLS certificate; --insecure has none", flags);
+  }
   auto server = controller::ControllerServer::Start(options);
   if (!server.ok()) {
     std::cerr << "fleetbench controller: " << server.status().message() << "\n";
     return kExitFailure;
+  }
+  if (const controller::ServerTls* tls = (*server)->tls(); tls != nullptr) {
+    if (tls->made_ca) LOG(INFO) << "made a new CA in " << tls->ca_path;
+    if (tls->made_server_cert) LOG(INFO) << "made a new server certificate, signed by the CA";
+    std::cerr << "TLS: CA " << tls->ca_path << " (export FLEETBENCH_CA=" << tls->ca_path
+              << "), fingerprint " << tls->ca_fingerprint
+              << " (agent --ca-fingerprint)\n";
+  } else {
+    LOG(WARNING) << "--insecure: serving PLAINTEXT; tokens and results can be read and "
+                    "changed on the wire";
   }
   LOG(INFO) << "controller listening on port " << (*server)->port() << ", history in "
             << options.db_path;
@@ -219,6 +243,13 @@ int AgentCommand(const Argv& argv) {
        "address peers use to reach this node in two-node benchmarks (default: as the controller sees it)"},
       {"backoff-reset-after", true, false,
        "a session up this long redials at the initial 200ms backoff when it ends (default 5s)"},
+      {"ca", true, false, "the controller's CA certificate (else $FLEETBENCH_CA)"},
+      {"ca-fingerprint", true, false,
+       "sha256:HEX of the controller's CA (printed at its start): fetch the CA and check it"},
+      {"enroll-token-file", true, false,
+       "file with an enrollment token (else $FLEETBENCH_ENROLL_TOKEN): enroll once, then "
+       "connect with this node's certificate"},
+      {"insecure", false, false, "plaintext, for a controller started with --insecure"},
   };
   auto args = ParseArgs(argv, flags);
   if (!args.ok()) return Usage("agent", std::string(args.status().message()), flags);
@@ -273,12 +304,51 @@ int AgentCommand(const Argv& argv) {
   if (options.labels.size() > static_cast<size_t>(kMaxLabels)) {
     return Usage("agent", absl::StrCat("at most ", kMaxLabels, " labels"), flags);
   }
+  agent::AgentTlsOptions tls;
+  tls.controller = options.controller;
+  tls.name = options.name;
+  tls.state_dir = options.state_dir;
+  tls.insecure = args->Has("insecure");
+  if (args->Has("ca-fingerprint")) {
+    absl::StatusOr<std::string> pin = x509::NormalizeFingerprint(args->Get("ca-fingerprint"));
+    if (!pin.ok()) return Usage("agent", "--ca-fingerprint: " + std::string(pin.status().message()), flags);
+    tls.ca_fingerprint = *pin;
+  }
+  const char* ca_env = std::getenv("FLEETBENCH_CA");
+  if (!tls.insecure && (args->Has("ca") || (ca_env != nullptr && *ca_env != '\0'))) {
+    absl::StatusOr<std::string> ca = LoadCaPem(args->Get("ca"));
+    if (!ca.ok()) return Usage("agent", std::string(ca.status().message()), flags);
+    tls.ca_pem = *ca;
+  } else if (args->Has("ca")) {
+    return Usage("agent", "--ca and --insecure contradict each other", flags);
+  }
+  if (args->Has("enroll-token-file")) {
+    absl::StatusOr<std::string> enroll = LoadToken(args->Get("enroll-token-file"));
+    if (!enroll.ok()) {
+      std::cerr << "fleetbench agent: " << enroll.status().message() << "\n";
+      return kExitFailure;
+    }
+    tls.enroll_token = *enroll;
+  } else if (const char* env = std::getenv("FLEETBENCH_ENROLL_TOKEN"); env && *env) {
+    tls.enroll_token = env;
+  }
   absl::StatusOr<std::string> token = LoadToken(args->Get("token-file"));
-  if (!token.ok()) {
-    std::cerr << "fleetbench agent: " << token.status().message() << "\n";
+  // A node that is enrolled, or enrolling, needs no shared token.
+  const bool has_identity =
+      !tls.enroll_token.empty() || FileExists(agent::IdentityDir(options.state_dir) + "/cert.pem");
+  if (!token.ok() && !(absl::IsNotFound(token.status()) && has_identity && !tls.insecure)) {
+    std::cerr << "fleetbench agent: " << token.status().message()
+              << (absl::IsNotFound(token.status())
+                      ? " (or enroll the node: --enroll-token-file)"
+                      : "")
+              << "\n";
     return kExitFailure;
   }
-  options.token = *token;
+  if (token.ok()) options.token = *token;
+  if (tls.insecure) {
+    LOG(WARNING) << "--insecure: talking PLAINTEXT to the controller; the token and results "
+                    "can be read and changed on the wire";
+  }
   // Made one component at a time, never through a symlink: the benchmarks
   // may write only inside it (agent/benchmarks/host/scratch_path.h).
   if (absl::Status s = agent::CreateScratchDirs(options.scratch_dir); !s.ok()) {
@@ -289,6 +359,18 @@ int AgentCommand(const Argv& argv) {
   if (!spool.ok()) {
     std::cerr << "fleetbench agent: " << spool.status().message() << "\n";
     return kExitFailure;
+  }
+  // After the spool: a state folder it cannot write is named as such first.
+  absl::StatusOr<ClientTls> transport = agent::PrepareAgentTls(tls);
+  if (!transport.ok()) {
+    std::cerr << "fleetbench agent: " << transport.status().message() << "\n";
+    return absl::IsInvalidArgument(transport.status()) ? kExitUsage : kExitFailure;
+  }
+  options.tls = *transport;
+  if (!options.tls.cert_pem.empty()) {
+    LOG(INFO) << "identity: node " << options.name << "'s certificate (mTLS)";
+  } else if (!options.tls.insecure) {
+    LOG(INFO) << "no node certificate: connecting with the shared token over TLS";
   }
   agent::TaskRunner runner(agent::MakeAllBenchmarks(), options.scratch_dir);
   runner.set_dataset_roots(std::move(dataset_roots));

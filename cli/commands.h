@@ -20,6 +20,8 @@ inline constexpr int kExitCritical = 3;
 int ControllerCommand(const Argv& args);
 int AgentCommand(const Argv& args);
 int NodesCommand(const Argv& args);
+// `nodes revoke NAME` (cmd_revoke.cc), dispatched by NodesCommand.
+int NodesRevokeCommand(const Argv& args);
 int RunCommand(const Argv& args);
 int ResultsCommand(const Argv& args);
 int RunsCommand(const Argv& args);

@@ -7,6 +7,9 @@
 #include "absl/synchronization/mutex.h"
 #include "controller/auth.h"
 #include "controller/grpc_status.h"
+#include "controller/node_identity.h"
+#include "grpc/grpc_security_constants.h"
+#include "grpcpp/security/auth_context.h"
 #include "common/reason.h"
 #include "common/wire_limits.h"
 #include "controller/report_limits.h"
@@ -87,12 +90,31 @@ class StreamLink final : public AgentLink {
 
 class AgentStream final : public Reactor {
  public:
-  AgentStream(FleetCore* core, grpc::Status auth, std::string peer_host)
-      : core_(core), peer_host_(std::move(peer_host)) {
+  // `cert_node`: the node the stream's verified certificate names, or ""
+  // for a stream without one (authenticated by token).
+  AgentStream(FleetCore* core, grpc::Status auth, std::string peer_host,
+              NodeIdentities* identities, std::string cert_node, std::string cert_pem)
+      : core_(core), peer_host_(std::move(peer_host)), identities_(identities),
+        cert_node_(std::move(cert_node)) {
     link_ = std::make_shared<StreamLink>(this);
     if (!auth.ok()) {
       link_->Finish(auth);
       return;
+    }
+    if (!cert_node_.empty()) {
+      std::weak_ptr<StreamLink> weak = link_;
+      stream_id_ = identities_->AddStream(cert_node_, [weak](const std::string& why) {
+        if (auto link = weak.lock()) {
+          link->Finish(grpc::Status(grpc::StatusCode::UNAUTHENTICATED, why));
+        }
+      });
+      // Checked again once registered: a revocation between the first
+      // check and the registration would otherwise miss this stream.
+      if (absl::StatusOr<std::string> again = identities_->NodeOfCertificate(cert_pem);
+          !again.ok()) {
+        link_->Finish(ToGrpcStatus(again.status()));
+        return;
+      }
     }
     StartRead(&in_);
   }
@@ -114,6 +136,20 @@ class AgentStream final : public Reactor {
         link_->Finish(ToGrpcStatus(s));
         return;
       }
+      // The name is the certificate's, never the hello's (issue 15).
+      if (!cert_node_.empty() && in_.hello().name() != cert_node_) {
+        link_->Finish(grpc::Status(
+            grpc::StatusCode::PERMISSION_DENIED,
+            absl::StrCat("this stream's certificate is node ", cert_node_,
+                         "'s; it may not say hello as ", in_.hello().name())));
+        return;
+      }
+      if (cert_node_.empty() && identities_ != nullptr) {
+        if (absl::Status s = identities_->CheckUncertified(in_.hello().name()); !s.ok()) {
+          link_->Finish(ToGrpcStatus(s));
+          return;
+        }
+      }
       said_hello_ = true;
       core_->OnHello(link_, std::move(*in_.mutable_hello()), peer_host_);
     } else if (in_.has_hello()) {
@@ -129,6 +165,7 @@ class AgentStream final : public Reactor {
   void OnWriteDone(bool ok) override { link_->OnWriteDone(ok); }
 
   void OnDone() override {
+    if (stream_id_ != 0) identities_->RemoveStream(stream_id_);
     link_->Detach();
     delete this;
   }
@@ -136,6 +173,9 @@ class AgentStream final : public Reactor {
  private:
   FleetCore* const core_;
   const std::string peer_host_;
+  NodeIdentities* const identities_;
+  const std::string cert_node_;
+  int64_t stream_id_ = 0;
   std::shared_ptr<StreamLink> link_;
   v1::AgentMessage in_;
   bool said_hello_ = false;
@@ -193,10 +233,65 @@ absl::Status CheckHello(const v1::Hello& hello) {
 
 grpc::ServerBidiReactor<v1::AgentMessage, v1::ControllerMessage>* AgentGatewayService::Connect(
     grpc::CallbackServerContext* context) {
-  // Until nodes have their own identity (issue 15), a node stream takes
-  // the admin's token: no viewer or operator token speaks as a node.
-  return new AgentStream(core_, AuthorizeCall(*context, *authenticator_, Role::kAdmin),
-                         HostOfGrpcPeer(context->peer()));
+  // A node with a certificate is that certificate's node (issue 15); one
+  // without (migration) takes the shared token, while it is on: no API
+  // token of a person, admin's included, speaks as a node.
+  std::string cert_node;
+  std::string cert_pem;
+  grpc::Status auth;
+  if (identities_ != nullptr) {
+    std::vector<grpc::string_ref> certs =
+        context->auth_context()->FindPropertyValues(GRPC_X509_PEM_CERT_PROPERTY_NAME);
+    if (!certs.empty()) {
+      cert_pem.assign(certs[0].data(), certs[0].size());
+      absl::StatusOr<std::string> node = identities_->NodeOfCertificate(cert_pem);
+      if (node.ok()) {
+        cert_node = *node;
+      } else {
+        auth = ToGrpcStatus(node.status());
+      }
+    }
+  }
+  if (auth.ok() && cert_node.empty()) {
+    Principal who;
+    auth = AuthorizeCall(*context, *authenticator_, Role::kAdmin, &who);
+    if (auth.ok() && who.name != kSharedTokenPrincipal) {
+      auth = grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
+                          absl::StrCat("'", who.name,
+                                       "' is a person's token: a node connects with its "
+                                       "certificate (enroll it: docs/security.md) or the shared "
+                                       "token"));
+    }
+  }
+  return new AgentStream(core_, auth, HostOfGrpcPeer(context->peer()), identities_,
+                         std::move(cert_node), std::move(cert_pem));
+}
+
+grpc::ServerUnaryReactor* AgentGatewayService::Enroll(grpc::CallbackServerContext* context,
+                                                      const v1::EnrollRequest* request,
+                                                      v1::EnrollResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  reactor->Finish([&]() -> grpc::Status {
+    if (identities_ == nullptr) {
+      return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                          "this controller runs --insecure: it has no CA to enroll nodes with");
+    }
+    absl::StatusOr<Principal> who = AuthenticateCall(*context, *authenticator_);
+    if (!who.ok()) return ToGrpcStatus(who.status());
+    // An enrollment token, or an admin (who may do all an enrollment
+    // token may); never a viewer or an operator.
+    if (who->role != Role::kEnroll && who->role != Role::kAdmin) {
+      return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
+                          absl::StrCat("'", who->name, "' is ", RoleName(who->role),
+                                       "; enrolling a node needs an enrollment token "
+                                       "(fleetbench token create NAME --enroll)"));
+    }
+    absl::StatusOr<v1::EnrollResponse> enrolled = identities_->Enroll(*request, *who);
+    if (!enrolled.ok()) return ToGrpcStatus(enrolled.status());
+    *response = std::move(*enrolled);
+    return grpc::Status::OK;
+  }());
+  return reactor;
 }
 
 }  // namespace fleetbench::controller

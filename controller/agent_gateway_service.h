@@ -13,18 +13,28 @@
 
 namespace fleetbench::controller {
 
+class NodeIdentities;
+
 class AgentGatewayService final : public v1::AgentGateway::CallbackService {
  public:
   // Both must outlive the service.
   AgentGatewayService(FleetCore* core, const Authenticator* authenticator)
       : core_(core), authenticator_(authenticator) {}
 
+  // Node identities (issue 15); null on a controller run --insecure,
+  // where nodes connect by token only. Must outlive the service.
+  void set_identities(NodeIdentities* identities) { identities_ = identities; }
+
   grpc::ServerBidiReactor<v1::AgentMessage, v1::ControllerMessage>* Connect(
       grpc::CallbackServerContext* context) override;
+  grpc::ServerUnaryReactor* Enroll(grpc::CallbackServerContext* context,
+                                   const v1::EnrollRequest* request,
+                                   v1::EnrollResponse* response) override;
 
  private:
   FleetCore* const core_;
   const Authenticator* const authenticator_;
+  NodeIdentities* identities_ = nullptr;
 };
 
 // INVALID_ARGUMENT when the hello's name or labels are out of bounds.

@@ -1,5 +1,7 @@
 #include "controller/api_token.h"
 
+#include "controller/auth.h"
+
 #include <openssl/crypto.h>
 #include <openssl/rand.h>
 #include <openssl/sha.h>
@@ -81,6 +83,12 @@ absl::Status CheckTokenName(absl::string_view name) {
           c == '-')) {
       ok = false;
     }
+  }
+  if (ok && name == kSharedTokenPrincipal) {
+    // The shared token's principal: a token by that name would pass for it
+    // in the audit and on the agent stream.
+    return absl::InvalidArgumentError(
+        absl::StrCat("token name '", name, "' is reserved for the shared token"));
   }
   if (ok) return absl::OkStatus();
   return absl::InvalidArgumentError(

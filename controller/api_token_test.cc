@@ -1,6 +1,7 @@
 // The token text: fresh tokens parse back, anything else is malformed
 // without being quoted; hashes compare by value; names are bounded.
 #include "controller/api_token.h"
+#include "controller/auth.h"
 
 #include <set>
 #include <string>
@@ -67,7 +68,7 @@ TEST(ApiTokenTest, NamesAreBoundedAndPlain) {
   }
   for (const std::string& bad :
        {std::string(), std::string(65, 'a'), std::string("a b"), std::string("x/y"),
-        std::string("caf\xc3\xa9"), std::string("a\nb")}) {
+        std::string("caf\xc3\xa9"), std::string("a\nb"), std::string(kSharedTokenPrincipal)}) {
     absl::Status s = CheckTokenName(bad);
     EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << bad;
     EXPECT_EQ(std::string(s.message()).find('\n'), std::string::npos);

@@ -12,6 +12,7 @@
 #include "controller/dashboard/html_page.h"
 #include "controller/http_server.h"
 #include "controller/metrics_page.h"
+#include "controller/node_identity.h"
 #include "controller/prometheus_text.h"
 #include "controller/token_authenticator.h"
 #include "grpcpp/grpcpp.h"
@@ -57,8 +58,37 @@ absl::StatusOr<std::unique_ptr<ControllerServer>> ControllerServer::Start(
   server->fleet_ = std::make_unique<FleetService>(server->core_.get(), server->authenticator_.get(),
                                                   server->tokens_, server->audit_.get());
 
+  std::shared_ptr<grpc::ServerCredentials> credentials = grpc::InsecureServerCredentials();
+  if (!options.insecure) {
+    const std::string dir = options.tls_dir.empty() ? options.db_path + ".tls" : options.tls_dir;
+    absl::StatusOr<ServerTls> tls =
+        LoadOrMakeServerTls(dir, ServerNames(options.listen, options.tls_sans));
+    if (!tls.ok()) {
+      return absl::Status(tls.status().code(), absl::StrCat("TLS in ", dir, ": ",
+                                                            tls.status().message()));
+    }
+    server->tls_ = std::make_unique<ServerTls>(std::move(*tls));
+    server->identities_ = std::make_unique<NodeIdentities>(
+        server->store_.get(), server->tls_->ca, Clock::Real(), options.node_cert_validity);
+    server->gateway_->set_identities(server->identities_.get());
+    server->fleet_->set_identities(server->identities_.get());
+    grpc::SslServerCredentialsOptions ssl(
+        // A client certificate is asked for but not required (the CLI and
+        // enrolling nodes have none) and not checked by gRPC: the gateway
+        // checks it against the CA and the stored identity itself, to
+        // answer an expired or revoked one with a message that says so.
+        // The TLS handshake still proves the peer holds the key.
+        GRPC_SSL_REQUEST_CLIENT_CERTIFICATE_BUT_DONT_VERIFY);
+    ssl.pem_root_certs = server->tls_->ca.cert_pem;
+    // The CA goes with the chain so that an agent pinning its fingerprint
+    // can fetch it in the handshake (common/ca_fetch.h).
+    ssl.pem_key_cert_pairs.push_back(
+        {server->tls_->server.key_pem, server->tls_->server.cert_pem + server->tls_->ca.cert_pem});
+    credentials = grpc::SslServerCredentials(ssl);
+  }
+
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(options.listen, grpc::InsecureServerCredentials(), &server->port_);
+  builder.AddListeningPort(options.listen, credentials, &server->port_);
   builder.RegisterService(server->gateway_.get());
   builder.RegisterService(server->fleet_.get());
   // The limit every peer agrees on (common/wire_limits.h); inputs are

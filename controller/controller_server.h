@@ -6,9 +6,11 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "controller/fleet_core.h"
+#include "controller/server_tls.h"
 #include "storage/store.h"
 
 namespace grpc {
@@ -24,6 +26,7 @@ class FleetService;
 class HttpServer;
 class MetricsPage;
 class TokenAuthenticator;
+class NodeIdentities;
 
 struct ControllerOptions {
   std::string listen = "127.0.0.1:7070";
@@ -39,6 +42,13 @@ struct ControllerOptions {
   bool metrics_open = false;
   bool synchronous_full = false;
   FleetOptions fleet;
+  // Transport (issue 15): TLS with the CA and server certificate in
+  // tls_dir (default DB.tls; made on first start), unless `insecure`.
+  bool insecure = false;
+  std::string tls_dir;
+  std::vector<std::string> tls_sans;  // names clients dial, beyond the defaults
+  // How long an enrolled node's certificate is valid.
+  absl::Duration node_cert_validity = absl::Hours(24 * 90);
 };
 
 class ControllerServer {
@@ -54,6 +64,8 @@ class ControllerServer {
   FleetCore* core() { return core_.get(); }
   // The API tokens and the shared-token switch (what authenticator_ is).
   TokenAuthenticator* tokens() { return tokens_; }
+  // The TLS material served; null with `insecure`.
+  const ServerTls* tls() const { return tls_.get(); }
   // Stops accepting, ends streams, stops the core. Idempotent.
   void Shutdown();
 
@@ -65,7 +77,9 @@ class ControllerServer {
   std::unique_ptr<Authenticator> authenticator_;
   TokenAuthenticator* tokens_ = nullptr;  // authenticator_, as its own type
   std::unique_ptr<AuditLog> audit_;
+  std::unique_ptr<ServerTls> tls_;
   std::unique_ptr<FleetCore> core_;
+  std::unique_ptr<NodeIdentities> identities_;
   std::unique_ptr<AgentGatewayService> gateway_;
   std::unique_ptr<FleetService> fleet_;
   std::unique_ptr<grpc::Server> server_;

@@ -8,6 +8,7 @@
 #include "absl/time/time.h"
 #include "controller/auth.h"
 #include "controller/grpc_status.h"
+#include "controller/node_identity.h"
 
 namespace fleetbench::controller {
 namespace {
@@ -25,6 +26,8 @@ constexpr FleetRpcRule kRules[] = {
     {"Rank", Role::kViewer, false},
     {"History", Role::kViewer, false},
     {"RemoveNode", Role::kAdmin, true},
+    // Ends a node's certificate identity (docs/security.md).
+    {"RevokeNode", Role::kAdmin, true},
     {"ImportPrices", Role::kOperator, true},
     {"ListPrices", Role::kViewer, false},
     {"Cost", Role::kViewer, false},
@@ -180,6 +183,19 @@ grpc::Status FleetService::RemoveNode(grpc::ServerContext* context,
                                       v1::RemoveNodeResponse* response) {
   return Serve(*context, *authenticator_, audit_, "RemoveNode", request->name(), response,
                [&](absl::Time deadline) { return core_->RemoveNode(request->name(), deadline); });
+}
+
+grpc::Status FleetService::RevokeNode(grpc::ServerContext* context,
+                                      const v1::RevokeNodeRequest* request,
+                                      v1::RevokeNodeResponse* response) {
+  return Serve(*context, *authenticator_, audit_, "RevokeNode", request->name(), response,
+               [&](absl::Time) -> absl::StatusOr<v1::RevokeNodeResponse> {
+                 if (identities_ == nullptr) {
+                   return absl::FailedPreconditionError(
+                       "this controller runs --insecure: nodes have no certificate identities");
+                 }
+                 return identities_->Revoke(request->name());
+               });
 }
 
 grpc::Status FleetService::ImportPrices(grpc::ServerContext* context,

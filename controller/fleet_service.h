@@ -31,6 +31,7 @@ struct FleetRpcRule {
 absl::Span<const FleetRpcRule> FleetRpcRules();
 // nullptr for an RPC without a row.
 const FleetRpcRule* FindFleetRpcRule(absl::string_view method);
+class NodeIdentities;
 
 class FleetService final : public v1::Fleet::Service {
  public:
@@ -57,6 +58,10 @@ class FleetService final : public v1::Fleet::Service {
                        v1::HistoryResponse* response) override;
   grpc::Status RemoveNode(grpc::ServerContext* context, const v1::RemoveNodeRequest* request,
                           v1::RemoveNodeResponse* response) override;
+  grpc::Status RevokeNode(grpc::ServerContext* context, const v1::RevokeNodeRequest* request,
+                          v1::RevokeNodeResponse* response) override;
+  // Node identities for RevokeNode; null (FAILED_PRECONDITION) --insecure.
+  void set_identities(NodeIdentities* identities) { identities_ = identities; }
   grpc::Status ImportPrices(grpc::ServerContext* context, const v1::ImportPricesRequest* request,
                             v1::ImportPricesResponse* response) override;
   grpc::Status ListPrices(grpc::ServerContext* context, const v1::ListPricesRequest* request,
@@ -100,6 +105,7 @@ class FleetService final : public v1::Fleet::Service {
   const Authenticator* const authenticator_;
   TokenAuthenticator* const tokens_;
   AuditLog* const audit_;
+  NodeIdentities* identities_ = nullptr;
 };
 
 }  // namespace fleetbench::controller

@@ -65,6 +65,7 @@ const std::map<std::string, std::pair<Role, bool>>& Expected() {
       {"SetSharedToken", {Role::kAdmin, true}},
       {"ListAudit", {Role::kAdmin, false}},
       {"Backup", {Role::kAdmin, false}},
+      {"RevokeNode", {Role::kAdmin, true}},
   };
   return *kExpected;
 }
@@ -93,8 +94,12 @@ class FleetRolesTest : public ::testing::Test {
     auto server = ControllerServer::Start(options);
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = std::move(*server);
+    // Over TLS, as every client talks to a controller by default.
+    ASSERT_NE(server_->tls(), nullptr);
+    grpc::SslCredentialsOptions ssl;
+    ssl.pem_root_certs = server_->tls()->ca.cert_pem;
     channel_ = grpc::CreateChannel(absl::StrCat("127.0.0.1:", server_->port()),
-                                   grpc::InsecureChannelCredentials());
+                                   grpc::SslCredentials(ssl));
     for (Role role : {Role::kEnroll, Role::kViewer, Role::kOperator, Role::kAdmin}) {
       const std::string name = absl::StrCat("t-", RoleName(role));
       auto created = server_->tokens()->Create(

@@ -199,6 +199,23 @@ CREATE INDEX schedule_firings_by_schedule ON schedule_firings(schedule, id);
 -- A run's page names the schedule that started it and the nodes offline.
 CREATE INDEX schedule_firings_by_run ON schedule_firings(run_id) WHERE run_id != '';
 )sql"},
+      {8, "node identities: one client certificate per enrolled node (issue 15)",
+       R"sql(
+-- The certificate the controller's CA issued to a node. One row per node
+-- name: re-enrolling after a revocation replaces it. A row whose
+-- revoked_ms is NULL is the node's live identity; while it lives, no
+-- enrollment can take the name and no stream without the certificate may
+-- speak as it.
+CREATE TABLE node_identities (
+  node          TEXT PRIMARY KEY,
+  serial        TEXT NOT NULL,      -- hex
+  fingerprint   TEXT NOT NULL,      -- sha256:HEX of the certificate's DER
+  not_after_ms  INTEGER NOT NULL,
+  enrolled_ms   INTEGER NOT NULL,
+  enrolled_by   TEXT NOT NULL DEFAULT '',  -- the enrollment token's name
+  revoked_ms    INTEGER                   -- NULL while valid
+) WITHOUT ROWID;
+)sql"},
       {9, "API tokens with roles, controller settings, the audit of mutating calls",
        R"sql(
 -- A person's or a script's token (docs/security.md): its name, role and

@@ -102,6 +102,10 @@ class SqliteStore final : public Store {
   absl::Status CheckIntegrity() override;
   absl::Status BackupTo(const std::string& dest_path, int pages_per_step) override;
   absl::StatusOr<int64_t> PruneSamplesBefore(absl::Time before, int max_samples) override;
+  absl::Status EnrollNodeIdentity(const NodeIdentityRecord& identity) override;
+  absl::StatusOr<std::optional<NodeIdentityRecord>> GetNodeIdentity(
+      const std::string& node) override;
+  absl::StatusOr<bool> RevokeNodeIdentity(const std::string& node, absl::Time when) override;
 
   absl::Status UpsertMetricDescriptors(
       const std::vector<v1::MetricDescriptor>& descriptors) override;

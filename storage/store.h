@@ -168,6 +168,17 @@ struct AuditRecord {
   std::string message;
 };
 
+// A node's certificate identity (issue 15): what the CA issued to it.
+struct NodeIdentityRecord {
+  std::string node;
+  std::string serial;       // hex
+  std::string fingerprint;  // sha256:HEX
+  absl::Time not_after;
+  absl::Time enrolled;
+  std::string enrolled_by;
+  std::optional<absl::Time> revoked;
+};
+
 class Store {
  public:
   virtual ~Store() = default;
@@ -390,6 +401,17 @@ class Store {
   // also runs foreign_key_check and checks its ranking points against the
   // samples; DATA_LOSS lists what failed. Reads the whole file.
   virtual absl::Status CheckIntegrity() = 0;
+
+  // --- Node identities (issue 15, docs/security.md). ---
+  // Stores `identity` unless its node has a live (unrevoked) identity:
+  // ALREADY_EXISTS then, in one transaction, so two enrollments racing for
+  // one name cannot both win. A revoked row is replaced.
+  virtual absl::Status EnrollNodeIdentity(const NodeIdentityRecord& identity) = 0;
+  // The node's identity row, live or revoked; nullopt when it never enrolled.
+  virtual absl::StatusOr<std::optional<NodeIdentityRecord>> GetNodeIdentity(
+      const std::string& node) = 0;
+  // Marks the live identity revoked at `when`; false when there is none.
+  virtual absl::StatusOr<bool> RevokeNodeIdentity(const std::string& node, absl::Time when) = 0;
 };
 
 struct SqliteOptions {

@@ -463,7 +463,8 @@ TEST_F(EndToEndTest, RdmaWithoutADeviceIsSkippedWithTheReason) {
 
 TEST_F(EndToEndTest, WrongTokenIsRefused) {
   StartController();
-  std::map<std::string, std::string> bad_env = {{"FLEETBENCH_TOKEN", "not-the-token"}};
+  std::map<std::string, std::string> bad_env = {{"FLEETBENCH_TOKEN", "not-the-token"},
+                                                {"FLEETBENCH_CA", CaPath()}};
   CommandResult r = RunCommand({FLEETBENCH_BINARY, "nodes", "--controller", address_}, bad_env);
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("token"), std::string::npos) << r.err;

@@ -54,7 +54,7 @@ class EdgesTest : public FleetTest {
     grpc::ChannelArguments args;
     args.SetMaxSendMessageSize(64 << 20);
     args.SetMaxReceiveMessageSize(64 << 20);
-    return grpc::CreateCustomChannel(address_, grpc::InsecureChannelCredentials(), args);
+    return grpc::CreateCustomChannel(address_, Credentials(), args);
   }
   std::set<std::string> NodeNames() {
     v1::ListNodesResponse nodes;

@@ -3,6 +3,8 @@
 #include <signal.h>
 
 #include "absl/strings/str_cat.h"
+#include "common/pem_files.h"
+#include "common/transport.h"
 #include "fleetbench/v1/node.pb.h"
 #include "fleetbench/v1/run.pb.h"
 #include "google/protobuf/util/json_util.h"
@@ -13,7 +15,11 @@ void FleetTest::SetUp() {
   dir_ = MakeTempDir("fleet");
   db_path_ = dir_ + "/history.db";
   address_ = absl::StrCat("127.0.0.1:", PickFreePort());
-  env_ = {{"FLEETBENCH_TOKEN", "test-token-" + dir_.substr(dir_.size() - 8)}};
+  env_ = {{"FLEETBENCH_TOKEN", "test-token-" + dir_.substr(dir_.size() - 8)},
+          // The CA the controller makes beside its database on first start:
+          // every CLI call and agent checks the controller with it (TLS by
+          // default, issue 15).
+          {"FLEETBENCH_CA", CaPath()}};
 }
 
 void FleetTest::TearDown() {
@@ -25,6 +31,9 @@ void FleetTest::TearDown() {
 
 void FleetTest::StartController(const std::vector<std::string>& extra_flags) {
   if (!extra_flags.empty()) controller_flags_ = extra_flags;
+  // A test may have moved the database (onto a small filesystem, say): the
+  // CA lies beside it wherever it is.
+  if (env_.contains("FLEETBENCH_CA")) env_["FLEETBENCH_CA"] = CaPath();
   std::vector<std::string> argv = exec_prefix_;
   for (const char* a : {FLEETBENCH_BINARY, "controller", "--listen"}) argv.push_back(a);
   argv.push_back(address_);
@@ -92,6 +101,14 @@ bool FleetTest::CliJson(std::vector<std::string> args, google::protobuf::Message
     return false;
   }
   return true;
+}
+
+std::shared_ptr<grpc::ChannelCredentials> FleetTest::Credentials() const {
+  absl::StatusOr<std::string> ca = ReadSmallFile(CaPath());
+  EXPECT_TRUE(ca.ok()) << ca.status();
+  ClientTls tls;
+  tls.ca_pem = ca.value_or("");
+  return ChannelCredentialsFor(tls);
 }
 
 bool FleetTest::WaitForOnlineNodes(int count, absl::Duration timeout) {

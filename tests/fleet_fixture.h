@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "google/protobuf/message.h"
+#include "grpcpp/security/credentials.h"
 #include "gtest/gtest.h"
 #include "tests/process.h"
 
@@ -33,6 +34,10 @@ class FleetTest : public ::testing::Test {
   // Runs the CLI with --json and parses stdout into `message`.
   bool CliJson(std::vector<std::string> args, google::protobuf::Message* message,
                int* exit_code = nullptr);
+  // TLS to the controller as the CLI speaks it (its CA), for tests that
+  // speak gRPC themselves.
+  std::shared_ptr<grpc::ChannelCredentials> Credentials() const;
+  std::string CaPath() const { return db_path_ + ".tls/ca.pem"; }
   // Waits until `count` nodes are online.
   bool WaitForOnlineNodes(int count, absl::Duration timeout);
 

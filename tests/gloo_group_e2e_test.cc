@@ -146,7 +146,7 @@ class GlooGroupE2eTest : public FleetTest {
   }
 
   std::unique_ptr<v1::Fleet::Stub> Stub() {
-    return v1::Fleet::NewStub(grpc::CreateChannel(address_, grpc::InsecureChannelCredentials()));
+    return v1::Fleet::NewStub(grpc::CreateChannel(address_, Credentials()));
   }
   void Authorize(grpc::ClientContext* context) {
     context->AddMetadata(kAuthMetadataKey, "Bearer " + env_.at("FLEETBENCH_TOKEN"));

@@ -32,7 +32,7 @@ class GroupE2eTest : public FleetTest {
         env_, dir_ + "/member-" + name + ".log");
   }
   std::unique_ptr<v1::Fleet::Stub> Stub() {
-    return v1::Fleet::NewStub(grpc::CreateChannel(address_, grpc::InsecureChannelCredentials()));
+    return v1::Fleet::NewStub(grpc::CreateChannel(address_, Credentials()));
   }
   void Authorize(grpc::ClientContext* context) {
     context->AddMetadata(kAuthMetadataKey, "Bearer " + env_.at("FLEETBENCH_TOKEN"));

@@ -23,6 +23,7 @@
 #include "agent/runtime/spool.h"
 #include "agent/runtime/task_runner.h"
 #include "common/token.h"
+#include "common/transport.h"
 
 namespace fleetbench::agent {
 namespace {
@@ -94,6 +95,13 @@ int main(int argc, char** argv) {
     return 1;
   }
   options.token = *token;
+  // TLS as the real agent speaks it: the CA from $FLEETBENCH_CA.
+  auto ca = fleetbench::LoadCaPem("");
+  if (!ca.ok()) {
+    std::cerr << ca.status() << "\n";
+    return 1;
+  }
+  options.tls.ca_pem = *ca;
   auto spool = fleetbench::agent::Spool::Open(options.state_dir + "/spool");
   if (!spool.ok()) {
     std::cerr << spool.status() << "\n";

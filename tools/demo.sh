@@ -31,10 +31,20 @@ coproc CONTROLLER { exec "$FB" controller --listen "$FLEETBENCH_CONTROLLER" --ht
 pids+=("$CONTROLLER_PID")
 read -r -t 30 line <&"${CONTROLLER[0]}" || { echo "controller did not start; see $STATE/controller.log" >&2; exit 1; }
 echo "controller: $line (log $STATE/controller.log)"
+# TLS by default (docs/security.md): the controller made a CA beside its
+# database on first start; the CLI and the agents check it with that CA.
+export FLEETBENCH_CA="$DB.tls/ca.pem"
+grep -h "^TLS: " "$STATE/controller.log" | tail -n 1 || true
 
+# Each agent enrolls once: it makes its key in its state folder, the
+# controller signs a certificate for its name, and from then on it connects
+# with that certificate (mTLS) instead of the shared token. Enrolling takes
+# an enrollment token, or an admin's: here the demo's shared one.
+ENROLL_TOKEN_FILE="$FLEETBENCH_TOKEN_FILE"
 start_agent() {
   local name=$1; shift
-  "$FB" agent --name "$name" --state-dir "$STATE/agent-$name" "$@" 2>>"$STATE/agent-$name.log" &
+  "$FB" agent --name "$name" --state-dir "$STATE/agent-$name" --enroll-token-file "$ENROLL_TOKEN_FILE" \
+    "$@" 2>>"$STATE/agent-$name.log" &
   pids+=("$!")
 }
 # tokyo-1's price label overrides the catalog; the others are priced by it.

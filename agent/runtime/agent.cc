@@ -47,7 +47,7 @@ absl::Status Agent::Run() {
   args.SetMaxReceiveMessageSize(kMaxMessageBytes);
   args.SetMaxSendMessageSize(kMaxMessageBytes);
   auto channel = grpc::CreateCustomChannel(options_.controller,
-                                           grpc::InsecureChannelCredentials(), args);
+                                           ChannelCredentialsFor(options_.tls), args);
   auto stub = v1::AgentGateway::NewStub(channel);
   ReconnectBackoff backoff({.initial = options_.initial_backoff,
                             .max = options_.max_backoff,
@@ -59,7 +59,9 @@ absl::Status Agent::Run() {
     }
     std::optional<absl::Duration> connected_for;
     absl::Status s = Session(*stub, &connected_for);
-    if (absl::IsUnauthenticated(s) || absl::IsInvalidArgument(s)) return s;
+    if (absl::IsUnauthenticated(s) || absl::IsInvalidArgument(s) || absl::IsPermissionDenied(s)) {
+      return s;
+    }
     // A session always ends in an error (the controller went away), so how
     // it went is judged by its welcome and its length, not by its status.
     const absl::Duration wait =
@@ -98,7 +100,9 @@ v1::Hello Agent::MakeHello() {
 absl::Status Agent::Session(v1::AgentGateway::Stub& stub,
                              std::optional<absl::Duration>* connected_for) {
   grpc::ClientContext context;
-  context.AddMetadata(kAuthMetadataKey, "Bearer " + options_.token);
+  // A node with a certificate is its certificate; the shared token stays
+  // home (issue 15).
+  if (options_.tls.cert_pem.empty()) context.AddMetadata(kAuthMetadataKey, "Bearer " + options_.token);
   {
     absl::MutexLock lock(&mu_);
     if (stopping_) return absl::OkStatus();
@@ -181,6 +185,10 @@ absl::Status Agent::Session(v1::AgentGateway::Stub& stub,
   heartbeat.join();
   grpc::Status status = stream->Finish();
   *connected_for = absl::Now() - welcomed_at;
+  // The controller ended this node's identity (nodes revoke): not retried.
+  if (status.error_code() == grpc::StatusCode::UNAUTHENTICATED) {
+    return end(absl::UnauthenticatedError(status.error_message()));
+  }
   return end(absl::UnavailableError(
       status.ok() ? "stream closed by controller" : status.error_message()));
 }

@@ -6,8 +6,10 @@
 // running and the finished tasks still spooled), then the spool is resent,
 // then heartbeats. On any stream error it reconnects with exponential
 // backoff and full jitter (reconnect_backoff.h), starting over after a
-// session that was up for `backoff_reset_after`. UNAUTHENTICATED and INVALID_ARGUMENT from the
-// controller are not retried: they need the operator.
+// session that was up for `backoff_reset_after`. UNAUTHENTICATED,
+// PERMISSION_DENIED (a hello as another node, an enrolled name without its
+// certificate) and INVALID_ARGUMENT from the controller are not retried:
+// they need the operator.
 //
 // Threads: Run() owns the connection (reader); one heartbeat thread per
 // connection; one executor thread for tasks. Stop() may be called from any
@@ -29,6 +31,7 @@
 #include "agent/runtime/relay_rendezvous.h"
 #include "agent/runtime/spool.h"
 #include "agent/runtime/task_runner.h"
+#include "common/transport.h"
 #include "fleetbench/v1/agent_service.grpc.pb.h"
 
 namespace fleetbench::agent {
@@ -39,7 +42,10 @@ struct AgentOptions {
   std::map<std::string, std::string> labels;
   std::string state_dir;
   std::string scratch_dir;  // empty: <state_dir>/scratch
-  std::string token;
+  std::string token;  // the shared token; not sent once the node has a certificate
+  // TLS to the controller, with this node's certificate once enrolled
+  // (agent/runtime/identity.h).
+  ClientTls tls;
   std::string advertise_addr;  // empty: the controller uses the stream's source
   absl::Duration initial_backoff = absl::Milliseconds(200);
   absl::Duration max_backoff = absl::Seconds(30);

@@ -130,6 +130,9 @@ class Fleet:
             raise RuntimeError(f"controller did not report its port (got {line!r}); "
                                f"see {folder}/stderr.log:\n{self.log_tail('controller')}")
         self.address = "127.0.0.1:" + line.split()[1]
+        # TLS by default (issue 15): the CA the controller made beside its
+        # database checks it, for the agent and for this client alike.
+        self.ca_file = os.path.join(folder, "history.db.tls", "ca.pem")
 
     @staticmethod
     def _read_line(process, timeout_s):
@@ -150,7 +153,7 @@ class Fleet:
     def start_agent(self, name, labels):
         argv = [self.binary, "agent", "--controller", self.address, "--name", name,
                 "--state-dir", os.path.join(self.root, "agent-" + name, "state"),
-                "--token-file", self.token_file]
+                "--token-file", self.token_file, "--ca", self.ca_file]
         for key, value in labels.items():
             argv += ["--label", f"{key}={value}"]
         self._start("agent-" + name, argv, stdout=subprocess.DEVNULL)
@@ -183,7 +186,9 @@ class FleetClientTest(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        cls.channel = grpc.insecure_channel(cls.fleet.address)
+        with open(cls.fleet.ca_file, "rb") as f:
+            credentials = grpc.ssl_channel_credentials(root_certificates=f.read())
+        cls.channel = grpc.secure_channel(cls.fleet.address, credentials)
         cls.addClassCleanup(cls.channel.close)
         cls.stub = fleet_grpc.FleetStub(cls.channel)
         cls.auth = [("authorization", "Bearer " + cls.fleet.token)]

@@ -1,0 +1,66 @@
+#include "common/transport.h"
+
+#include <cstdlib>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "common/pem_files.h"
+#include "common/x509.h"
+#include "grpcpp/security/credentials.h"
+
+namespace fleetbench {
+
+std::shared_ptr<grpc::ChannelCredentials> ChannelCredentialsFor(const ClientTls& tls) {
+  if (tls.insecure) return grpc::InsecureChannelCredentials();
+  grpc::SslCredentialsOptions ssl;
+  ssl.pem_root_certs = tls.ca_pem;
+  ssl.pem_private_key = tls.key_pem;
+  ssl.pem_cert_chain = tls.cert_pem;
+  return grpc::SslCredentials(ssl);
+}
+
+absl::StatusOr<std::string> FindCaFile(const std::string& flag) {
+  if (!flag.empty()) return flag;
+  if (const char* env = std::getenv("FLEETBENCH_CA"); env != nullptr && *env != '\0') return env;
+  if (const char* token = std::getenv("FLEETBENCH_TOKEN_FILE"); token != nullptr) {
+    const std::string path = token;
+    if (absl::EndsWith(path, ".token")) {
+      const std::string ca = path.substr(0, path.size() - 6) + ".tls/ca.pem";
+      if (FileExists(ca)) return ca;
+    }
+  }
+  return absl::NotFoundError(
+      "no CA to check the controller with: pass --ca FILE or set FLEETBENCH_CA (the controller "
+      "prints the path at start: DB.tls/ca.pem), or --insecure for a plaintext controller");
+}
+
+absl::StatusOr<std::string> LoadCaPem(const std::string& flag) {
+  absl::StatusOr<std::string> path = FindCaFile(flag);
+  if (!path.ok()) return path.status();
+  absl::StatusOr<std::string> pem = ReadSmallFile(*path);
+  if (!pem.ok()) return absl::NotFoundError(absl::StrCat("CA file ", pem.status().message()));
+  if (absl::StatusOr<x509::CertInfo> info = x509::ParseCert(*pem); !info.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("CA file ", *path, ": ", info.status().message()));
+  }
+  return *pem;
+}
+
+std::string ExplainUnavailable(const ClientTls& tls, const std::string& message) {
+  if (tls.insecure) {
+    return absl::StrCat(message,
+                        " (this client speaks plaintext (--insecure); a controller started "
+                        "without --insecure serves TLS only: drop --insecure and pass --ca)");
+  }
+  if (absl::StrContains(message, "Ssl") || absl::StrContains(message, "SSL") ||
+      absl::StrContains(message, "handshake") || absl::StrContains(message, "ertificate") ||
+      absl::StrContains(message, "Socket closed") || absl::StrContains(message, "connect to all")) {
+    return absl::StrCat(message,
+                        " (TLS with the controller failed: is it started with --insecure "
+                        "(then pass --insecure here too), or is --ca / FLEETBENCH_CA not the CA "
+                        "it printed at start, or is the address not one its certificate names "
+                        "(controller --tls-san)?)");
+  }
+  return message;
+}
+
+}  // namespace fleetbench

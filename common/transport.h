@@ -1,0 +1,38 @@
+// common/transport.h — how a client (the CLI, an agent) reaches the
+// controller: TLS verified against the controller's CA by default, with
+// the node's own certificate when it has one (mTLS), plaintext only when
+// asked for with --insecure (docs/security.md, "Transport and node identity").
+#ifndef FLEETBENCH_COMMON_TRANSPORT_H_
+#define FLEETBENCH_COMMON_TRANSPORT_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "grpcpp/security/credentials.h"
+
+namespace fleetbench {
+
+struct ClientTls {
+  bool insecure = false;  // plaintext: only with an explicit --insecure
+  std::string ca_pem;     // the controller's CA; required unless insecure
+  std::string cert_pem;   // this node's certificate and key (mTLS), or empty
+  std::string key_pem;
+};
+
+std::shared_ptr<grpc::ChannelCredentials> ChannelCredentialsFor(const ClientTls& tls);
+
+// The CA file to trust: `flag` (--ca), else $FLEETBENCH_CA, else, beside a
+// controller-made token ($FLEETBENCH_TOKEN_FILE = DB.token), DB.tls/ca.pem
+// when it exists. NOT_FOUND with one line saying what to pass otherwise.
+absl::StatusOr<std::string> FindCaFile(const std::string& flag);
+// FindCaFile and read it, checked to be a PEM certificate.
+absl::StatusOr<std::string> LoadCaPem(const std::string& flag);
+
+// `message` of an UNAVAILABLE call, with a hint when it looks like the two
+// sides disagree on TLS (one --insecure, the other not) or on the CA.
+std::string ExplainUnavailable(const ClientTls& tls, const std::string& message);
+
+}  // namespace fleetbench
+
+#endif  // FLEETBENCH_COMMON_TRANSPORT_H_

@@ -1,0 +1,70 @@
+// controller/node_identity.h — one identity per node (issue 15): the
+// controller's CA issues each enrolled node a client certificate bound to
+// its name, and from then on the name a stream speaks as is the one in its
+// certificate, never the one in its hello.
+//
+// Contract: Enroll signs a node's CSR for the name asked unless that name
+// has a live identity (ALREADY_EXISTS, whatever token asks); the key stays
+// with the node. NodeOfCertificate checks a peer's certificate (issued by
+// this CA, in its validity window, the node's current one, not revoked)
+// and answers its node name, or UNAUTHENTICATED with one line saying which
+// check failed. A stream without a certificate (the shared token,
+// migration) may not speak as an enrolled node. Revoke ends the identity
+// and closes the node's streams at once. Thread-safe.
+#ifndef FLEETBENCH_CONTROLLER_NODE_IDENTITY_H_
+#define FLEETBENCH_CONTROLLER_NODE_IDENTITY_H_
+
+#include <functional>
+#include <map>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "common/clock.h"
+#include "common/x509.h"
+#include "controller/auth.h"
+#include "fleetbench/v1/agent_service.pb.h"
+#include "fleetbench/v1/node.pb.h"
+#include "storage/store.h"
+
+namespace fleetbench::controller {
+
+class NodeIdentities {
+ public:
+  // `store` and `clock` must outlive this.
+  NodeIdentities(storage::Store* store, x509::KeyAndCert ca, Clock* clock,
+                 absl::Duration cert_validity = absl::Hours(24 * 90))
+      : store_(store), ca_(std::move(ca)), clock_(clock), cert_validity_(cert_validity) {}
+
+  absl::StatusOr<v1::EnrollResponse> Enroll(const v1::EnrollRequest& request,
+                                            const Principal& by);
+  // The node `cert_pem` (the peer's, as TLS received it) stands for.
+  absl::StatusOr<std::string> NodeOfCertificate(const std::string& cert_pem);
+  // OK when a stream without a certificate may say hello as `name`.
+  absl::Status CheckUncertified(const std::string& name);
+  // NOT_FOUND when `name` has no live identity.
+  absl::StatusOr<v1::RevokeNodeResponse> Revoke(const std::string& name);
+
+  // A certified stream, so that Revoke can close it. `close` may be called
+  // from any thread, after the stream ended too (it must then do nothing).
+  using Closer = std::function<void(const std::string& why)>;
+  int64_t AddStream(const std::string& node, Closer close);
+  void RemoveStream(int64_t id);
+
+  const std::string& ca_pem() const { return ca_.cert_pem; }
+
+ private:
+  storage::Store* const store_;
+  const x509::KeyAndCert ca_;
+  Clock* const clock_;
+  const absl::Duration cert_validity_;
+
+  absl::Mutex mu_;
+  int64_t next_stream_ ABSL_GUARDED_BY(mu_) = 1;
+  std::map<int64_t, std::pair<std::string, Closer>> streams_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace fleetbench::controller
+
+#endif  // FLEETBENCH_CONTROLLER_NODE_IDENTITY_H_

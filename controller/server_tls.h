@@ -1,0 +1,43 @@
+// controller/server_tls.h — the controller's own TLS material (issue 15):
+// a private CA made on first start and a server certificate it signs for
+// the names clients dial, kept in one folder beside the database
+// (DB.tls/: ca.pem, ca.key, server.pem, server.key; keys 0600).
+//
+// Contract: the CA is made once and kept (agents and clients trust it);
+// the server certificate is made again, by the same CA, whenever it is
+// missing, does not name every name asked for, or has under 30 days left,
+// so a new address or an expiring certificate needs no agent to change
+// (rotation: docs/security.md). Nothing here touches the network.
+#ifndef FLEETBENCH_CONTROLLER_SERVER_TLS_H_
+#define FLEETBENCH_CONTROLLER_SERVER_TLS_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/x509.h"
+
+namespace fleetbench::controller {
+
+struct ServerTls {
+  x509::KeyAndCert ca;
+  x509::KeyAndCert server;
+  std::string ca_path;  // DIR/ca.pem, what clients pass as --ca
+  std::string ca_fingerprint;
+  bool made_ca = false;           // on this start
+  bool made_server_cert = false;  // on this start
+};
+
+// Loads DIR's CA and server certificate, making what is missing or stale.
+absl::StatusOr<ServerTls> LoadOrMakeServerTls(const std::string& dir,
+                                              const std::vector<std::string>& names);
+
+// The names the server certificate carries for `listen` (HOST:PORT): the
+// listen host (every interface's address when it is 0.0.0.0 or ::),
+// 127.0.0.1, ::1, localhost, this host's name, then `extra` (--tls-san).
+std::vector<std::string> ServerNames(const std::string& listen,
+                                     const std::vector<std::string>& extra);
+
+}  // namespace fleetbench::controller
+
+#endif  // FLEETBENCH_CONTROLLER_SERVER_TLS_H_

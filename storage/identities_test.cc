@@ -1,0 +1,73 @@
+// Tests of the SQLite store's node identities: one live identity per name,
+// even when two enrollments race; a revoked one may be replaced; all of it
+// survives a reopen.
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "gtest/gtest.h"
+#include "storage/store.h"
+#include "storage/store_test_util.h"
+
+namespace fleetbench::storage {
+namespace {
+
+NodeIdentityRecord Identity(const std::string& node, const std::string& fingerprint) {
+  NodeIdentityRecord r;
+  r.node = node;
+  r.serial = "0a1b";
+  r.fingerprint = fingerprint;
+  r.not_after = kT0 + absl::Hours(24 * 90);
+  r.enrolled = kT0;
+  r.enrolled_by = "enroll-1";
+  return r;
+}
+
+using IdentitiesTest = StoreTest;
+
+TEST_F(IdentitiesTest, OneLiveIdentityPerNameAndARevokedOneIsReplaced) {
+  EXPECT_FALSE(store_->GetNodeIdentity("gpu-07")->has_value());
+  ASSERT_TRUE(store_->EnrollNodeIdentity(Identity("gpu-07", "sha256:aa")).ok());
+  absl::Status again = store_->EnrollNodeIdentity(Identity("gpu-07", "sha256:bb"));
+  EXPECT_TRUE(absl::IsAlreadyExists(again)) << again;
+  EXPECT_EQ((*store_->GetNodeIdentity("gpu-07"))->fingerprint, "sha256:aa");
+
+  EXPECT_TRUE(*store_->RevokeNodeIdentity("gpu-07", kT0 + absl::Hours(1)));
+  EXPECT_FALSE(*store_->RevokeNodeIdentity("gpu-07", kT0 + absl::Hours(2)));
+  EXPECT_FALSE(*store_->RevokeNodeIdentity("nobody", kT0));
+  Reopen();
+  std::optional<NodeIdentityRecord> revoked = *store_->GetNodeIdentity("gpu-07");
+  ASSERT_TRUE(revoked.has_value());
+  EXPECT_EQ(revoked->revoked, kT0 + absl::Hours(1));
+  EXPECT_EQ(revoked->enrolled_by, "enroll-1");
+  EXPECT_EQ(revoked->not_after, kT0 + absl::Hours(24 * 90));
+
+  ASSERT_TRUE(store_->EnrollNodeIdentity(Identity("gpu-07", "sha256:cc")).ok());
+  std::optional<NodeIdentityRecord> now = *store_->GetNodeIdentity("gpu-07");
+  EXPECT_EQ(now->fingerprint, "sha256:cc");
+  EXPECT_FALSE(now->revoked.has_value());
+}
+
+TEST_F(IdentitiesTest, OfTwoEnrollmentsRacingForANameOneWins) {
+  std::vector<std::thread> threads;
+  std::vector<absl::Status> results(8);
+  for (int i = 0; i < 8; ++i) {
+    threads.emplace_back([&, i] {
+      results[i] = store_->EnrollNodeIdentity(Identity("n", "sha256:" + std::to_string(i)));
+    });
+  }
+  for (auto& t : threads) t.join();
+  int won = 0;
+  for (const absl::Status& s : results) {
+    won += s.ok();
+    if (!s.ok()) {
+      EXPECT_TRUE(absl::IsAlreadyExists(s)) << s;
+    }
+  }
+  EXPECT_EQ(won, 1);
+}
+
+}  // namespace
+}  // namespace fleetbench::storage
