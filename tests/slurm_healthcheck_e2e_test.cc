@@ -56,6 +56,7 @@ class SlurmHealthcheckTest : public FleetTest {
                            << "export FLEETBENCH_BIN=" << FLEETBENCH_BINARY << "\n"
                            << "export FLEETBENCH_CONTROLLER=" << address_ << "\n"
                            << "export FLEETBENCH_TOKEN_FILE=" << token_file << "\n"
+                           << "export FLEETBENCH_CA=" << env_["FLEETBENCH_CA"] << "\n"
                            << "export SLURM_NODE=" << kNode << "\n"
                            << "export CACHE=" << dir_ << "/verdict.json\n"
                            << "export DEADLINE=5\n"
