@@ -359,17 +359,22 @@ TEST_F(DiskRunTest, RateCapsThroughput) {
       disk.Run({{"rw", "randread"},
                 {"bs", "4k"},
                 {"iodepth", "4"},
-                {"rate", "4M"},
+                {"rate", "2M"},
                 {"file_mib", "8"},
-                {"runtime", "0.5"},
+                {"runtime", "1"},
                 {"ramp_time", "0.1"}},
                context);
   ASSERT_TRUE(samples.ok()) << samples.status();
-  const double cap_mbps = 4.0 * (1 << 20) / 1e6;
+  // The cap is sharp; the floor is loose. A cap far below what any disk
+  // does (512 IOs/s) keeps the floor about pacing, not the device, but CI
+  // runs this beside other tests on two cores (it once read 0.71 of a 4M
+  // cap there): the floor catches a pacer that throttles by a factor
+  // (e.g. one I/O per slice instead of iodepth), not a loaded machine.
+  const double cap_mbps = 2.0 * (1 << 20) / 1e6;
   const double mbps = ValueOf(*samples, "disk.custom.MBps");
   EXPECT_LE(mbps, cap_mbps * 1.05);
-  EXPECT_GE(mbps, cap_mbps * 0.8);
-  EXPECT_EQ((*samples)[0].params().at("rate_bytes"), "4194304");
+  EXPECT_GE(mbps, cap_mbps * 0.6);
+  EXPECT_EQ((*samples)[0].params().at("rate_bytes"), "2097152");
   EXPECT_TRUE(ScratchIsEmpty());
 }
 
