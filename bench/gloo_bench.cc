@@ -12,6 +12,7 @@
 // 127.0.0.1); DEADLINE_S: the group's deadline from now (default 600).
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -73,6 +74,10 @@ class FileRendezvous final : public fleetbench::agent::Rendezvous {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // A peer killed mid-collective must end this rank with gloo's error (exit
+  // 1, naming the operation), not kill it with SIGPIPE on the next write;
+  // the agent ignores SIGPIPE too (cli/fleetbench_main.cc).
+  std::signal(SIGPIPE, SIG_IGN);
   if (argc < 8 || argc > 10) {
     std::fprintf(stderr,
                  "usage: %s RANK SIZE DIR MIN_BYTES MAX_BYTES ITERS WARMUP "
