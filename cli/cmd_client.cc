@@ -22,9 +22,11 @@
 #include "common/proto_json.h"
 #include "common/suites.h"
 #include "common/api_enums.h"
+#include "common/api_text.h"
 #include "common/reason.h"
 #include "common/token.h"
 #include "common/wire_limits.h"
+#include "diagnosis/finding.h"
 #include "fleetbench/v1/fleet_service.grpc.pb.h"
 #include "fleetbench/v1/history.pb.h"
 #include "fleetbench/v1/node.pb.h"
@@ -43,23 +45,6 @@
 
 namespace fleetbench::cli {
 namespace {
-
-std::string Labels(const google::protobuf::Map<std::string, std::string>& labels) {
-  std::map<std::string, std::string> sorted(labels.begin(), labels.end());
-  std::vector<std::string> parts;
-  for (const auto& [k, v] : sorted) parts.push_back(k + "=" + v);
-  return absl::StrJoin(parts, ",");
-}
-
-std::string ParamsText(const google::protobuf::Map<std::string, std::string>& params) {
-  // The parameters that say what was measured; the statistics are in --json.
-  std::map<std::string, std::string> sorted(params.begin(), params.end());
-  std::vector<std::string> parts;
-  for (const char* key : {"dtype", "size", "threads", "runs", "spread", "peer_node", "streams"}) {
-    if (auto it = sorted.find(key); it != sorted.end()) parts.push_back(it->first + "=" + it->second);
-  }
-  return absl::StrJoin(parts, " ");
-}
 
 // Pairwise results read best as a matrix: one row per listening node, one
 // column per connecting node, forward throughput in the cells.
@@ -115,7 +100,7 @@ void PrintRun(const v1::Run& run) {
     Table samples({"NODE", "BENCHMARK", "METRIC", "VALUE", "UNIT", "PARAMS"});
     for (const v1::Sample& s : run.samples()) {
       samples.AddRow({s.node(), s.benchmark(), s.metric(), FormatNumber(s.value()), s.unit(),
-                      ParamsText(s.params())});
+                      MeasuredParamsText(s.params())});
     }
     std::cout << samples.Render();
     PrintPairMatrix(run, "net.tcp.Gbps");
@@ -330,7 +315,7 @@ int NodesCommand(const Argv& argv) {
     table.AddRow({n.name(), NodeStatusName(n.status()), n.facts().cpu().model(),
                   std::to_string(n.facts().cpu().logical_cores()),
                   FormatNumber(static_cast<double>(n.facts().memory_total_bytes()) / (1 << 30)),
-                  judged.ok() ? WorstFindingOf(findings, n.name()) : "?", Labels(n.labels())});
+                  judged.ok() ? diagnosis::WorstFindingOf(findings, n.name()) : "?", LabelsText(n.labels())});
   }
   std::cout << table.Render();
   if (!judged.ok()) std::cerr << "fleetbench nodes: no findings: " << judged.message() << "\n";
@@ -658,7 +643,7 @@ int HistoryCommand(const Argv& argv) {
   for (const v1::Sample& s : response.samples()) {
     table.AddRow({absl::FormatTime("%Y-%m-%d %H:%M:%S", absl::FromUnixMillis(s.time_unix_ms()),
                                    absl::UTCTimeZone()),
-                  s.run_id(), FormatNumber(s.value()), s.unit(), ParamsText(s.params())});
+                  s.run_id(), FormatNumber(s.value()), s.unit(), MeasuredParamsText(s.params())});
   }
   std::cout << table.Render();
   PrintNextPage("history --node " + request.node() + " --metric " + request.metric(),

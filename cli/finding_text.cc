@@ -71,18 +71,5 @@ std::string RenderFindings(const v1::ListFindingsResponse& findings) {
   return out;
 }
 
-std::string WorstFindingOf(const v1::ListFindingsResponse& findings, const std::string& node) {
-  int count = 0;
-  const v1::Finding* worst = nullptr;
-  for (const v1::Finding& f : findings.findings()) {
-    if (f.subject().node() != node) continue;
-    ++count;
-    if (worst == nullptr) worst = &f;  // sorted worst first
-  }
-  if (worst == nullptr) return "-";
-  std::string cell = absl::StrCat(diagnosis::SeverityName(worst->severity()), " ", worst->code());
-  if (count > 1) absl::StrAppend(&cell, " (+", count - 1, ")");
-  return cell;
-}
 
 }  // namespace fleetbench::cli

@@ -27,9 +27,6 @@ std::string FormatFinding(const v1::Finding& finding, bool with_subject = false)
 
 // Every finding of a ListFindings answer (with subjects), then its notes.
 std::string RenderFindings(const v1::ListFindingsResponse& findings);
-// A node's worst finding for the `nodes` table ("warning fleet.outlier
-// (+2)"), "-" when it has none; `findings` is sorted worst first.
-std::string WorstFindingOf(const v1::ListFindingsResponse& findings, const std::string& node);
 
 }  // namespace fleetbench::cli
 

@@ -20,6 +20,20 @@ std::string SeverityName(v1::Severity severity) {
   }
 }
 
+std::string WorstFindingOf(const v1::ListFindingsResponse& findings, const std::string& node) {
+  int count = 0;
+  const v1::Finding* worst = nullptr;
+  for (const v1::Finding& f : findings.findings()) {
+    if (f.subject().node() != node) continue;
+    ++count;
+    if (worst == nullptr) worst = &f;  // sorted worst first
+  }
+  if (worst == nullptr) return "-";
+  std::string cell = absl::StrCat(SeverityName(worst->severity()), " ", worst->code());
+  if (count > 1) absl::StrAppend(&cell, " (+", count - 1, ")");
+  return cell;
+}
+
 absl::StatusOr<v1::Severity> ParseSeverity(absl::string_view name) {
   for (v1::Severity s :
        {v1::SEVERITY_INFO, v1::SEVERITY_WARNING, v1::SEVERITY_CRITICAL}) {

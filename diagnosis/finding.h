@@ -35,6 +35,10 @@ namespace fleetbench::diagnosis {
 
 // "info", "warning", "critical"; "unspecified".
 std::string SeverityName(v1::Severity severity);
+// A node's worst finding as the `nodes` table and the dashboard show it
+// ("warning fleet.outlier (+2)"), "-" when it has none; `findings` sorted
+// worst first, as ListFindings answers.
+std::string WorstFindingOf(const v1::ListFindingsResponse& findings, const std::string& node);
 // The inverse; INVALID_ARGUMENT naming the allowed words otherwise.
 absl::StatusOr<v1::Severity> ParseSeverity(absl::string_view name);
 

@@ -80,39 +80,9 @@ std::string RunLink(const std::string& run_id) {
                       HtmlEscape(run_id), "</a>");
 }
 
-std::string LabelsText(const google::protobuf::Map<std::string, std::string>& labels) {
-  std::map<std::string, std::string> sorted(labels.begin(), labels.end());
-  std::vector<std::string> parts;
-  for (const auto& [k, v] : sorted) parts.push_back(k + "=" + v);
-  return absl::StrJoin(parts, ",");
-}
-
-std::string ParamsText(const google::protobuf::Map<std::string, std::string>& params) {
-  std::map<std::string, std::string> sorted(params.begin(), params.end());
-  std::vector<std::string> parts;
-  for (const char* key : {"dtype", "size", "threads", "runs", "spread", "peer_node", "streams"}) {
-    if (auto it = sorted.find(key); it != sorted.end()) parts.push_back(it->first + "=" + it->second);
-  }
-  return absl::StrJoin(parts, " ");
-}
-
 std::string TimeText(int64_t unix_ms) {
   if (unix_ms == 0) return "-";
   return absl::FormatTime("%Y-%m-%d %H:%M:%S", absl::FromUnixMillis(unix_ms), absl::UTCTimeZone());
-}
-
-std::string WorstFindingOf(const v1::ListFindingsResponse& findings, const std::string& node) {
-  int count = 0;
-  const v1::Finding* worst = nullptr;
-  for (const v1::Finding& f : findings.findings()) {
-    if (f.subject().node() != node) continue;
-    ++count;
-    if (worst == nullptr) worst = &f;  // sorted worst first
-  }
-  if (worst == nullptr) return "-";
-  std::string cell = absl::StrCat(diagnosis::SeverityName(worst->severity()), " ", worst->code());
-  if (count > 1) absl::StrAppend(&cell, " (+", count - 1, ")");
-  return cell;
 }
 
 namespace {

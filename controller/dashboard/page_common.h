@@ -40,15 +40,8 @@ std::string QueryForm(const std::string& action,
 // <a href="/node?name=..">name</a>, escaped both ways.
 std::string NodeLink(const std::string& node);
 std::string RunLink(const std::string& run_id);
-// "k=v,k2=v2", sorted, as `fleetbench nodes` prints labels.
-std::string LabelsText(const google::protobuf::Map<std::string, std::string>& labels);
-// The parameters that say what was measured, as `fleetbench results` shows.
-std::string ParamsText(const google::protobuf::Map<std::string, std::string>& params);
 // "2026-12-01 18:30:00" (UTC), as the CLI prints times.
 std::string TimeText(int64_t unix_ms);
-// A node's worst finding as `fleetbench nodes` shows it ("warning
-// fleet.outlier (+2)"), "-" without one; findings sorted worst first.
-std::string WorstFindingOf(const v1::ListFindingsResponse& findings, const std::string& node);
 // Findings as a table (severity, subject, code, summary, evidence).
 std::string FindingsTable(const v1::ListFindingsResponse& findings, const std::string& id);
 

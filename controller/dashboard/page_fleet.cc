@@ -7,9 +7,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/api_enums.h"
+#include "common/api_text.h"
 #include "common/number_text.h"
 #include "controller/dashboard/dashboard.h"
 #include "controller/dashboard/page_common.h"
+#include "diagnosis/finding.h"
 
 namespace fleetbench::controller::dashboard {
 
@@ -55,7 +57,7 @@ HttpReply FleetPage(FleetCore& core, const DashboardOptions& options, const Http
          NumberCell(FormatForPeople(static_cast<double>(n.facts().memory_total_bytes()) / (1 << 30)),
                     {{"node", n.name()}, {"col", "memory"}}),
          NumberCell(std::to_string(n.facts().gpus_size())),
-         TextCell(findings.ok() ? WorstFindingOf(*findings, n.name()) : "?"),
+         TextCell(findings.ok() ? diagnosis::WorstFindingOf(*findings, n.name()) : "?"),
          TextCell(LabelsText(n.labels())),
          run == last_run.end() ? TextCell("-") : HtmlCell(RunLink(run->second.second)),
          TextCell(TimeText(n.last_seen_unix_ms()))});

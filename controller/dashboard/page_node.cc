@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/api_enums.h"
+#include "common/api_text.h"
 #include "common/number_text.h"
 #include "controller/dashboard/dashboard.h"
 #include "controller/dashboard/page_common.h"

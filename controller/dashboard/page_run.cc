@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/api_enums.h"
+#include "common/api_text.h"
 #include "common/number_text.h"
 #include "controller/dashboard/dashboard.h"
 #include "controller/dashboard/page_common.h"
@@ -130,7 +131,7 @@ HttpReply RunPage(FleetCore& core, const DashboardOptions& options, const HttpRe
       table.AddRow({HtmlCell(NodeLink(s.node())), TextCell(s.benchmark()), TextCell(s.metric()),
                     NumberCell(FormatForPeople(s.value()),
                                {{"node", s.node()}, {"metric", s.metric()}}),
-                    TextCell(s.unit()), TextCell(ParamsText(s.params()))});
+                    TextCell(s.unit()), TextCell(MeasuredParamsText(s.params()))});
     }
     absl::StrAppend(&body, table.Render());
     if (clipped) {
