@@ -35,12 +35,6 @@ bool RoleAllows(Role have, Role need) {
   return static_cast<int>(have) >= static_cast<int>(need);
 }
 
-absl::StatusOr<Principal> SharedTokenAuthenticator::Authenticate(absl::string_view token) const {
-  if (token.empty()) return absl::UnauthenticatedError("missing token");
-  if (!TokenMatches(token_, std::string(token))) return absl::UnauthenticatedError("wrong token");
-  return Principal{kSharedTokenPrincipal, Role::kAdmin};
-}
-
 absl::StatusOr<Principal> AuthenticateCall(const grpc::ServerContextBase& context,
                                            const Authenticator& authenticator) {
   const auto& metadata = context.client_metadata();

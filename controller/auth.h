@@ -49,16 +49,6 @@ class Authenticator {
   virtual absl::StatusOr<Principal> Authenticate(absl::string_view token) const = 0;
 };
 
-// Today's controller: one shared token, which is admin.
-class SharedTokenAuthenticator final : public Authenticator {
- public:
-  explicit SharedTokenAuthenticator(std::string token) : token_(std::move(token)) {}
-  absl::StatusOr<Principal> Authenticate(absl::string_view token) const override;
-
- private:
-  const std::string token_;
-};
-
 // Reads "authorization: Bearer <token>" from the call's metadata and asks
 // `authenticator`; UNAUTHENTICATED with a message that says what to set.
 absl::StatusOr<Principal> AuthenticateCall(const grpc::ServerContextBase& context,

@@ -36,19 +36,5 @@ TEST(RoleTest, EachRoleAllowsWhatTheOneBelowDoesAndEnrollOnlyEnrolls) {
   }
 }
 
-TEST(SharedTokenAuthenticatorTest, TheSharedTokenIsAdminAndNothingElseAuthenticates) {
-  SharedTokenAuthenticator auth("s3cret-token");
-  absl::StatusOr<Principal> ok = auth.Authenticate("s3cret-token");
-  ASSERT_TRUE(ok.ok());
-  EXPECT_EQ(ok->name, kSharedTokenPrincipal);
-  EXPECT_EQ(ok->role, Role::kAdmin);
-  for (const char* wrong : {"", "s3cret-toke", "s3cret-token2", "S3CRET-TOKEN"}) {
-    absl::StatusOr<Principal> refused = auth.Authenticate(wrong);
-    ASSERT_FALSE(refused.ok()) << wrong;
-    EXPECT_EQ(refused.status().code(), absl::StatusCode::kUnauthenticated);
-    EXPECT_EQ(refused.status().message().find("s3cret"), std::string::npos);
-  }
-}
-
 }  // namespace
 }  // namespace fleetbench::controller
