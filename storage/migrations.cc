@@ -251,6 +251,26 @@ CREATE TABLE audit (
 );
 CREATE INDEX audit_by_time ON audit(time_ms);
 )sql"},
+      {10, "day summaries: each node's values of a metric per UTC day, for ranking (issue 13)",
+       R"sql(
+-- One row per (metric, UTC day, node) with a value in metric_points: a
+-- ValueSketch of the day's values (common/value_sketch.h) and when the
+-- first and last were measured. Rows are kept when retention removes the
+-- samples. Points still in recent_points are not in them yet (they join
+-- when folded). The store fills the table from the existing chunks right
+-- after this step (the setting below says it must), in C++: SQL cannot
+-- build a sketch.
+CREATE TABLE metric_day_summaries (
+  metric_id INTEGER NOT NULL,
+  day       INTEGER NOT NULL,   -- days since 1970-01-01 UTC
+  node_id   INTEGER NOT NULL,
+  first_ms  INTEGER NOT NULL,
+  last_ms   INTEGER NOT NULL,
+  sketch    BLOB NOT NULL,
+  PRIMARY KEY (metric_id, day, node_id)
+) WITHOUT ROWID;
+INSERT INTO settings(key, value) VALUES ('day_summaries', 'to build');
+)sql"},
   };
   return *kMigrations;
 }

@@ -157,6 +157,9 @@ absl::Status SqliteStore::StagePointsLocked(const PendingPoints& points) {
 
 absl::Status SqliteStore::FoldRecentPointsLocked() {
   absl::flat_hash_map<int64_t, PendingPoints> by_metric;
+  // The folded points join the day summaries in the same transaction:
+  // summaries hold exactly the points that left recent_points.
+  DayAggregates days;
   {
     FLEETBENCH_ASSIGN_OR_RETURN(
         Statement s, Prepare("SELECT points FROM recent_points ORDER BY id"));
@@ -169,6 +172,7 @@ absl::Status SqliteStore::FoldRecentPointsLocked() {
         const RankingPoint p = PointAt(packed, i);
         by_metric[p.metric_id].Add(packed.substr(i * kPointBytes, kPointBytes),
                                    p.time_ms);
+        AddToDays(p, days);
       }
     }
   }
@@ -179,7 +183,7 @@ absl::Status SqliteStore::FoldRecentPointsLocked() {
   for (auto& [metric_id, points] : by_metric) {
     FLEETBENCH_RETURN_IF_ERROR(WriteChunkLocked(metric_id, std::move(points)));
   }
-  return absl::OkStatus();
+  return MergeDaySummariesLocked(days);
 }
 
 absl::Status SqliteStore::WriteChunkLocked(int64_t metric_id,

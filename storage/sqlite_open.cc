@@ -239,7 +239,9 @@ absl::StatusOr<std::unique_ptr<Store>> Open(
     sqlite3_close(db);
     return status;
   }
-  return std::make_unique<SqliteStore>(db, options.path);
+  auto store = std::make_unique<SqliteStore>(db, options.path);
+  FLEETBENCH_RETURN_IF_ERROR(store->BuildPendingDaySummaries());
+  return store;
 }
 
 }  // namespace

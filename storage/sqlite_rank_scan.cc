@@ -49,7 +49,7 @@ absl::Status CheckStoredPoints(absl::string_view packed, int64_t n_points,
 }  // namespace
 
 absl::Status SqliteStore::ScanPointsLocked(
-    int64_t metric_id, int64_t since_ms,
+    int64_t metric_id, int64_t since_ms, int64_t until_ms,
     absl::FunctionRef<absl::Status(absl::string_view packed)> visit,
     absl::FunctionRef<bool(int64_t chunk_max_time_ms)> keep_going) {
   {
@@ -73,8 +73,9 @@ absl::Status SqliteStore::ScanPointsLocked(
     FLEETBENCH_ASSIGN_OR_RETURN(
         Statement s, Prepare("SELECT id, max_time_ms FROM metric_points "
                              "INDEXED BY metric_points_by_metric "
-                             "WHERE metric_id = ?1 AND max_time_ms >= ?2"));
-    s.BindAll(metric_id, since_ms);
+                             "WHERE metric_id = ?1 AND max_time_ms >= ?2 "
+                             "AND min_time_ms < ?3"));
+    s.BindAll(metric_id, since_ms, until_ms);
     while (true) {
       FLEETBENCH_ASSIGN_OR_RETURN(bool row, s.Step("listing ranking chunks"));
       if (!row) break;
@@ -109,9 +110,17 @@ absl::Status SqliteStore::ScanPointsLocked(
 
 absl::StatusOr<MetricPointTable> SqliteStore::MetricPointTableSince(
     const std::string& metric, absl::Time since) {
+  return MetricPointTableBetween(metric, since, absl::InfiniteFuture());
+}
+
+absl::StatusOr<MetricPointTable> SqliteStore::MetricPointTableBetween(
+    const std::string& metric, absl::Time since, absl::Time until) {
   const int64_t since_ms = since == absl::InfinitePast()
                                ? std::numeric_limits<int64_t>::min()
                                : ToMillis(since);
+  const int64_t until_ms = until == absl::InfiniteFuture()
+                               ? std::numeric_limits<int64_t>::max()
+                               : ToMillis(until);
   absl::MutexLock lock(&mu_);
   MetricPointTable table;
   absl::Status status = InTransaction(TxnKind::kRead, [&]() -> absl::Status {
@@ -125,9 +134,9 @@ absl::StatusOr<MetricPointTable> SqliteStore::MetricPointTableSince(
           Prepare(
               "SELECT (SELECT coalesce(sum(n_points), 0) FROM metric_points "
               "INDEXED BY metric_points_by_metric "
-              "WHERE metric_id = ?1 AND max_time_ms >= ?2), "
+              "WHERE metric_id = ?1 AND max_time_ms >= ?2 AND min_time_ms < ?3), "
               "(SELECT coalesce(sum(n_points), 0) FROM recent_points)"));
-      s.BindAll(metric_id, since_ms);
+      s.BindAll(metric_id, since_ms, until_ms);
       FLEETBENCH_ASSIGN_OR_RETURN(bool row, s.Step("sizing metric points"));
       if (row) table.points.reserve(static_cast<size_t>(s.Int(0) + s.Int(1)));
     }
@@ -160,11 +169,11 @@ absl::StatusOr<MetricPointTable> SqliteStore::MetricPointTableSince(
       return *slot;
     };
     return ScanPointsLocked(
-        metric_id, since_ms,
+        metric_id, since_ms, until_ms,
         [&](absl::string_view packed) -> absl::Status {
           for (size_t i = 0; i < packed.size() / kPointBytes; ++i) {
             const RankingPoint p = PointAt(packed, i);
-            if (p.metric_id != metric_id || p.time_ms < since_ms) continue;
+            if (p.metric_id != metric_id || p.time_ms < since_ms || p.time_ms >= until_ms) continue;
             FLEETBENCH_ASSIGN_OR_RETURN(uint32_t node,
                                         index_of_node(p.node_id));
             if (p.run_key != last_run) {

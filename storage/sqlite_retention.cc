@@ -138,6 +138,13 @@ absl::StatusOr<int64_t> SqliteStore::PruneSamplesBefore(absl::Time before, int m
       s.Reset();
     }
 
+    // Points not yet folded are in no day summary: they enter it now, as
+    // they leave, so the summaries keep every value ever stored.
+    if (recent) {
+      DayAggregates days;
+      for (const RankingPoint& p : split.removed) AddToDays(p, days);
+      FLEETBENCH_RETURN_IF_ERROR(MergeDaySummariesLocked(days));
+    }
     const char* table = recent ? "recent_points" : "metric_points";
     if (split.kept_count == 0) {
       FLEETBENCH_RETURN_IF_ERROR(RunCached(absl::StrCat("DELETE FROM ", table, " WHERE id = ?1"),

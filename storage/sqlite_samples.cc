@@ -131,7 +131,7 @@ absl::StatusOr<std::vector<v1::Sample>> SqliteStore::History(
       return limit_rows == SIZE_MAX ? SIZE_MAX : limit_rows + at_cursor;
     };
     FLEETBENCH_RETURN_IF_ERROR(ScanPointsLocked(
-        metric_id, std::numeric_limits<int64_t>::min(),
+        metric_id, std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max(),
         [&](absl::string_view packed) {
           for (size_t i = 0; i < packed.size() / kPointBytes; ++i) {
             const RankingPoint p = PointAt(packed, i);

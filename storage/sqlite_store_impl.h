@@ -14,6 +14,7 @@
 // pragmas, migrations), sqlite_store.cc (connection, transactions, key
 // caches, integrity), sqlite_nodes.cc, sqlite_runs.cc (runs and tasks),
 // sqlite_ingest.cc (CommitReports and the ranking points it stages),
+// sqlite_day_summaries.cc (the per-day summaries of those points),
 // sqlite_samples.cc (sample reads, History), sqlite_rank_scan.cc,
 // sqlite_metrics.cc (metric descriptors), sqlite_prices.cc (the price
 // catalog), sqlite_schedules.cc (schedules and firings) and
@@ -38,6 +39,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "storage/migrations.h"
+#include "storage/ranking_points.h"
 #include "storage/sqlite_statement.h"
 #include "storage/store.h"
 
@@ -98,6 +100,13 @@ class SqliteStore final : public Store {
       const std::string& metric, absl::Time since) override;
   absl::StatusOr<MetricPointTable> MetricPointTableSince(
       const std::string& metric, absl::Time since) override;
+  absl::StatusOr<MetricPointTable> MetricPointTableBetween(
+      const std::string& metric, absl::Time since, absl::Time until) override;
+  absl::StatusOr<DaySummaryTable> DaySummariesSince(const std::string& metric,
+                                                    int64_t first_day) override;
+  // Builds the day summaries from the stored chunks when a migration asked
+  // for it (docs/storage.md, Day summaries); OpenSqliteStore calls it.
+  absl::Status BuildPendingDaySummaries();
   absl::StatusOr<int64_t> CountSamples() override;
   absl::Status CheckIntegrity() override;
   absl::Status BackupTo(const std::string& dest_path, int pages_per_step) override;
@@ -236,6 +245,29 @@ class SqliteStore final : public Store {
   absl::Status WriteChunkLocked(int64_t metric_id, PendingPoints points)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
+  // ---- sqlite_day_summaries.cc ----
+  // Values to add to the day summaries, by (metric, day, node).
+  struct DayKey {
+    int64_t metric_id;
+    int64_t day;
+    int64_t node_id;
+    bool operator==(const DayKey&) const = default;
+    template <typename H>
+    friend H AbslHashValue(H h, const DayKey& k) {
+      return H::combine(std::move(h), k.metric_id, k.day, k.node_id);
+    }
+  };
+  struct DayAggregate {
+    ValueSketch values;
+    int64_t first_ms = INT64_MAX;
+    int64_t last_ms = INT64_MIN;
+  };
+  using DayAggregates = absl::flat_hash_map<DayKey, DayAggregate>;
+  static void AddToDays(const RankingPoint& point, DayAggregates& days);
+  // Merges `days` into the stored summaries (inside a write transaction).
+  absl::Status MergeDaySummariesLocked(const DayAggregates& days)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
   // ---- sqlite_samples.cc ----
   // Every row of a bound sample query, stepped to its end.
   absl::StatusOr<std::vector<v1::Sample>> ReadSamples(Statement& s)
@@ -248,11 +280,11 @@ class SqliteStore final : public Store {
 
   // ---- sqlite_rank_scan.cc ----
   // Calls `visit` with every recent point, then with the packed points of
-  // `metric_id` in chunks whose newest point is at or after `since_ms`,
-  // newest chunk first; `keep_going` is asked before each chunk with that
+  // `metric_id` in chunks whose newest point is at or after `since_ms` and
+  // oldest before `until_ms`, newest chunk first; `keep_going` is asked before each chunk with that
   // chunk's newest time.
   absl::Status ScanPointsLocked(
-      int64_t metric_id, int64_t since_ms,
+      int64_t metric_id, int64_t since_ms, int64_t until_ms,
       absl::FunctionRef<absl::Status(absl::string_view packed)> visit,
       absl::FunctionRef<bool(int64_t chunk_max_time_ms)> keep_going)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -270,6 +302,9 @@ class SqliteStore final : public Store {
   // Size of recent_points; -1 when not known (read on next use).
   int64_t recent_points_ ABSL_GUARDED_BY(mu_) = -1;
   int64_t recent_rows_ ABSL_GUARDED_BY(mu_) = -1;
+  // Whether the schema has metric_day_summaries (a test's older migration
+  // list may not); set by BuildPendingDaySummaries.
+  bool has_day_summaries_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 }  // namespace fleetbench::storage

@@ -32,6 +32,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "common/value_sketch.h"
 #include "fleetbench/v1/agent.pb.h"
 #include "fleetbench/v1/facts.pb.h"
 #include "fleetbench/v1/metric.pb.h"
@@ -140,6 +141,27 @@ struct MetricPointTable {
   std::vector<std::string> nodes;
   std::vector<std::string> run_ids;
   std::vector<Point> points;
+};
+
+// Days of the history's day summaries: UTC days since 1970-01-01.
+inline constexpr int64_t kMillisPerDay = 86'400'000;
+inline int64_t UtcDayOf(int64_t unix_ms) {
+  return unix_ms >= 0 ? unix_ms / kMillisPerDay : -((-unix_ms - 1) / kMillisPerDay) - 1;
+}
+
+// One node's values of one metric on one UTC day (docs/storage.md, Day
+// summaries): their sketch (exact count, min, max; percentiles within
+// ValueSketch::kRelativeAccuracy) and when the first and last were measured.
+struct DaySummary {
+  uint32_t node = 0;  // index into DaySummaryTable::nodes
+  int64_t day = 0;    // UtcDayOf
+  ValueSketch values;
+  absl::Time first;
+  absl::Time last;
+};
+struct DaySummaryTable {
+  std::vector<std::string> nodes;
+  std::vector<DaySummary> days;  // one per (node, day), in no particular order
 };
 
 // An API token as stored (docs/security.md): never its secret, only the
@@ -289,6 +311,16 @@ class Store {
     }
     return table;
   }
+  // MetricPointTableSince bounded above too: the points with
+  // since <= time < until.
+  virtual absl::StatusOr<MetricPointTable> MetricPointTableBetween(
+      const std::string& metric, absl::Time since, absl::Time until) = 0;
+  // Every value of `metric` ever stored, samples removed by retention
+  // included, summarised per node and UTC day, for days >= first_day:
+  // O(nodes x days) rows whatever the number of samples. Values that are
+  // not finite are counted in no sketch (ranking leaves them out too).
+  virtual absl::StatusOr<DaySummaryTable> DaySummariesSince(const std::string& metric,
+                                                            int64_t first_day) = 0;
   virtual absl::StatusOr<int64_t> CountSamples() = 0;
 
   // What the agents' plugins declare their metrics to be (name, unit,

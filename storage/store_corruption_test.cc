@@ -115,6 +115,12 @@ TEST(StoreCorruptionTest, ARankingChunkWithADamagedPointFailsTheScanInsteadOfDro
   for (size_t at = bytes.find(std::string(marker, 8)); at != std::string::npos;
        at = bytes.find(std::string(marker, 8), at + 8)) {
     if (at < 24) continue;
+    // Only packed points (a small metric id 24 bytes before the value):
+    // the day summaries hold the value too, inside a record whose bytes
+    // around it are not a point's.
+    int64_t metric_id = 0;
+    std::memcpy(&metric_id, bytes.data() + at - 24, sizeof metric_id);
+    if (metric_id <= 0 || metric_id > 1000) continue;
     bytes[at - 24] = static_cast<char>(bytes[at - 24] + 100);
     ++changed;
   }
