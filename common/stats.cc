@@ -34,6 +34,27 @@ double Percentile(std::vector<double> values, double q) {
   return lo_value + (hi_value - lo_value) * (rank - static_cast<double>(lo));
 }
 
+double PercentileOfCounts(std::vector<std::pair<double, uint64_t>> counted, double q) {
+  std::sort(counted.begin(), counted.end());
+  uint64_t n = 0;
+  for (const auto& [value, count] : counted) n += count;
+  if (n == 0) return 0;
+  q = std::clamp(q, 0.0, 1.0);
+  const double rank = q * static_cast<double>(n - 1);
+  const auto lo = static_cast<uint64_t>(std::floor(rank));
+  const uint64_t hi = std::min(lo + 1, n - 1);
+  // The k-th (0-based) value of the expanded list.
+  auto at = [&](uint64_t k) {
+    for (const auto& [value, count] : counted) {
+      if (k < count) return value;
+      k -= count;
+    }
+    return counted.back().first;
+  };
+  const double lo_value = at(lo);
+  return lo_value + (at(hi) - lo_value) * (rank - static_cast<double>(lo));
+}
+
 Summary Summarize(const std::vector<double>& values) {
   Summary s;
   if (values.empty()) return s;

@@ -3,6 +3,8 @@
 #ifndef FLEETBENCH_COMMON_STATS_H_
 #define FLEETBENCH_COMMON_STATS_H_
 
+#include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace fleetbench {
@@ -13,6 +15,11 @@ double Percentile(std::vector<double> values, double q);
 inline double Median(const std::vector<double>& values) {
   return Percentile(values, 0.5);
 }
+
+// Percentile of a multiset given as (value, how many times) pairs: the same
+// as Percentile of the list with each value repeated, without building it.
+// Pairs with a count of 0 are ignored; no values give 0.
+double PercentileOfCounts(std::vector<std::pair<double, uint64_t>> counted, double q);
 
 struct Summary {
   int count = 0;

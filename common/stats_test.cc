@@ -39,3 +39,22 @@ TEST(SummarizeTest, SpreadIsRangeOverMedian) {
 
 }  // namespace
 }  // namespace fleetbench
+
+namespace fleetbench {
+namespace {
+
+TEST(PercentileOfCountsTest, IsPercentileOfTheExpandedList) {
+  const std::vector<std::pair<double, uint64_t>> counted = {
+      {3.0, 2}, {1.0, 1}, {7.5, 4}, {2.0, 0}, {-1.0, 3}};
+  std::vector<double> expanded;
+  for (const auto& [v, n] : counted) expanded.insert(expanded.end(), n, v);
+  for (double q : {0.0, 0.1, 0.25, 0.5, 0.77, 0.9, 1.0}) {
+    EXPECT_DOUBLE_EQ(PercentileOfCounts(counted, q), Percentile(expanded, q)) << q;
+  }
+  EXPECT_EQ(PercentileOfCounts({}, 0.5), 0);
+  EXPECT_EQ(PercentileOfCounts({{4.0, 0}}, 0.5), 0);
+  EXPECT_EQ(PercentileOfCounts({{4.0, 1'000'000'000'000}}, 0.5), 4.0);
+}
+
+}  // namespace
+}  // namespace fleetbench

@@ -509,11 +509,14 @@ class FleetCore {
   absl::StatusOr<v1::Run> HandleGetRun(const v1::GetRunRequest& request);
   // Any thread (reads the store only).
   absl::Status UndeclaredMetric(const std::string& metric);
-  // Every node's values of `metric` (with their times) since `since`, with
-  // the node's labels; nodes without values are left out.
+  // Each node's values of `metric` since `since`, for ranking: whole UTC
+  // days from the store's day summaries (O(nodes x days) rows), the
+  // window's partial first day and any day that a catalog price change
+  // splits for a catalog-priced node from the raw points
+  // (docs/ranking.md, Summaries). Nodes without values are left out.
   absl::StatusOr<std::vector<NodeSeries>> MetricSeries(
       const std::string& metric, absl::Time since,
-      const std::vector<storage::NodeRecord>& nodes);
+      const std::vector<storage::NodeRecord>& nodes, const RankPricing& pricing);
   absl::StatusOr<v1::RankResponse> RankProfile(const v1::RankRequest& request,
                                                const RankPricing& pricing, absl::Time since,
                                                absl::Time deadline);

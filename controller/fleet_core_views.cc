@@ -4,9 +4,14 @@
 #include "controller/fleet_core.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
+#include <cstdint>
+#include <limits>
 #include <map>
 #include <optional>
+#include <set>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -210,40 +215,118 @@ absl::Status FleetCore::UndeclaredMetric(const std::string& metric) {
       "metric ", metric, " is not declared by any agent's plugins; known: ", known));
 }
 
+namespace {
+
+// When a catalog row for the node's offer takes effect: the times inside
+// a day summary at which its values stop sharing one price. Empty for a
+// node its price label prices (labels override the catalog).
+std::vector<absl::Time> PriceChangesOf(const std::map<std::string, std::string>& labels,
+                                       const RankPricing& pricing) {
+  std::vector<absl::Time> out;
+  if (pricing.catalog == nullptr || pricing.catalog->empty()) return out;
+  const char* label = pricing.kind == v1::PRICE_KIND_SPOT ? kSpotPriceLabel : kPriceLabel;
+  if (labels.contains(label)) return out;
+  auto get = [&](const char* key) {
+    auto it = labels.find(key);
+    return it == labels.end() ? std::string() : it->second;
+  };
+  const std::vector<v1::CatalogPrice>* rows =
+      pricing.catalog->OfferRows(get("provider"), get("region"), get("instance_type"));
+  if (rows == nullptr) return out;
+  for (const v1::CatalogPrice& row : *rows) {
+    out.push_back(absl::FromUnixMillis(row.effective_from_unix_ms()));
+  }
+  return out;
+}
+
+bool SplitsDay(const std::vector<absl::Time>& changes, const storage::DaySummary& day) {
+  return std::any_of(changes.begin(), changes.end(),
+                     [&](absl::Time t) { return day.first < t && t <= day.last; });
+}
+
+}  // namespace
+
 absl::StatusOr<std::vector<NodeSeries>> FleetCore::MetricSeries(
     const std::string& metric, absl::Time since,
-    const std::vector<storage::NodeRecord>& nodes) {
-  // The compact table names each node once: a million points cost a
-  // million doubles, not two million strings (docs/storage.md).
-  auto table = store_->MetricPointTableSince(metric, since);
-  if (!table.ok()) return table.status();
+    const std::vector<storage::NodeRecord>& nodes, const RankPricing& pricing) {
   std::map<std::string, NodeSeries> series;
+  std::map<std::string, std::vector<absl::Time>> price_changes;
   for (const storage::NodeRecord& n : nodes) {
     series[n.name].node = n.name;
     series[n.name].labels = n.labels;
+    price_changes[n.name] = PriceChangesOf(n.labels, pricing);
   }
-  std::vector<NodeSeries*> by_index;
-  for (const std::string& name : table->nodes) {
+  auto add_raw = [&](const storage::MetricPointTable& table, auto keep) {
+    for (const storage::MetricPointTable::Point& p : table.points) {
+      const std::string& name = table.nodes[p.node];
+      if (!keep(name, p.time)) continue;
+      NodeSeries& s = series[name];
+      s.node = name;
+      s.values.push_back(p.value);
+      // The time prices the value: the catalog row in force then.
+      s.times.push_back(p.time);
+    }
+  };
+  const int64_t since_ms =
+      since == absl::InfinitePast() ? std::numeric_limits<int64_t>::min() / 2 : absl::ToUnixMillis(since);
+  const int64_t first_day = storage::UtcDayOf(since_ms);
+  const int64_t whole_days_from =
+      since_ms == first_day * storage::kMillisPerDay ? first_day : first_day + 1;
+  auto days = store_->DaySummariesSince(metric, whole_days_from);
+  if (!days.ok()) return days.status();
+  // Days a price change splits, read raw below: (node, day) -> its summary.
+  std::map<std::pair<std::string, int64_t>, const storage::DaySummary*> split;
+  std::set<int64_t> split_days;
+  for (const storage::DaySummary& d : days->days) {
+    const std::string& name = days->nodes[d.node];
+    if (SplitsDay(price_changes[name], d)) {
+      split[{name, d.day}] = &d;
+      split_days.insert(d.day);
+      continue;
+    }
     NodeSeries& s = series[name];
     s.node = name;
-    by_index.push_back(&s);
+    s.sketch.Merge(d.values);
+    s.sketch_times.emplace_back(d.last, d.values.count());
   }
-  // Sized first: a million points would otherwise grow two vectors per
-  // node a dozen times each.
-  std::vector<size_t> counts(by_index.size());
-  for (const storage::MetricPointTable::Point& p : table->points) ++counts[p.node];
-  for (size_t i = 0; i < by_index.size(); ++i) {
-    by_index[i]->values.reserve(counts[i]);
-    by_index[i]->times.reserve(counts[i]);
+  if (whole_days_from != first_day) {
+    auto edge = store_->MetricPointTableBetween(
+        metric, since, absl::FromUnixMillis(whole_days_from * storage::kMillisPerDay));
+    if (!edge.ok()) return edge.status();
+    add_raw(*edge, [](const std::string&, absl::Time) { return true; });
   }
-  for (const storage::MetricPointTable::Point& p : table->points) {
-    by_index[p.node]->values.push_back(p.value);
-    // The time prices the value: the catalog row in force then.
-    by_index[p.node]->times.push_back(p.time);
+  for (int64_t day : split_days) {
+    auto raw = store_->MetricPointTableBetween(metric,
+                                               absl::FromUnixMillis(day * storage::kMillisPerDay),
+                                               absl::FromUnixMillis((day + 1) * storage::kMillisPerDay));
+    if (!raw.ok()) return raw.status();
+    // A split day whose samples retention has removed (fewer raw values
+    // than the summary counts) keeps its summary, priced at its last value.
+    std::map<std::string, uint64_t> finite;
+    for (const storage::MetricPointTable::Point& p : raw->points) {
+      if (std::isfinite(p.value) && split.contains({raw->nodes[p.node], day})) {
+        ++finite[raw->nodes[p.node]];
+      }
+    }
+    for (auto it = split.begin(); it != split.end();) {
+      const auto& [key, summary] = *it;
+      if (key.second != day || finite[key.first] == summary->values.count()) {
+        ++it;
+        continue;
+      }
+      NodeSeries& s = series[key.first];
+      s.node = key.first;
+      s.sketch.Merge(summary->values);
+      s.sketch_times.emplace_back(summary->last, summary->values.count());
+      it = split.erase(it);
+    }
+    add_raw(*raw, [&](const std::string& name, absl::Time) {
+      return split.contains({name, day});
+    });
   }
   std::vector<NodeSeries> list;
   for (auto& [name, s] : series) {
-    if (!s.values.empty()) list.push_back(std::move(s));
+    if (!s.values.empty() || !s.sketch.empty()) list.push_back(std::move(s));
   }
   return list;
 }
@@ -275,7 +358,7 @@ absl::StatusOr<v1::RankResponse> FleetCore::Rank(const v1::RankRequest& request,
   if (!metric.ok()) return metric.status();
   auto nodes = store_->ListNodes();
   if (!nodes.ok()) return nodes.status();
-  auto series = MetricSeries(request.metric(), since, *nodes);
+  auto series = MetricSeries(request.metric(), since, *nodes, pricing);
   if (!series.ok()) return series.status();
   if (absl::Now() >= deadline) return CallerDeadlinePassed();
   return RankByCostPerThroughput(*metric, request.by(), *series, pricing);
@@ -301,7 +384,7 @@ absl::StatusOr<v1::RankResponse> FleetCore::RankProfile(const v1::RankRequest& r
     }
     if (!metric.ok()) return metric.status();
     input.metric = *std::move(metric);
-    auto series = MetricSeries(w.metric, since, *nodes);
+    auto series = MetricSeries(w.metric, since, *nodes, pricing);
     if (!series.ok()) return series.status();
     input.series = *std::move(series);
     if (absl::Now() >= deadline) return CallerDeadlinePassed();

@@ -23,6 +23,8 @@ namespace fleetbench::controller {
 using ranking_internal::CheckSeries;
 using ranking_internal::FiniteValues;
 using ranking_internal::GroupOf;
+using ranking_internal::NodeStats;
+using ranking_internal::StatsOf;
 using ranking_internal::KindOf;
 using ranking_internal::NodePrice;
 using ranking_internal::PriceGroup;
@@ -77,8 +79,9 @@ absl::StatusOr<v1::RankResponse> RankByProfileCost(const std::string& profile,
     for (const NodeSeries& input : c.series) {
       NodeSeries filtered;
       const NodeSeries& node = FiniteValues(input, filtered);
-      if (node.values.empty()) continue;
-      node_medians.push_back(Median(node.values));
+      if (node.values.empty() && node.sketch.empty()) continue;
+      const NodeStats stats = StatsOf(node);
+      node_medians.push_back(stats.median);
       NodeSeries& all = nodes[node.node];
       all.node = node.node;
       all.labels = node.labels;
@@ -88,9 +91,12 @@ absl::StatusOr<v1::RankResponse> RankByProfileCost(const std::string& profile,
       } else {
         all.times.insert(all.times.end(), node.times.begin(), node.times.end());
       }
+      // Only the times price the node: its sketch's values count by them.
+      all.sketch_times.insert(all.sketch_times.end(), node.sketch_times.begin(),
+                              node.sketch_times.end());
       const std::string group = GroupOf(node, label);
       members[group].insert(node.node);
-      runs[group] += static_cast<uint32_t>(node.values.size());
+      runs[group] += static_cast<uint32_t>(stats.count);
     }
     pm->set_fleet_median(Median(node_medians));
     pm->set_node_count(static_cast<uint32_t>(node_medians.size()));

@@ -30,7 +30,7 @@ v1::MetricDescriptor Metric(const std::string& name, const std::string& unit,
 
 NodeSeries Node(const std::string& name, double value, const std::string& price,
                 const std::string& type = "x") {
-  return NodeSeries{name, {{kPriceLabel, price}, {"instance_type", type}}, {value}, {}};
+  return NodeSeries{name, {{kPriceLabel, price}, {"instance_type", type}}, {value}, {}, {}, {}};
 }
 
 // The worked example of docs/ranking.md, Profiles: GEMM (weight 3, higher is

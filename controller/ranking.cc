@@ -31,12 +31,31 @@ const NodeSeries& FiniteValues(const NodeSeries& node, NodeSeries& filtered) {
     return node;
   }
   NodeSeries& out = filtered;
-  out = NodeSeries{node.node, node.labels, {}, {}};
+  out = NodeSeries{node.node, node.labels, {}, {}, node.sketch, node.sketch_times};
   for (size_t i = 0; i < node.values.size(); ++i) {
     if (!std::isfinite(node.values[i])) continue;
     out.values.push_back(node.values[i]);
     if (!node.times.empty()) out.times.push_back(node.times[i]);
   }
+  return out;
+}
+
+NodeStats StatsOf(const NodeSeries& node) {
+  NodeStats out;
+  if (node.sketch.empty()) {
+    const Summary s = Summarize(node.values);
+    out.count = node.values.size();
+    out.median = s.median;
+    out.p10 = s.p10;
+    out.p90 = s.p90;
+    return out;
+  }
+  ValueSketch all = node.sketch;
+  for (double v : node.values) all.Add(v);
+  out.count = all.count();
+  out.median = all.Percentile(0.5);
+  out.p10 = all.Percentile(0.1);
+  out.p90 = all.Percentile(0.9);
   return out;
 }
 
@@ -69,14 +88,17 @@ using ranking_internal::FiniteValues;
 using ranking_internal::GroupOf;
 using ranking_internal::KindOf;
 using ranking_internal::NodePrice;
+using ranking_internal::NodeStats;
+using ranking_internal::StatsOf;
 using ranking_internal::PriceGroup;
 using ranking_internal::PriceOf;
 
 struct Group {
   uint32_t node_count = 0;
   uint32_t run_count = 0;
-  // What median/p10/p90 are taken over: the node's own values for by=node,
-  // the member nodes' medians otherwise.
+  // by=node: the node's own statistics. Otherwise median/p10/p90 are taken
+  // over the member nodes' medians.
+  NodeStats node;
   std::vector<double> points;
   std::vector<std::pair<std::string, NodePrice>> prices;
 };
@@ -117,15 +139,16 @@ absl::StatusOr<v1::RankResponse> RankByCostPerThroughput(
   for (const NodeSeries& input : series) {
     NodeSeries filtered;
     const NodeSeries& node = FiniteValues(input, filtered);
-    if (node.values.empty()) continue;
+    if (node.values.empty() && node.sketch.empty()) continue;
 
     Group& group = groups[GroupOf(node, label)];
+    const NodeStats stats = StatsOf(node);
     ++group.node_count;
-    group.run_count += static_cast<uint32_t>(node.values.size());
+    group.run_count += static_cast<uint32_t>(stats.count);
     if (by_node) {
-      group.points = node.values;
+      group.node = stats;
     } else {
-      group.points.push_back(Median(node.values));
+      group.points.push_back(stats.median);
     }
     group.prices.emplace_back(node.node, PriceOf(node, pricing));
   }
@@ -137,7 +160,14 @@ absl::StatusOr<v1::RankResponse> RankByCostPerThroughput(
     row.set_group(name);
     row.set_node_count(group.node_count);
     row.set_run_count(group.run_count);
-    const Summary summary = Summarize(group.points);
+    Summary summary;
+    if (by_node) {
+      summary.median = group.node.median;
+      summary.p10 = group.node.p10;
+      summary.p90 = group.node.p90;
+    } else {
+      summary = Summarize(group.points);
+    }
     row.set_median(summary.median);
     row.set_p10(summary.p10);
     row.set_p90(summary.p90);

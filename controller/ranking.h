@@ -8,7 +8,9 @@
 //
 // Summary of the rules:
 //   * A node's value is the median of its values in the window; nodes with
-//     no (finite) values are left out.
+//     no (finite) values are left out. Values a node carries as a sketch
+//     (NodeSeries::sketch) count like the others, their percentiles within
+//     the sketch's documented bound.
 //   * Groups: by=NODE is one group per node; by=INSTANCE_TYPE/REGION/PROVIDER
 //     groups nodes by that label (instance_type, region, provider; "(none)"
 //     when missing or empty).
@@ -40,10 +42,12 @@
 
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "common/value_sketch.h"
 #include "controller/price_catalog.h"
 #include "fleetbench/v1/metric.pb.h"
 #include "fleetbench/v1/price.pb.h"
@@ -72,6 +76,14 @@ struct NodeSeries {
   // When each value was measured, parallel to `values`; empty means now
   // (the catalog's newest rows).
   std::vector<absl::Time> times;
+  // More of the node's values, summarised (the history's day summaries):
+  // when not empty, the node's median/p10/p90 are the sketch's with
+  // `values` added, within ValueSketch::kRelativeAccuracy of the exact ones
+  // (docs/ranking.md, Summaries).
+  ValueSketch sketch;
+  // When the sketch's values were measured, for the catalog: each entry
+  // prices that many of them at the row in force at that time.
+  std::vector<std::pair<absl::Time, uint64_t>> sketch_times;
 };
 
 // Which price a ranking uses, and the catalog behind the labels.

@@ -46,6 +46,17 @@ std::string GroupOf(const NodeSeries& node, const std::string& label);
 // values and their times, in `filtered`.
 const NodeSeries& FiniteValues(const NodeSeries& node, NodeSeries& filtered);
 
+// A node's order statistics over its finite values, sketched ones
+// included: exact (common/stats.h) when it has no sketch, else the
+// sketch's with the plain values added.
+struct NodeStats {
+  uint64_t count = 0;
+  double median = 0;
+  double p10 = 0;
+  double p90 = 0;
+};
+NodeStats StatsOf(const NodeSeries& finite_node);
+
 // INVALID_ARGUMENT for a node listed twice, or with times that do not
 // match its values.
 absl::Status CheckSeries(const std::vector<NodeSeries>& series);

@@ -81,23 +81,32 @@ NodePrice PriceOf(const NodeSeries& node, const RankPricing& pricing) {
     out.note = absl::StrCat("no ", label, " label and no catalog row for ", offer);
     return out;
   }
-  std::vector<double> prices;
+  // (price, how many values it prices): a sketch's day of values counts
+  // as many times as it holds values.
+  std::vector<std::pair<double, uint64_t>> prices;
+  uint64_t priced_count = 0;
   std::set<std::string> currencies;
-  size_t before_first = 0;
-  size_t no_spot = 0;
-  const size_t count = node.times.empty() ? 1 : node.times.size();
-  for (size_t i = 0; i < count; ++i) {
-    const absl::Time when = node.times.empty() ? absl::InfiniteFuture() : node.times[i];
+  uint64_t before_first = 0;
+  uint64_t no_spot = 0;
+  std::vector<std::pair<absl::Time, uint64_t>> times;
+  times.reserve(node.times.size() + node.sketch_times.size() + 1);
+  for (absl::Time t : node.times) times.emplace_back(t, 1);
+  times.insert(times.end(), node.sketch_times.begin(), node.sketch_times.end());
+  if (times.empty()) times.emplace_back(absl::InfiniteFuture(), 1);  // "now"
+  uint64_t count = 0;
+  for (const auto& [when, n] : times) {
+    count += n;
     const v1::CatalogPrice* row = PriceCatalog::InForceIn(*rows, when);
     if (row == nullptr) {
-      ++before_first;
+      before_first += n;
       continue;
     }
     if (spot && !row->has_spot_price_per_hour()) {
-      ++no_spot;
+      no_spot += n;
       continue;
     }
-    prices.push_back(spot ? row->spot_price_per_hour() : row->price_per_hour());
+    prices.emplace_back(spot ? row->spot_price_per_hour() : row->price_per_hour(), n);
+    priced_count += n;
     currencies.insert(row->currency());
     out.newest_from_ms = std::max(out.newest_from_ms, row->effective_from_unix_ms());
   }
@@ -121,11 +130,11 @@ NodePrice PriceOf(const NodeSeries& node, const RankPricing& pricing) {
     return out;
   }
   out.priced = true;
-  out.price = Median(prices);
+  out.price = PercentileOfCounts(std::move(prices), 0.5);
   out.currency = *currencies.begin();
   out.from_catalog = true;
   if (!unpriced.empty()) {
-    out.note = absl::StrCat("priced by ", prices.size(), " of ", count, " results; ",
+    out.note = absl::StrCat("priced by ", priced_count, " of ", count, " results; ",
                             absl::StrJoin(unpriced, "; "));
   }
   return out;

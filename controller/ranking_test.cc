@@ -31,7 +31,7 @@ v1::MetricDescriptor Metric(const std::string& name, bool higher_is_better) {
 
 NodeSeries Node(std::string name, std::vector<double> values,
                 std::map<std::string, std::string> labels = {}) {
-  return NodeSeries{std::move(name), std::move(labels), std::move(values), {}};
+  return NodeSeries{std::move(name), std::move(labels), std::move(values), {}, {}, {}};
 }
 
 NodeSeries Priced(std::string name, std::vector<double> values,
@@ -348,7 +348,7 @@ NodeSeries Offer(std::string name, const std::string& type, std::vector<absl::Ti
   labels["region"] = "us-east";
   labels["instance_type"] = type;
   std::vector<double> values(times.size(), 2.0);
-  return NodeSeries{std::move(name), std::move(labels), std::move(values), std::move(times)};
+  return NodeSeries{std::move(name), std::move(labels), std::move(values), std::move(times), {}, {}};
 }
 
 TEST(RankPriceTest, TheCatalogPricesEachResultAtThePriceInForceWhenMeasured) {
