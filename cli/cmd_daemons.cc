@@ -118,6 +118,8 @@ int ControllerCommand(const Argv& argv) {
        "CA made beside --db)"},
       {"tls-san", true, true,
        "another name or address clients dial, for the server certificate (repeatable)"},
+      {"node-cert-validity", true, false,
+       "how long a node certificate lasts, 20s to 397d; nodes renew at 2/3 (default 90d)"},
   };
   auto args = ParseArgs(argv, flags);
   if (!args.ok()) return Usage("controller", std::string(args.status().message()), flags);
@@ -198,6 +200,18 @@ int ControllerCommand(const Argv& argv) {
   options.tls_sans = args->All("tls-san");
   if (options.insecure && !options.tls_sans.empty()) {
     return Usage("controller", "--tls-san names a TLS certificate; --insecure has none", flags);
+  }
+  if (args->Has("node-cert-validity")) {
+    absl::Duration d;
+    if (!ParseDaysOrDuration(args->Get("node-cert-validity"), &d) || d < absl::Seconds(20) ||
+        d > absl::Hours(24 * 397)) {
+      return Usage("controller", "--node-cert-validity wants a duration from 20s to 397d, e.g. 90d",
+                   flags);
+    }
+    if (options.insecure) {
+      return Usage("controller", "--node-cert-validity is for TLS; --insecure issues none", flags);
+    }
+    options.node_cert_validity = d;
   }
   auto server = controller::ControllerServer::Start(options);
   if (!server.ok()) {

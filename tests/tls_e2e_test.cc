@@ -2,6 +2,7 @@
 // controller and agent processes, the CLI as users run it, and a recording
 // TCP proxy between them standing for an attacker on the path.
 #include <signal.h>
+#include <sys/stat.h>
 
 #include <cstring>
 #include <filesystem>
@@ -315,6 +316,115 @@ TEST_F(TlsTest, ExpiredRevokedAndForeignCertificatesAreRefusedWithTheReason) {
   StartEnrolledAgent("rev-1");
   EXPECT_TRUE(WaitFor([&] { return NodeNamed("rev-1").status() == v1::NODE_STATUS_ONLINE; },
                       absl::Seconds(60)));
+}
+
+// Occurrences of `needle` in `text`.
+int Count(const std::string& text, const std::string& needle) {
+  int n = 0;
+  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+  return n;
+}
+
+TEST_F(TlsTest, AnAgentRenewsItsCertificateOnItsOwnKeepsItsTaskAndTheOldOneEnds) {
+  // 60 s certificates: renewed about 38 s after they are issued (2/3 of
+  // their life, which starts 6 s back), so the first is still within its
+  // validity when the test presents it after the switch.
+  StartController({"--node-cert-validity", "60s"});
+  const std::string identity = dir_ + "/agent-renew-1/identity";
+  StartEnrolledAgent("renew-1");
+  ASSERT_TRUE(WaitForOnlineNodes(1, absl::Seconds(60)));
+  const x509::KeyAndCert first{*ReadSmallFile(identity + "/key.pem"),
+                               *ReadSmallFile(identity + "/cert.pem")};
+  const x509::CertInfo first_info = *x509::ParseCert(first.cert_pem);
+  ASSERT_LT(first_info.not_after - first_info.not_before, absl::Seconds(70));
+  v1::StartRunResponse started;
+  // A task that runs across the renewal (and on, until it is cancelled).
+  ASSERT_TRUE(CliJson({"run", "--bench", "gemm", "--param", "gemm.sizes=256", "--param",
+                       "gemm.min_seconds=600", "--param", "gemm.max_runs=100000", "--param",
+                       "gemm.threads=1"},
+                      &started));
+  auto task_state = [&] {
+    v1::Run run;
+    if (!CliJson({"results", started.run_id()}, &run) || run.tasks_size() != 1) {
+      return v1::TASK_STATE_UNSPECIFIED;
+    }
+    return run.tasks(0).state();
+  };
+  ASSERT_TRUE(WaitFor([&] { return task_state() == v1::TASK_STATE_RUNNING; }, absl::Seconds(30)));
+
+  // The agent renews on its own: a new certificate for a new key, same name.
+  auto current_serial = [&] {
+    absl::StatusOr<std::string> cert = ReadSmallFile(identity + "/cert.pem");
+    absl::StatusOr<x509::CertInfo> info =
+        cert.ok() ? x509::ParseCert(*cert) : absl::StatusOr<x509::CertInfo>(cert.status());
+    return info.ok() ? info->serial_hex : std::string();
+  };
+  ASSERT_TRUE(WaitFor([&] { return !current_serial().empty() &&
+                                   current_serial() != first_info.serial_hex; },
+                      absl::Seconds(90)))
+      << AgentLog("renew-1");
+  const x509::KeyAndCert second{*ReadSmallFile(identity + "/key.pem"),
+                                *ReadSmallFile(identity + "/cert.pem")};
+  const x509::CertInfo second_info = *x509::ParseCert(second.cert_pem);
+  EXPECT_EQ(second_info.common_name, "renew-1");
+  EXPECT_TRUE(x509::KeyMatchesCert(second.key_pem, second.cert_pem));
+  EXPECT_NE(second_info.public_key_fingerprint, first_info.public_key_fingerprint);
+  EXPECT_FALSE(FileExists(identity + "/renew.key.pem"));
+  EXPECT_FALSE(FileExists(identity + "/renew.cert.pem"));
+  struct stat key_stat {};
+  ASSERT_EQ(stat((identity + "/key.pem").c_str(), &key_stat), 0);
+  EXPECT_EQ(key_stat.st_mode & 0777, 0600u);
+  // The task runs on over the old certificate's stream: no reconnect yet.
+  EXPECT_EQ(task_state(), v1::TASK_STATE_RUNNING);
+  EXPECT_EQ(Count(AgentLog("renew-1"), "connected to"), 1) << AgentLog("renew-1");
+
+  // The old stream still carries what the controller sends: the cancel
+  // reaches the task. Once it ended, the agent dials with its new identity.
+  ASSERT_EQ(Cli({"cancel", started.run_id()}).exit_code, 0);
+  ASSERT_TRUE(WaitFor([&] { return task_state() == v1::TASK_STATE_CANCELLED; },
+                      absl::Seconds(60)));
+  ASSERT_TRUE(WaitFor([&] { return Count(AgentLog("renew-1"), "connected to") >= 2; },
+                      absl::Seconds(30)))
+      << AgentLog("renew-1");
+  EXPECT_NE(AgentLog("renew-1").find("reconnecting with the renewed certificate"),
+            std::string::npos);
+  // The old certificate, still inside its validity, ended when the new
+  // one was presented.
+  ASSERT_LT(absl::Now(), first_info.not_after);
+  grpc::Status old = HelloAs(*Gateway(first.cert_pem, first.key_pem), "renew-1");
+  EXPECT_EQ(old.error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_NE(old.error_message().find("not its current one"), std::string::npos)
+      << old.error_message();
+  EXPECT_TRUE(WaitFor([&] { return NodeNamed("renew-1").status() == v1::NODE_STATUS_ONLINE; },
+                      absl::Seconds(30)));
+  v1::Run quick;
+  int code = -1;
+  ASSERT_TRUE(CliJson(Concat({"run", "--bench", "gemm", "--wait"}, kQuickGemm), &quick, &code));
+  EXPECT_EQ(code, 0);
+  EXPECT_GT(quick.samples_size(), 0);
+
+  // A call without a certificate cannot renew anyone.
+  grpc::ClientContext context;
+  context.AddMetadata(kAuthMetadataKey, "Bearer " + Token());
+  v1::RenewRequest request;
+  request.set_csr_pem(*x509::NewCsrPem(*x509::NewPrivateKeyPem(), "renew-1"));
+  v1::RenewResponse response;
+  grpc::Status anonymous = Gateway("", "")->Renew(&context, request, &response);
+  EXPECT_EQ(anonymous.error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_NE(anonymous.error_message().find("needs the node's certificate"), std::string::npos)
+      << anonymous.error_message();
+}
+
+TEST_F(TlsTest, NodeCertValidityIsBoundsChecked) {
+  for (const char* bad : {"5s", "400d", "soon"}) {
+    CommandResult r = RunCommand({FLEETBENCH_BINARY, "controller", "--db", db_path_,
+                                  "--listen", "127.0.0.1:0", "--node-cert-validity", bad},
+                                 env_);
+    EXPECT_EQ(r.exit_code, 2) << bad;
+    EXPECT_NE(r.err.find("--node-cert-validity wants a duration from 20s to 397d"),
+              std::string::npos)
+        << r.err;
+  }
 }
 
 }  // namespace
