@@ -3,6 +3,7 @@
 // TCP proxy between them standing for an attacker on the path.
 #include <signal.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <filesystem>
@@ -12,6 +13,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/ca_fetch.h"
 #include "common/pem_files.h"
 #include "common/token.h"
 #include "common/transport.h"
@@ -413,6 +415,76 @@ TEST_F(TlsTest, AnAgentRenewsItsCertificateOnItsOwnKeepsItsTaskAndTheOldOneEnds)
   EXPECT_EQ(anonymous.error_code(), grpc::StatusCode::UNAUTHENTICATED);
   EXPECT_NE(anonymous.error_message().find("needs the node's certificate"), std::string::npos)
       << anonymous.error_message();
+}
+
+// The serial of the certificate the controller at `address` presents to a
+// new connection now; "" when none could be read.
+std::string ServedSerial(const std::string& address) {
+  absl::StatusOr<std::vector<std::string>> chain = FetchPresentedChain(address, absl::Seconds(5));
+  if (!chain.ok() || chain->empty()) return "";
+  absl::StatusOr<x509::CertInfo> info = x509::ParseCert(chain->front());
+  return info.ok() ? info->serial_hex : "";
+}
+
+TEST_F(TlsTest, ASighupServesANewServerCertificateAndKeepsTheStreams) {
+  StartController();
+  StartEnrolledAgent("hup-1");
+  ASSERT_TRUE(WaitForOnlineNodes(1, absl::Seconds(60)));
+  const std::string tls_dir = db_path_ + ".tls";
+  const std::string before = ServedSerial(address_);
+  ASSERT_EQ(before, x509::ParseCert(*ReadSmallFile(tls_dir + "/server.pem"))->serial_hex);
+
+  // The operator's part: a certificate of their own from the same CA, for
+  // the names the controller needs, in place of the old one.
+  x509::KeyAndCert ca{*ReadSmallFile(tls_dir + "/ca.key"), *ReadSmallFile(CaPath())};
+  char host[256] = {};
+  gethostname(host, sizeof(host) - 1);
+  x509::KeyAndCert mine =
+      *x509::NewServerCert(ca, {"127.0.0.1", "::1", "localhost", host}, absl::Hours(24 * 200));
+  const std::string new_serial = x509::ParseCert(mine.cert_pem)->serial_hex;
+  ASSERT_TRUE(WriteFileAtomically(tls_dir + "/server.key", mine.key_pem, 0600).ok());
+  ASSERT_TRUE(WriteFileAtomically(tls_dir + "/server.pem", mine.cert_pem, 0644).ok());
+  // Nothing changes until the controller is told.
+  EXPECT_EQ(ServedSerial(address_), before);
+  controller_->Signal(SIGHUP);
+  ASSERT_TRUE(WaitFor([&] { return ServedSerial(address_) == new_serial; }, absl::Seconds(30)))
+      << ReadSmallFile(dir_ + "/controller.log").value_or("");
+  EXPECT_TRUE(absl::StrContains(*ReadSmallFile(dir_ + "/controller.log"),
+                                "TLS reloaded: serving certificate serial " + new_serial));
+  struct stat serving {};
+  ASSERT_EQ(stat((tls_dir + "/serving.pem").c_str(), &serving), 0);
+  EXPECT_EQ(serving.st_mode & 0777, 0600u);
+
+  // New connections verify it against the CA they had: the CLI works.
+  CommandResult nodes = Cli({"nodes"});
+  EXPECT_EQ(nodes.exit_code, 0) << nodes.err;
+  // The agent's stream, opened on the old certificate, is still the one:
+  // a run goes over it, and the agent never dialled again.
+  v1::Run run;
+  int code = -1;
+  ASSERT_TRUE(CliJson(Concat({"run", "--bench", "gemm", "--wait"}, kQuickGemm), &run, &code));
+  EXPECT_EQ(code, 0);
+  EXPECT_GT(run.samples_size(), 0);
+  EXPECT_EQ(Count(AgentLog("hup-1"), "connected to"), 1) << AgentLog("hup-1");
+  EXPECT_EQ(NodeNamed("hup-1").status(), v1::NODE_STATUS_ONLINE);
+
+  // A new CA is not taken by a reload: what is served stays.
+  x509::KeyAndCert other = *x509::NewCa("other", absl::Hours(24));
+  const std::string ca_pem = *ReadSmallFile(CaPath());
+  const std::string ca_key = *ReadSmallFile(tls_dir + "/ca.key");
+  ASSERT_TRUE(WriteFileAtomically(tls_dir + "/ca.key", other.key_pem, 0600).ok());
+  ASSERT_TRUE(WriteFileAtomically(CaPath(), other.cert_pem, 0644).ok());
+  controller_->Signal(SIGHUP);
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        return absl::StrContains(ReadSmallFile(dir_ + "/controller.log").value_or(""),
+                                 "is not the CA this controller started with");
+      },
+      absl::Seconds(30)));
+  ASSERT_TRUE(WriteFileAtomically(tls_dir + "/ca.key", ca_key, 0600).ok());
+  ASSERT_TRUE(WriteFileAtomically(CaPath(), ca_pem, 0644).ok());
+  EXPECT_EQ(ServedSerial(address_), new_serial);
+  EXPECT_EQ(Cli({"nodes"}).exit_code, 0);
 }
 
 TEST_F(TlsTest, NodeCertValidityIsBoundsChecked) {
