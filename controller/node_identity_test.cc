@@ -88,7 +88,8 @@ TEST_F(NodeIdentityTest, ARenewalKeepsTheNameRotatesTheKeyAndBecomesCurrent) {
   const x509::KeyAndCert first = Enroll("gpu-07");
   const x509::CertInfo first_info = *x509::ParseCert(first.cert_pem);
   // Valid for the validity from now, a little before now too.
-  EXPECT_EQ(absl::ToUnixSeconds(first_info.not_after), absl::ToUnixSeconds(clock_.Now() + kValidity));
+  EXPECT_EQ(absl::ToUnixSeconds(first_info.not_after),
+            absl::ToUnixSeconds(clock_.Now() + kValidity));
   EXPECT_LT(first_info.not_before, clock_.Now());
   clock_.Advance(kValidity * 2 / 3);
   absl::StatusOr<x509::KeyAndCert> second = Renew(first, "someone-else");

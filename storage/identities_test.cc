@@ -92,7 +92,8 @@ TEST_F(IdentitiesTest, ARenewalReplacesTheCurrentCertificateOnlyAndKeepsTheEnrol
   EXPECT_TRUE(*store_->RevokeNodeIdentity("gpu-07", kT0 + absl::Hours(1)));
   EXPECT_TRUE(absl::IsAborted(
       store_->RenewNodeIdentity(Identity("gpu-07", "sha256:cc"), "sha256:bb")));
-  EXPECT_TRUE(absl::IsAborted(store_->RenewNodeIdentity(Identity("nobody", "sha256:dd"), "sha256:aa")));
+  EXPECT_TRUE(absl::IsAborted(
+      store_->RenewNodeIdentity(Identity("nobody", "sha256:dd"), "sha256:aa")));
 }
 
 }  // namespace

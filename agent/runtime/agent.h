@@ -18,8 +18,8 @@
 // once. Until then the stream stays up on the old certificate.
 //
 // Threads: Run() owns the connection (reader); one heartbeat thread and
-// one renewal thread per connection; one executor thread for tasks. Stop() may be called from any
-// thread (a signal handler thread).
+// one renewal thread per connection; one executor thread for tasks.
+// Stop() may be called from any thread (a signal handler thread).
 #ifndef FLEETBENCH_AGENT_RUNTIME_AGENT_H_
 #define FLEETBENCH_AGENT_RUNTIME_AGENT_H_
 
