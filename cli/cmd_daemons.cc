@@ -1,5 +1,6 @@
 // `fleetbench controller` and `fleetbench agent`: the two long-running
 // processes. Flags are read here and only here; they fill Options structs.
+#include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -39,13 +40,15 @@ int Usage(const std::string& command, const std::string& error,
   return UsageError(command, error, flags);
 }
 
-// Blocks until SIGINT or SIGTERM. main() blocked both before any thread
-// started, so only this sigwait sees them.
-int WaitForTerminationSignal() {
+// Blocks until SIGINT or SIGTERM (or SIGHUP, with `hangup`). main()
+// blocked the first two before any thread started, the controller SIGHUP
+// before its first, so only this sigwait sees them.
+int WaitForTerminationSignal(bool hangup = false) {
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGTERM);
+  if (hangup) sigaddset(&set, SIGHUP);
   int sig = 0;
   sigwait(&set, &sig);
   return sig;
@@ -94,6 +97,12 @@ controller::SpecValidator PluginSpecValidator() {
 }  // namespace
 
 int ControllerCommand(const Argv& argv) {
+  // SIGHUP reloads the server certificate (docs/security.md, Rotation):
+  // blocked here, before the server's threads exist, and taken by sigwait.
+  sigset_t hangup;
+  sigemptyset(&hangup);
+  sigaddset(&hangup, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &hangup, nullptr);
   const std::vector<FlagSpec> flags = {
       {"listen", true, false, "address to serve on (default 127.0.0.1:7070)"},
       {"db", true, false, "SQLite history file (created if missing)"},
@@ -118,6 +127,8 @@ int ControllerCommand(const Argv& argv) {
        "CA made beside --db)"},
       {"tls-san", true, true,
        "another name or address clients dial, for the server certificate (repeatable)"},
+      {"node-cert-validity", true, false,
+       "how long a node certificate lasts, 20s to 397d; nodes renew at 2/3 (default 90d)"},
   };
   auto args = ParseArgs(argv, flags);
   if (!args.ok()) return Usage("controller", std::string(args.status().message()), flags);
@@ -199,6 +210,18 @@ int ControllerCommand(const Argv& argv) {
   if (options.insecure && !options.tls_sans.empty()) {
     return Usage("controller", "--tls-san names a TLS certificate; --insecure has none", flags);
   }
+  if (args->Has("node-cert-validity")) {
+    absl::Duration d;
+    if (!ParseDaysOrDuration(args->Get("node-cert-validity"), &d) || d < absl::Seconds(20) ||
+        d > absl::Hours(24 * 397)) {
+      return Usage("controller", "--node-cert-validity wants a duration from 20s to 397d, e.g. 90d",
+                   flags);
+    }
+    if (options.insecure) {
+      return Usage("controller", "--node-cert-validity is for TLS; --insecure issues none", flags);
+    }
+    options.node_cert_validity = d;
+  }
   auto server = controller::ControllerServer::Start(options);
   if (!server.ok()) {
     std::cerr << "fleetbench controller: " << server.status().message() << "\n";
@@ -222,7 +245,13 @@ int ControllerCommand(const Argv& argv) {
     LOG(INFO) << "HTTP (/metrics, dashboard at /) on port " << (*server)->http_port();
     std::cout << "http listening " << (*server)->http_port() << std::endl;
   }
-  WaitForTerminationSignal();
+  while (WaitForTerminationSignal(/*hangup=*/true) == SIGHUP) {
+    absl::StatusOr<x509::CertInfo> served = (*server)->ReloadTls();
+    if (!served.ok()) {
+      LOG(ERROR) << "SIGHUP: TLS not reloaded, the certificate served stays: "
+                 << served.status().message();
+    }
+  }
   LOG(INFO) << "shutting down";
   (*server)->Shutdown();
   return kExitOk;

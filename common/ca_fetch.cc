@@ -10,6 +10,7 @@
 
 #include <cstring>
 #include <memory>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "common/x509.h"
@@ -67,8 +68,8 @@ std::string PemOf(X509* cert) {
 
 }  // namespace
 
-absl::StatusOr<std::string> FetchPinnedCa(const std::string& address,
-                                          const std::string& fingerprint, absl::Duration timeout) {
+absl::StatusOr<std::vector<std::string>> FetchPresentedChain(const std::string& address,
+                                                             absl::Duration timeout) {
   std::string host, port, error;
   if (!SplitAddress(address, &host, &port)) {
     return absl::InvalidArgumentError(absl::StrCat("bad address ", address));
@@ -80,7 +81,7 @@ absl::StatusOr<std::string> FetchPinnedCa(const std::string& address,
   }
   std::unique_ptr<SSL_CTX, decltype(&SSL_CTX_free)> ctx(SSL_CTX_new(TLS_client_method()),
                                                        SSL_CTX_free);
-  // No verification here: there is no CA yet. The pin below is the check.
+  // No verification here: there may be no CA yet. The caller checks.
   SSL_CTX_set_verify(ctx.get(), SSL_VERIFY_NONE, nullptr);
   SSL_CTX_set_min_proto_version(ctx.get(), TLS1_2_VERSION);
   static const unsigned char kAlpn[] = {2, 'h', '2'};
@@ -89,10 +90,7 @@ absl::StatusOr<std::string> FetchPinnedCa(const std::string& address,
   SSL_set_fd(ssl.get(), fd);
   SSL_set_tlsext_host_name(ssl.get(), host.c_str());
   const int rc = SSL_connect(ssl.get());
-  absl::StatusOr<std::string> result =
-      absl::PermissionDeniedError(absl::StrCat(
-          "the controller at ", address, " presents no CA with fingerprint ", fingerprint,
-          " (check the fingerprint it printed at start)"));
+  absl::StatusOr<std::vector<std::string>> result;
   if (rc != 1) {
     char buf[256] = "handshake failed";
     if (unsigned long e = ERR_get_error(); e != 0) ERR_error_string_n(e, buf, sizeof(buf));
@@ -100,31 +98,47 @@ absl::StatusOr<std::string> FetchPinnedCa(const std::string& address,
         "TLS handshake with ", address, " failed (", buf,
         "); a controller started with --insecure has no CA to pin"));
   } else {
-    STACK_OF(X509)* chain = SSL_get_peer_cert_chain(ssl.get());
-    X509* leaf = SSL_get0_peer_certificate(ssl.get());
-    for (int i = 0; chain != nullptr && i < sk_X509_num(chain); ++i) {
-      const std::string pem = PemOf(sk_X509_value(chain, i));
-      absl::StatusOr<x509::CertInfo> info = x509::ParseCert(pem);
-      if (!info.ok() || info->fingerprint != fingerprint) continue;
-      if (!info->is_ca) {
-        result = absl::PermissionDeniedError(
-            absl::StrCat("the certificate with fingerprint ", fingerprint, " is not a CA"));
-        break;
-      }
-      if (leaf == nullptr) break;
-      if (absl::Status s = x509::VerifyIssuedBy(PemOf(leaf), pem); !s.ok()) {
-        result = absl::PermissionDeniedError(absl::StrCat(
-            "the controller's certificate is not signed by the pinned CA: ", s.message()));
-        break;
-      }
-      result = pem;
-      break;
+    // The leaf first (the client side's chain may or may not hold it).
+    std::vector<std::string> chain;
+    if (X509* leaf = SSL_get0_peer_certificate(ssl.get()); leaf != nullptr) {
+      chain.push_back(PemOf(leaf));
     }
+    STACK_OF(X509)* peer_chain = SSL_get_peer_cert_chain(ssl.get());
+    for (int i = 0; peer_chain != nullptr && i < sk_X509_num(peer_chain); ++i) {
+      const std::string pem = PemOf(sk_X509_value(peer_chain, i));
+      if (chain.empty() || pem != chain.front()) chain.push_back(pem);
+    }
+    result = std::move(chain);
   }
   ERR_clear_error();
   SSL_shutdown(ssl.get());
   close(fd);
   return result;
+}
+
+absl::StatusOr<std::string> FetchPinnedCa(const std::string& address,
+                                          const std::string& fingerprint, absl::Duration timeout) {
+  absl::StatusOr<std::vector<std::string>> chain = FetchPresentedChain(address, timeout);
+  if (!chain.ok()) return chain.status();
+  if (chain->empty()) return absl::UnavailableError("the controller presented no certificate");
+  const std::string& leaf = chain->front();
+  for (size_t i = 1; i < chain->size(); ++i) {
+    const std::string& pem = (*chain)[i];
+    absl::StatusOr<x509::CertInfo> info = x509::ParseCert(pem);
+    if (!info.ok() || info->fingerprint != fingerprint) continue;
+    if (!info->is_ca) {
+      return absl::PermissionDeniedError(
+          absl::StrCat("the certificate with fingerprint ", fingerprint, " is not a CA"));
+    }
+    if (absl::Status s = x509::VerifyIssuedBy(leaf, pem); !s.ok()) {
+      return absl::PermissionDeniedError(absl::StrCat(
+          "the controller's certificate is not signed by the pinned CA: ", s.message()));
+    }
+    return pem;
+  }
+  return absl::PermissionDeniedError(absl::StrCat(
+      "the controller at ", address, " presents no CA with fingerprint ", fingerprint,
+      " (check the fingerprint it printed at start)"));
 }
 
 }  // namespace fleetbench

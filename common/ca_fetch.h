@@ -9,11 +9,19 @@
 #define FLEETBENCH_COMMON_CA_FETCH_H_
 
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 
 namespace fleetbench {
+
+// The certificates the controller at `address` (HOST:PORT) presents in a
+// TLS handshake, unverified, its own first: what a check or a test reads
+// (which server certificate is served now). UNAVAILABLE when it cannot be
+// reached or the handshake fails.
+absl::StatusOr<std::vector<std::string>> FetchPresentedChain(const std::string& address,
+                                                             absl::Duration timeout);
 
 // The CA PEM of the controller at `address` (HOST:PORT) whose fingerprint
 // is `fingerprint` (x509::NormalizeFingerprint form). PERMISSION_DENIED

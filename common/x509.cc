@@ -326,6 +326,8 @@ absl::StatusOr<CertInfo> ParseCert(const std::string& pem) {
   unsigned int n = 0;
   if (X509_digest(c, EVP_sha256(), digest, &n) != 1) return Fail("fingerprint");
   info.fingerprint = "sha256:" + Hex(digest, n);
+  if (X509_pubkey_digest(c, EVP_sha256(), digest, &n) != 1) return Fail("public key digest");
+  info.public_key_fingerprint = "sha256:" + Hex(digest, n);
   info.not_before = AsnTime(X509_get0_notBefore(c));
   info.not_after = AsnTime(X509_get0_notAfter(c));
   info.is_ca = X509_check_ca(c) > 0;

@@ -28,6 +28,9 @@ struct CertInfo {
   std::string common_name;
   std::string serial_hex;
   std::string fingerprint;  // sha256:HEX of the DER
+  // sha256:HEX of the public key's bits (X509_pubkey_digest): the same for
+  // two certificates of one key, so a renewal can insist on a new key.
+  std::string public_key_fingerprint;
   absl::Time not_before;
   absl::Time not_after;
   bool is_ca = false;

@@ -51,6 +51,21 @@ TEST(X509, SignsANodesRequestForTheNameItIsGivenNotTheOneItAsksFor) {
   EXPECT_FALSE(info->serial_hex.empty());
 }
 
+TEST(X509, TwoCertificatesOfOneKeyShareThePublicKeyFingerprintOnly) {
+  absl::StatusOr<KeyAndCert> ca = NewCa("ca", absl::Hours(24));
+  ASSERT_TRUE(ca.ok());
+  const std::string key = *NewPrivateKeyPem();
+  const std::string other_key = *NewPrivateKeyPem();
+  auto issue = [&](const std::string& k) {
+    return *ParseCert(*SignClientCsr(*ca, *NewCsrPem(k, "n"), "n", absl::Now(), absl::Hours(1)));
+  };
+  const CertInfo a = issue(key), b = issue(key), c = issue(other_key);
+  EXPECT_NE(a.fingerprint, b.fingerprint);
+  EXPECT_EQ(a.public_key_fingerprint, b.public_key_fingerprint);
+  EXPECT_NE(a.public_key_fingerprint, c.public_key_fingerprint);
+  EXPECT_EQ(a.public_key_fingerprint.size(), 7u + 64u);
+}
+
 TEST(X509, MalformedInputIsRefusedInOneLine) {
   absl::StatusOr<KeyAndCert> ca = NewCa("ca", absl::Hours(24));
   ASSERT_TRUE(ca.ok());

@@ -294,4 +294,31 @@ grpc::ServerUnaryReactor* AgentGatewayService::Enroll(grpc::CallbackServerContex
   return reactor;
 }
 
+grpc::ServerUnaryReactor* AgentGatewayService::Renew(grpc::CallbackServerContext* context,
+                                                     const v1::RenewRequest* request,
+                                                     v1::RenewResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  reactor->Finish([&]() -> grpc::Status {
+    if (identities_ == nullptr) {
+      return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                          "this controller runs --insecure: it issues no certificates");
+    }
+    // mTLS is the proof of who asks: no token is looked at, so neither a
+    // stolen token nor an enrollment token renews anybody.
+    std::vector<grpc::string_ref> certs =
+        context->auth_context()->FindPropertyValues(GRPC_X509_PEM_CERT_PROPERTY_NAME);
+    if (certs.empty()) {
+      return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
+                          "renewing needs the node's certificate (mTLS); a node without one "
+                          "enrolls first (agent --enroll-token-file)");
+    }
+    absl::StatusOr<v1::RenewResponse> renewed =
+        identities_->Renew(std::string(certs[0].data(), certs[0].size()), *request);
+    if (!renewed.ok()) return ToGrpcStatus(renewed.status());
+    *response = std::move(*renewed);
+    return grpc::Status::OK;
+  }());
+  return reactor;
+}
+
 }  // namespace fleetbench::controller

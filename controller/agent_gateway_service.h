@@ -30,6 +30,10 @@ class AgentGatewayService final : public v1::AgentGateway::CallbackService {
   grpc::ServerUnaryReactor* Enroll(grpc::CallbackServerContext* context,
                                    const v1::EnrollRequest* request,
                                    v1::EnrollResponse* response) override;
+  // Authenticated by the peer's certificate alone (docs/security.md).
+  grpc::ServerUnaryReactor* Renew(grpc::CallbackServerContext* context,
+                                  const v1::RenewRequest* request,
+                                  v1::RenewResponse* response) override;
 
  private:
   FleetCore* const core_;

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/logging.h"
+#include "common/pem_files.h"
 #include "common/wire_limits.h"
 #include "controller/agent_gateway_service.h"
 #include "controller/audit_log.h"
@@ -16,6 +17,9 @@
 #include "controller/prometheus_text.h"
 #include "controller/token_authenticator.h"
 #include "grpcpp/grpcpp.h"
+#include "grpcpp/security/server_credentials.h"
+#include "grpcpp/security/tls_certificate_provider.h"
+#include "grpcpp/security/tls_credentials_options.h"
 
 namespace fleetbench::controller {
 
@@ -61,8 +65,9 @@ absl::StatusOr<std::unique_ptr<ControllerServer>> ControllerServer::Start(
   std::shared_ptr<grpc::ServerCredentials> credentials = grpc::InsecureServerCredentials();
   if (!options.insecure) {
     const std::string dir = options.tls_dir.empty() ? options.db_path + ".tls" : options.tls_dir;
-    absl::StatusOr<ServerTls> tls =
-        LoadOrMakeServerTls(dir, ServerNames(options.listen, options.tls_sans));
+    server->tls_dir_ = dir;
+    server->tls_names_ = ServerNames(options.listen, options.tls_sans);
+    absl::StatusOr<ServerTls> tls = LoadOrMakeServerTls(dir, server->tls_names_);
     if (!tls.ok()) {
       return absl::Status(tls.status().code(), absl::StrCat("TLS in ", dir, ": ",
                                                             tls.status().message()));
@@ -72,19 +77,22 @@ absl::StatusOr<std::unique_ptr<ControllerServer>> ControllerServer::Start(
         server->store_.get(), server->tls_->ca, Clock::Real(), options.node_cert_validity);
     server->gateway_->set_identities(server->identities_.get());
     server->fleet_->set_identities(server->identities_.get());
-    grpc::SslServerCredentialsOptions ssl(
-        // A client certificate is asked for but not required (the CLI and
-        // enrolling nodes have none) and not checked by gRPC: the gateway
-        // checks it against the CA and the stored identity itself, to
-        // answer an expired or revoked one with a message that says so.
-        // The TLS handshake still proves the peer holds the key.
-        GRPC_SSL_REQUEST_CLIENT_CERTIFICATE_BUT_DONT_VERIFY);
-    ssl.pem_root_certs = server->tls_->ca.cert_pem;
-    // The CA goes with the chain so that an agent pinning its fingerprint
-    // can fetch it in the handshake (common/ca_fetch.h).
-    ssl.pem_key_cert_pairs.push_back(
-        {server->tls_->server.key_pem, server->tls_->server.cert_pem + server->tls_->ca.cert_pem});
-    credentials = grpc::SslServerCredentials(ssl);
+    // Served from serving.pem (key, certificate and, so that an agent
+    // pinning the CA's fingerprint can fetch it in the handshake, the CA:
+    // common/ca_fetch.h), reread each second: a reload needs no restart.
+    server->cert_provider_ = std::make_shared<grpc::experimental::FileWatcherCertificateProvider>(
+        server->tls_->serving_path, server->tls_->serving_path, server->tls_->ca_path,
+        /*refresh_interval_sec=*/1);
+    grpc::experimental::TlsServerCredentialsOptions tls_options(server->cert_provider_);
+    tls_options.watch_identity_key_cert_pairs();
+    tls_options.watch_root_certs();
+    // A client certificate is asked for but not required (the CLI and
+    // enrolling nodes have none) and not checked by gRPC: the gateway
+    // checks it against the CA and the stored identity itself, to answer
+    // an expired or revoked one with a message that says so. The TLS
+    // handshake still proves the peer holds the key.
+    tls_options.set_cert_request_type(GRPC_SSL_REQUEST_CLIENT_CERTIFICATE_BUT_DONT_VERIFY);
+    credentials = grpc::experimental::TlsServerCredentials(tls_options);
   }
 
   grpc::ServerBuilder builder;
@@ -137,6 +145,34 @@ absl::StatusOr<std::unique_ptr<ControllerServer>> ControllerServer::Start(
 int ControllerServer::http_port() const { return http_ ? http_->port() : 0; }
 
 ControllerServer::~ControllerServer() { Shutdown(); }
+
+absl::StatusOr<x509::CertInfo> ControllerServer::ReloadTls() {
+  if (tls_ == nullptr) {
+    return absl::FailedPreconditionError("--insecure: there is no certificate to reload");
+  }
+  // The CA first, before anything is made or written: a server
+  // certificate from another CA would be refused by every agent.
+  absl::StatusOr<std::string> ca = ReadSmallFile(tls_->ca_path);
+  absl::StatusOr<std::string> ca_key = ReadSmallFile(tls_dir_ + "/ca.key");
+  if (!ca.ok() || !ca_key.ok() || *ca != tls_->ca.cert_pem || *ca_key != tls_->ca.key_pem) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        tls_->ca_path, " or ca.key is not the CA this controller started with; a new CA needs a "
+        "restart and every node enrolled again (docs/security.md)"));
+  }
+  absl::StatusOr<ServerTls> tls = LoadOrMakeServerTls(tls_dir_, tls_names_);
+  if (!tls.ok()) {
+    return absl::Status(tls.status().code(),
+                        absl::StrCat("TLS in ", tls_dir_, ": ", tls.status().message()));
+  }
+  absl::StatusOr<x509::CertInfo> served = x509::ParseCert(tls->server.cert_pem);
+  if (!served.ok()) return served.status();
+  tls_->server = tls->server;
+  LOG(INFO) << "TLS reloaded: serving certificate serial " << served->serial_hex << " until "
+            << absl::FormatTime("%Y-%m-%d", served->not_after, absl::UTCTimeZone())
+            << (tls->made_server_cert ? " (made now, signed by the CA)" : "")
+            << (tls->serving_changed ? "" : " (unchanged)");
+  return served;
+}
 
 void ControllerServer::Shutdown() {
   if (shut_down_) return;

@@ -15,7 +15,10 @@
 
 namespace grpc {
 class Server;
-}
+namespace experimental {
+class CertificateProviderInterface;
+}  // namespace experimental
+}  // namespace grpc
 
 namespace fleetbench::controller {
 
@@ -64,8 +67,17 @@ class ControllerServer {
   FleetCore* core() { return core_.get(); }
   // The API tokens and the shared-token switch (what authenticator_ is).
   TokenAuthenticator* tokens() { return tokens_; }
-  // The TLS material served; null with `insecure`.
+  // The TLS material served; null with `insecure`. Read it before any
+  // ReloadTls (the start's report).
   const ServerTls* tls() const { return tls_.get(); }
+  // Serves a new server certificate without a restart (SIGHUP,
+  // docs/security.md): DB.tls/ is read again with the rules of a start (a
+  // missing, stale or misnamed certificate is made again by the CA) and
+  // published in serving.pem, which gRPC rereads within a second; streams
+  // stay up, new connections get the new certificate. FAILED_PRECONDITION
+  // when the CA changed (agents trust the one they have; a new CA needs a
+  // restart and every node enrolled again). Answers what is served now.
+  absl::StatusOr<x509::CertInfo> ReloadTls();
   // Stops accepting, ends streams, stops the core. Idempotent.
   void Shutdown();
 
@@ -78,6 +90,10 @@ class ControllerServer {
   TokenAuthenticator* tokens_ = nullptr;  // authenticator_, as its own type
   std::unique_ptr<AuditLog> audit_;
   std::unique_ptr<ServerTls> tls_;
+  std::string tls_dir_;
+  std::vector<std::string> tls_names_;
+  // Watches tls_->serving_path; before server_, which serves from it.
+  std::shared_ptr<grpc::experimental::CertificateProviderInterface> cert_provider_;
   std::unique_ptr<FleetCore> core_;
   std::unique_ptr<NodeIdentities> identities_;
   std::unique_ptr<AgentGatewayService> gateway_;

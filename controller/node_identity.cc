@@ -1,5 +1,6 @@
 #include "controller/node_identity.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -33,9 +34,7 @@ absl::StatusOr<v1::EnrollResponse> NodeIdentities::Enroll(const v1::EnrollReques
         "(fleetbench nodes revoke ", request.node_name(), ")"));
   }
   const absl::Time now = clock_->Now();
-  // A minute back: a node's clock a little behind ours still accepts it.
-  absl::StatusOr<std::string> cert = x509::SignClientCsr(
-      ca_, request.csr_pem(), request.node_name(), now - absl::Minutes(1), cert_validity_);
+  absl::StatusOr<std::string> cert = Sign(request.csr_pem(), request.node_name(), now);
   if (!cert.ok()) return cert.status();
   absl::StatusOr<x509::CertInfo> info = x509::ParseCert(*cert);
   if (!info.ok()) return info.status();
@@ -47,6 +46,7 @@ absl::StatusOr<v1::EnrollResponse> NodeIdentities::Enroll(const v1::EnrollReques
   record.enrolled = now;
   record.enrolled_by = by.name;
   if (absl::Status s = store_->EnrollNodeIdentity(record); !s.ok()) return s;
+  ForgetReplaced(record.node);
   LOG(INFO) << "node " << record.node << " enrolled by '" << by.name << "', certificate "
             << record.fingerprint << " until " << When(record.not_after);
   v1::EnrollResponse response;
@@ -91,12 +91,89 @@ absl::StatusOr<std::string> NodeIdentities::NodeOfCertificate(const std::string&
         "the certificate of node ", node, " was revoked at ", When(*identity.revoked),
         "; re-enroll it (delete STATE_DIR/identity, start the agent with --enroll-token-file)"));
   }
-  if (identity.fingerprint != info->fingerprint) {
-    return absl::UnauthenticatedError(absl::StrCat(
-        "this certificate of node ", node, " is not its current one (it was re-enrolled at ",
-        When(identity.enrolled), ")"));
+  absl::MutexLock lock(&mu_);
+  auto replaced = replaced_.find(node);
+  if (identity.fingerprint == info->fingerprint) {
+    // The node has its renewed certificate: the one before is done.
+    if (replaced != replaced_.end()) replaced_.erase(replaced);
+    return node;
   }
-  return node;
+  if (!identity.revoked.has_value() && replaced != replaced_.end() &&
+      replaced->second.fingerprint == info->fingerprint &&
+      replaced->second.successor == identity.fingerprint) {
+    return node;  // the overlap: the node may not have its new one yet
+  }
+  return absl::UnauthenticatedError(absl::StrCat(
+      "this certificate of node ", node,
+      " is not its current one: it was renewed or re-enrolled since (enrolled at ",
+      When(identity.enrolled), "; the current certificate is serial ", identity.serial, ")"));
+}
+
+absl::StatusOr<std::string> NodeIdentities::Sign(const std::string& csr_pem,
+                                                 const std::string& node, absl::Time now) {
+  // Back a little, at most a minute: a node whose clock is behind ours
+  // still accepts it, and a short test validity is not all backdating.
+  const absl::Duration back = std::min(absl::Minutes(1), cert_validity_ / 10);
+  return x509::SignClientCsr(ca_, csr_pem, node, now - back, cert_validity_ + back);
+}
+
+void NodeIdentities::ForgetReplaced(const std::string& node) {
+  absl::MutexLock lock(&mu_);
+  replaced_.erase(node);
+}
+
+absl::StatusOr<v1::RenewResponse> NodeIdentities::Renew(const std::string& cert_pem,
+                                                        const v1::RenewRequest& request) {
+  absl::StatusOr<std::string> node = NodeOfCertificate(cert_pem);
+  if (!node.ok()) return node.status();
+  if (request.csr_pem().empty() || request.csr_pem().size() > 16384) {
+    return absl::InvalidArgumentError("the certificate request must be 1 byte to 16 KiB");
+  }
+  absl::StatusOr<x509::CertInfo> presented = x509::ParseCert(cert_pem);
+  if (!presented.ok()) return presented.status();
+  absl::StatusOr<std::optional<storage::NodeIdentityRecord>> stored =
+      store_->GetNodeIdentity(*node);
+  if (!stored.ok()) return absl::UnavailableError(stored.status().message());
+  if (!stored->has_value() || (*stored)->revoked.has_value()) {
+    return absl::UnauthenticatedError(absl::StrCat("node ", *node, " has no live identity"));
+  }
+  const std::string current = (*stored)->fingerprint;
+  const absl::Time now = clock_->Now();
+  if (presented->fingerprint == current) {
+    const absl::Duration life = presented->not_after - presented->not_before;
+    if (now - presented->not_before < life / 4) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "the certificate of node ", *node, " is new; renew it after ",
+          When(presented->not_before + life / 4)));
+    }
+  }
+  absl::StatusOr<std::string> cert = Sign(request.csr_pem(), *node, now);
+  if (!cert.ok()) return cert.status();
+  absl::StatusOr<x509::CertInfo> info = x509::ParseCert(*cert);
+  if (!info.ok()) return info.status();
+  // Renewing is rotating the key: a copied key ends with its certificate.
+  if (info->public_key_fingerprint == presented->public_key_fingerprint) {
+    return absl::InvalidArgumentError(
+        "a renewal needs a new key: the request is signed by the key of the certificate "
+        "presented");
+  }
+  storage::NodeIdentityRecord record = **stored;
+  record.serial = info->serial_hex;
+  record.fingerprint = info->fingerprint;
+  record.not_after = info->not_after;
+  if (absl::Status s = store_->RenewNodeIdentity(record, current); !s.ok()) return s;
+  {
+    absl::MutexLock lock(&mu_);
+    // Whichever certificate asked (the current one, or the one before it
+    // when the answer to an earlier renewal was lost) is what the node has.
+    replaced_[*node] = {presented->fingerprint, record.fingerprint};
+  }
+  LOG(INFO) << "node " << *node << " renewed its certificate: serial " << record.serial
+            << " until " << When(record.not_after) << " (was " << presented->serial_hex << ")";
+  v1::RenewResponse response;
+  response.set_certificate_pem(*cert);
+  response.set_not_after_unix_ms(absl::ToUnixMillis(record.not_after));
+  return response;
 }
 
 absl::Status NodeIdentities::CheckUncertified(const std::string& name) {
@@ -114,6 +191,7 @@ absl::StatusOr<v1::RevokeNodeResponse> NodeIdentities::Revoke(const std::string&
   if (name.empty()) return absl::InvalidArgumentError("which node? (fleetbench nodes revoke NAME)");
   absl::StatusOr<bool> revoked = store_->RevokeNodeIdentity(name, clock_->Now());
   if (!revoked.ok()) return revoked.status();
+  ForgetReplaced(name);
   if (!*revoked) {
     return absl::NotFoundError(absl::StrCat("node ", ClipInput(name), " has no live identity"));
   }

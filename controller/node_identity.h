@@ -10,7 +10,12 @@
 // and answers its node name, or UNAUTHENTICATED with one line saying which
 // check failed. A stream without a certificate (the shared token,
 // migration) may not speak as an enrolled node. Revoke ends the identity
-// and closes the node's streams at once. Thread-safe.
+// and closes the node's streams at once. Renew (docs/security.md,
+// Rotation) gives a node that presents its certificate a new one for a new
+// key and the same name; the certificate it replaced stays accepted (the
+// overlap) until the node presents the new one, the old one expires or
+// the controller restarts, so an answer lost on the way costs the node
+// nothing but a second renewal. Thread-safe.
 #ifndef FLEETBENCH_CONTROLLER_NODE_IDENTITY_H_
 #define FLEETBENCH_CONTROLLER_NODE_IDENTITY_H_
 
@@ -41,6 +46,13 @@ class NodeIdentities {
                                             const Principal& by);
   // The node `cert_pem` (the peer's, as TLS received it) stands for.
   absl::StatusOr<std::string> NodeOfCertificate(const std::string& cert_pem);
+  // `cert_pem`: the certificate the caller presented (mTLS); it must pass
+  // NodeOfCertificate. FAILED_PRECONDITION while the current certificate
+  // has lived under a quarter of its life (no minting in a loop),
+  // INVALID_ARGUMENT for a CSR of the presented certificate's own key,
+  // ABORTED when a revoke or another renewal won a race.
+  absl::StatusOr<v1::RenewResponse> Renew(const std::string& cert_pem,
+                                          const v1::RenewRequest& request);
   // OK when a stream without a certificate may say hello as `name`.
   absl::Status CheckUncertified(const std::string& name);
   // NOT_FOUND when `name` has no live identity.
@@ -61,7 +73,20 @@ class NodeIdentities {
   const absl::Duration cert_validity_;
 
   absl::Mutex mu_;
+  // A node's certificate before its last renewal, accepted while the
+  // node's current one is still `successor` and has not been presented.
+  struct Replaced {
+    std::string fingerprint;
+    std::string successor;
+  };
+  // A certificate for `node` with the CSR's key, valid from a little before
+  // now (a node's clock a little behind ours) until now + cert_validity_.
+  absl::StatusOr<std::string> Sign(const std::string& csr_pem, const std::string& node,
+                                   absl::Time now);
+  void ForgetReplaced(const std::string& node);
+
   int64_t next_stream_ ABSL_GUARDED_BY(mu_) = 1;
+  std::map<std::string, Replaced> replaced_ ABSL_GUARDED_BY(mu_);
   std::map<int64_t, std::pair<std::string, Closer>> streams_ ABSL_GUARDED_BY(mu_);
 };
 

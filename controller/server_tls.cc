@@ -4,7 +4,13 @@
 #include <netinet/in.h>
 #include <arpa/inet.h>
 #include <sys/socket.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <ctime>
 
 #include <algorithm>
 
@@ -34,6 +40,33 @@ void AddUnique(std::vector<std::string>* names, const std::string& name) {
   if (!name.empty() && std::find(names->begin(), names->end(), name) == names->end()) {
     names->push_back(name);
   }
+}
+
+// Writes `content` to `path` by rename, the new file's modification time
+// (in whole seconds, what the watcher compares) later than the old one's.
+absl::Status PublishServing(const std::string& path, const std::string& content) {
+  struct stat old = {};
+  const bool had = stat(path.c_str(), &old) == 0;
+  const std::string next = path + ".next";
+  if (absl::Status s = WriteFileAtomically(next, content, 0600); !s.ok()) return s;
+  timespec times[2] = {};
+  times[0].tv_nsec = UTIME_NOW;
+  times[1].tv_sec = std::max<time_t>(time(nullptr), had ? old.st_mtime + 1 : 0);
+  if (utimensat(AT_FDCWD, next.c_str(), times, 0) != 0 ||
+      rename(next.c_str(), path.c_str()) != 0) {
+    return absl::InternalError(absl::StrCat(path, ": ", std::strerror(errno)));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Publish(ServerTls* tls, const std::string& dir) {
+  tls->serving_path = dir + "/serving.pem";
+  const std::string content = tls->server.key_pem + tls->server.cert_pem + tls->ca.cert_pem;
+  absl::StatusOr<std::string> now = ReadSmallFile(tls->serving_path);
+  if (now.ok() && *now == content) return absl::OkStatus();
+  if (absl::Status s = PublishServing(tls->serving_path, content); !s.ok()) return s;
+  tls->serving_changed = true;
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -114,6 +147,7 @@ absl::StatusOr<ServerTls> LoadOrMakeServerTls(const std::string& dir,
   }
   if (fresh) {
     tls.server = {*server_k, *server_cert};
+    if (absl::Status s = Publish(&tls, dir); !s.ok()) return s;
     return tls;
   }
   absl::StatusOr<x509::KeyAndCert> server = x509::NewServerCert(tls.ca, names, kServerValidity);
@@ -122,6 +156,7 @@ absl::StatusOr<ServerTls> LoadOrMakeServerTls(const std::string& dir,
   if (absl::Status s = WriteFileAtomically(server_pem, server->cert_pem, 0644); !s.ok()) return s;
   tls.server = *server;
   tls.made_server_cert = true;
+  if (absl::Status s = Publish(&tls, dir); !s.ok()) return s;
   return tls;
 }
 

@@ -8,6 +8,13 @@
 // missing, does not name every name asked for, or has under 30 days left,
 // so a new address or an expiring certificate needs no agent to change
 // (rotation: docs/security.md). Nothing here touches the network.
+//
+// What TLS serves is DIR/serving.pem (0600): the server key, certificate
+// and the CA in one file, written by LoadOrMakeServerTls whenever it
+// differs, by rename and with a modification time later than the one it
+// replaces. gRPC's FileWatcherCertificateProvider watches it: one file, so
+// a key and a certificate of different versions are never served
+// together (the provider rereads when the time changed while it read).
 #ifndef FLEETBENCH_CONTROLLER_SERVER_TLS_H_
 #define FLEETBENCH_CONTROLLER_SERVER_TLS_H_
 
@@ -24,11 +31,15 @@ struct ServerTls {
   x509::KeyAndCert server;
   std::string ca_path;  // DIR/ca.pem, what clients pass as --ca
   std::string ca_fingerprint;
+  std::string serving_path;  // DIR/serving.pem
+  bool serving_changed = false;   // serving.pem was (re)written on this call
   bool made_ca = false;           // on this start
   bool made_server_cert = false;  // on this start
 };
 
-// Loads DIR's CA and server certificate, making what is missing or stale.
+// Loads DIR's CA and server certificate, making what is missing or stale,
+// and publishes them in DIR/serving.pem. Called at start and on each
+// reload (SIGHUP): the same rules both times.
 absl::StatusOr<ServerTls> LoadOrMakeServerTls(const std::string& dir,
                                               const std::vector<std::string>& names);
 

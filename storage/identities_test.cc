@@ -69,5 +69,32 @@ TEST_F(IdentitiesTest, OfTwoEnrollmentsRacingForANameOneWins) {
   EXPECT_EQ(won, 1);
 }
 
+TEST_F(IdentitiesTest, ARenewalReplacesTheCurrentCertificateOnlyAndKeepsTheEnrollment) {
+  ASSERT_TRUE(store_->EnrollNodeIdentity(Identity("gpu-07", "sha256:aa")).ok());
+  NodeIdentityRecord renewed = Identity("gpu-07", "sha256:bb");
+  renewed.serial = "0c2d";
+  renewed.not_after = kT0 + absl::Hours(24 * 150);
+  renewed.enrolled = kT0 + absl::Hours(24 * 60);  // not stored: enrollment stays
+  // From a certificate that is not the current one: nothing changes.
+  absl::Status stale = store_->RenewNodeIdentity(renewed, "sha256:zz");
+  EXPECT_TRUE(absl::IsAborted(stale)) << stale;
+  ASSERT_TRUE(store_->RenewNodeIdentity(renewed, "sha256:aa").ok());
+  Reopen();
+  std::optional<NodeIdentityRecord> now = *store_->GetNodeIdentity("gpu-07");
+  ASSERT_TRUE(now.has_value());
+  EXPECT_EQ(now->fingerprint, "sha256:bb");
+  EXPECT_EQ(now->serial, "0c2d");
+  EXPECT_EQ(now->not_after, kT0 + absl::Hours(24 * 150));
+  EXPECT_EQ(now->enrolled, kT0);
+  EXPECT_EQ(now->enrolled_by, "enroll-1");
+  // The old fingerprint renews no more, and a revoked identity not at all.
+  EXPECT_TRUE(absl::IsAborted(store_->RenewNodeIdentity(renewed, "sha256:aa")));
+  EXPECT_TRUE(*store_->RevokeNodeIdentity("gpu-07", kT0 + absl::Hours(1)));
+  EXPECT_TRUE(absl::IsAborted(
+      store_->RenewNodeIdentity(Identity("gpu-07", "sha256:cc"), "sha256:bb")));
+  EXPECT_TRUE(absl::IsAborted(
+      store_->RenewNodeIdentity(Identity("nobody", "sha256:dd"), "sha256:aa")));
+}
+
 }  // namespace
 }  // namespace fleetbench::storage

@@ -80,4 +80,28 @@ absl::StatusOr<bool> SqliteStore::RevokeNodeIdentity(const std::string& node, ab
   return revoked;
 }
 
+absl::Status SqliteStore::RenewNodeIdentity(const NodeIdentityRecord& r,
+                                            const std::string& current_fingerprint) {
+  if (r.node.empty() || r.fingerprint.empty()) {
+    return absl::InvalidArgumentError("a renewed identity needs a node and a fingerprint");
+  }
+  absl::MutexLock lock(&mu_);
+  return InTransaction(TxnKind::kWrite, [&]() -> absl::Status {
+    // Compare and swap on the fingerprint: a revoke or another renewal
+    // that won the race leaves this one nothing to change.
+    FLEETBENCH_ASSIGN_OR_RETURN(
+        int changed,
+        RowsChangedBy("UPDATE node_identities SET serial = ?2, fingerprint = ?3, "
+                      "not_after_ms = ?4 WHERE node = ?1 AND fingerprint = ?5 "
+                      "AND revoked_ms IS NULL",
+                      "renewing a node identity", r.node, r.serial, r.fingerprint,
+                      ToMillis(r.not_after), current_fingerprint));
+    if (changed == 0) {
+      return absl::AbortedError(absl::StrCat("node ", r.node,
+                                             " was revoked, re-enrolled or renewed meanwhile"));
+    }
+    return absl::OkStatus();
+  });
+}
+
 }  // namespace fleetbench::storage

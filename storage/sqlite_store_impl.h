@@ -115,6 +115,8 @@ class SqliteStore final : public Store {
   absl::StatusOr<std::optional<NodeIdentityRecord>> GetNodeIdentity(
       const std::string& node) override;
   absl::StatusOr<bool> RevokeNodeIdentity(const std::string& node, absl::Time when) override;
+  absl::Status RenewNodeIdentity(const NodeIdentityRecord& renewed,
+                                 const std::string& current_fingerprint) override;
 
   absl::Status UpsertMetricDescriptors(
       const std::vector<v1::MetricDescriptor>& descriptors) override;

@@ -444,6 +444,12 @@ class Store {
       const std::string& node) = 0;
   // Marks the live identity revoked at `when`; false when there is none.
   virtual absl::StatusOr<bool> RevokeNodeIdentity(const std::string& node, absl::Time when) = 0;
+  // A renewal: `renewed` (its serial, fingerprint, not_after) becomes the
+  // node's certificate when its live identity's certificate is still
+  // `current_fingerprint`, in one statement; ABORTED otherwise (revoked,
+  // re-enrolled or renewed meanwhile). Enrollment time and token stay.
+  virtual absl::Status RenewNodeIdentity(const NodeIdentityRecord& renewed,
+                                         const std::string& current_fingerprint) = 0;
 };
 
 struct SqliteOptions {

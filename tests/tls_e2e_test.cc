@@ -2,6 +2,8 @@
 // controller and agent processes, the CLI as users run it, and a recording
 // TCP proxy between them standing for an attacker on the path.
 #include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <filesystem>
@@ -11,6 +13,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/ca_fetch.h"
 #include "common/pem_files.h"
 #include "common/token.h"
 #include "common/transport.h"
@@ -315,6 +318,185 @@ TEST_F(TlsTest, ExpiredRevokedAndForeignCertificatesAreRefusedWithTheReason) {
   StartEnrolledAgent("rev-1");
   EXPECT_TRUE(WaitFor([&] { return NodeNamed("rev-1").status() == v1::NODE_STATUS_ONLINE; },
                       absl::Seconds(60)));
+}
+
+// Occurrences of `needle` in `text`.
+int Count(const std::string& text, const std::string& needle) {
+  int n = 0;
+  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+  return n;
+}
+
+TEST_F(TlsTest, AnAgentRenewsItsCertificateOnItsOwnKeepsItsTaskAndTheOldOneEnds) {
+  // 60 s certificates: renewed about 38 s after they are issued (2/3 of
+  // their life, which starts 6 s back), so the first is still within its
+  // validity when the test presents it after the switch.
+  StartController({"--node-cert-validity", "60s"});
+  const std::string identity = dir_ + "/agent-renew-1/identity";
+  StartEnrolledAgent("renew-1");
+  ASSERT_TRUE(WaitForOnlineNodes(1, absl::Seconds(60)));
+  const x509::KeyAndCert first{*ReadSmallFile(identity + "/key.pem"),
+                               *ReadSmallFile(identity + "/cert.pem")};
+  const x509::CertInfo first_info = *x509::ParseCert(first.cert_pem);
+  ASSERT_LT(first_info.not_after - first_info.not_before, absl::Seconds(70));
+  v1::StartRunResponse started;
+  // A task that runs across the renewal (and on, until it is cancelled).
+  ASSERT_TRUE(CliJson({"run", "--bench", "gemm", "--param", "gemm.sizes=256", "--param",
+                       "gemm.min_seconds=600", "--param", "gemm.max_runs=100000", "--param",
+                       "gemm.threads=1"},
+                      &started));
+  auto task_state = [&] {
+    v1::Run run;
+    if (!CliJson({"results", started.run_id()}, &run) || run.tasks_size() != 1) {
+      return v1::TASK_STATE_UNSPECIFIED;
+    }
+    return run.tasks(0).state();
+  };
+  ASSERT_TRUE(WaitFor([&] { return task_state() == v1::TASK_STATE_RUNNING; }, absl::Seconds(30)));
+
+  // The agent renews on its own: a new certificate for a new key, same name.
+  auto current_serial = [&] {
+    absl::StatusOr<std::string> cert = ReadSmallFile(identity + "/cert.pem");
+    absl::StatusOr<x509::CertInfo> info =
+        cert.ok() ? x509::ParseCert(*cert) : absl::StatusOr<x509::CertInfo>(cert.status());
+    return info.ok() ? info->serial_hex : std::string();
+  };
+  ASSERT_TRUE(WaitFor([&] { return !current_serial().empty() &&
+                                   current_serial() != first_info.serial_hex; },
+                      absl::Seconds(90)))
+      << AgentLog("renew-1");
+  const x509::KeyAndCert second{*ReadSmallFile(identity + "/key.pem"),
+                                *ReadSmallFile(identity + "/cert.pem")};
+  const x509::CertInfo second_info = *x509::ParseCert(second.cert_pem);
+  EXPECT_EQ(second_info.common_name, "renew-1");
+  EXPECT_TRUE(x509::KeyMatchesCert(second.key_pem, second.cert_pem));
+  EXPECT_NE(second_info.public_key_fingerprint, first_info.public_key_fingerprint);
+  EXPECT_FALSE(FileExists(identity + "/renew.key.pem"));
+  EXPECT_FALSE(FileExists(identity + "/renew.cert.pem"));
+  struct stat key_stat {};
+  ASSERT_EQ(stat((identity + "/key.pem").c_str(), &key_stat), 0);
+  EXPECT_EQ(key_stat.st_mode & 0777, 0600u);
+  // The task runs on over the old certificate's stream: no reconnect yet.
+  EXPECT_EQ(task_state(), v1::TASK_STATE_RUNNING);
+  EXPECT_EQ(Count(AgentLog("renew-1"), "connected to"), 1) << AgentLog("renew-1");
+
+  // The old stream still carries what the controller sends: the cancel
+  // reaches the task. Once it ended, the agent dials with its new identity.
+  ASSERT_EQ(Cli({"cancel", started.run_id()}).exit_code, 0);
+  ASSERT_TRUE(WaitFor([&] { return task_state() == v1::TASK_STATE_CANCELLED; },
+                      absl::Seconds(60)));
+  ASSERT_TRUE(WaitFor([&] { return Count(AgentLog("renew-1"), "connected to") >= 2; },
+                      absl::Seconds(30)))
+      << AgentLog("renew-1");
+  EXPECT_NE(AgentLog("renew-1").find("reconnecting with the renewed certificate"),
+            std::string::npos);
+  // The old certificate, still inside its validity, ended when the new
+  // one was presented.
+  ASSERT_LT(absl::Now(), first_info.not_after);
+  grpc::Status old = HelloAs(*Gateway(first.cert_pem, first.key_pem), "renew-1");
+  EXPECT_EQ(old.error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_NE(old.error_message().find("not its current one"), std::string::npos)
+      << old.error_message();
+  EXPECT_TRUE(WaitFor([&] { return NodeNamed("renew-1").status() == v1::NODE_STATUS_ONLINE; },
+                      absl::Seconds(30)));
+  v1::Run quick;
+  int code = -1;
+  ASSERT_TRUE(CliJson(Concat({"run", "--bench", "gemm", "--wait"}, kQuickGemm), &quick, &code));
+  EXPECT_EQ(code, 0);
+  EXPECT_GT(quick.samples_size(), 0);
+
+  // A call without a certificate cannot renew anyone.
+  grpc::ClientContext context;
+  context.AddMetadata(kAuthMetadataKey, "Bearer " + Token());
+  v1::RenewRequest request;
+  request.set_csr_pem(*x509::NewCsrPem(*x509::NewPrivateKeyPem(), "renew-1"));
+  v1::RenewResponse response;
+  grpc::Status anonymous = Gateway("", "")->Renew(&context, request, &response);
+  EXPECT_EQ(anonymous.error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_NE(anonymous.error_message().find("needs the node's certificate"), std::string::npos)
+      << anonymous.error_message();
+}
+
+// The serial of the certificate the controller at `address` presents to a
+// new connection now; "" when none could be read.
+std::string ServedSerial(const std::string& address) {
+  absl::StatusOr<std::vector<std::string>> chain = FetchPresentedChain(address, absl::Seconds(5));
+  if (!chain.ok() || chain->empty()) return "";
+  absl::StatusOr<x509::CertInfo> info = x509::ParseCert(chain->front());
+  return info.ok() ? info->serial_hex : "";
+}
+
+TEST_F(TlsTest, ASighupServesANewServerCertificateAndKeepsTheStreams) {
+  StartController();
+  StartEnrolledAgent("hup-1");
+  ASSERT_TRUE(WaitForOnlineNodes(1, absl::Seconds(60)));
+  const std::string tls_dir = db_path_ + ".tls";
+  const std::string before = ServedSerial(address_);
+  ASSERT_EQ(before, x509::ParseCert(*ReadSmallFile(tls_dir + "/server.pem"))->serial_hex);
+
+  // The operator's part: a certificate of their own from the same CA, for
+  // the names the controller needs, in place of the old one.
+  x509::KeyAndCert ca{*ReadSmallFile(tls_dir + "/ca.key"), *ReadSmallFile(CaPath())};
+  char host[256] = {};
+  gethostname(host, sizeof(host) - 1);
+  x509::KeyAndCert mine =
+      *x509::NewServerCert(ca, {"127.0.0.1", "::1", "localhost", host}, absl::Hours(24 * 200));
+  const std::string new_serial = x509::ParseCert(mine.cert_pem)->serial_hex;
+  ASSERT_TRUE(WriteFileAtomically(tls_dir + "/server.key", mine.key_pem, 0600).ok());
+  ASSERT_TRUE(WriteFileAtomically(tls_dir + "/server.pem", mine.cert_pem, 0644).ok());
+  // Nothing changes until the controller is told.
+  EXPECT_EQ(ServedSerial(address_), before);
+  controller_->Signal(SIGHUP);
+  ASSERT_TRUE(WaitFor([&] { return ServedSerial(address_) == new_serial; }, absl::Seconds(30)))
+      << ReadSmallFile(dir_ + "/controller.log").value_or("");
+  EXPECT_TRUE(absl::StrContains(*ReadSmallFile(dir_ + "/controller.log"),
+                                "TLS reloaded: serving certificate serial " + new_serial));
+  struct stat serving {};
+  ASSERT_EQ(stat((tls_dir + "/serving.pem").c_str(), &serving), 0);
+  EXPECT_EQ(serving.st_mode & 0777, 0600u);
+
+  // New connections verify it against the CA they had: the CLI works.
+  CommandResult nodes = Cli({"nodes"});
+  EXPECT_EQ(nodes.exit_code, 0) << nodes.err;
+  // The agent's stream, opened on the old certificate, is still the one:
+  // a run goes over it, and the agent never dialled again.
+  v1::Run run;
+  int code = -1;
+  ASSERT_TRUE(CliJson(Concat({"run", "--bench", "gemm", "--wait"}, kQuickGemm), &run, &code));
+  EXPECT_EQ(code, 0);
+  EXPECT_GT(run.samples_size(), 0);
+  EXPECT_EQ(Count(AgentLog("hup-1"), "connected to"), 1) << AgentLog("hup-1");
+  EXPECT_EQ(NodeNamed("hup-1").status(), v1::NODE_STATUS_ONLINE);
+
+  // A new CA is not taken by a reload: what is served stays.
+  x509::KeyAndCert other = *x509::NewCa("other", absl::Hours(24));
+  const std::string ca_pem = *ReadSmallFile(CaPath());
+  const std::string ca_key = *ReadSmallFile(tls_dir + "/ca.key");
+  ASSERT_TRUE(WriteFileAtomically(tls_dir + "/ca.key", other.key_pem, 0600).ok());
+  ASSERT_TRUE(WriteFileAtomically(CaPath(), other.cert_pem, 0644).ok());
+  controller_->Signal(SIGHUP);
+  EXPECT_TRUE(WaitFor(
+      [&] {
+        return absl::StrContains(ReadSmallFile(dir_ + "/controller.log").value_or(""),
+                                 "is not the CA this controller started with");
+      },
+      absl::Seconds(30)));
+  ASSERT_TRUE(WriteFileAtomically(tls_dir + "/ca.key", ca_key, 0600).ok());
+  ASSERT_TRUE(WriteFileAtomically(CaPath(), ca_pem, 0644).ok());
+  EXPECT_EQ(ServedSerial(address_), new_serial);
+  EXPECT_EQ(Cli({"nodes"}).exit_code, 0);
+}
+
+TEST_F(TlsTest, NodeCertValidityIsBoundsChecked) {
+  for (const char* bad : {"5s", "400d", "soon"}) {
+    CommandResult r = RunCommand({FLEETBENCH_BINARY, "controller", "--db", db_path_,
+                                  "--listen", "127.0.0.1:0", "--node-cert-validity", bad},
+                                 env_);
+    EXPECT_EQ(r.exit_code, 2) << bad;
+    EXPECT_NE(r.err.find("--node-cert-validity wants a duration from 20s to 397d"),
+              std::string::npos)
+        << r.err;
+  }
 }
 
 }  // namespace

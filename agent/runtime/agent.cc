@@ -1,8 +1,11 @@
 #include "agent/runtime/agent.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "agent/facts/facts.h"
 #include "agent/facts/gpu_facts.h"
+#include "agent/runtime/identity.h"
 #include "agent/runtime/reconnect_backoff.h"
 #include "common/logging.h"
 #include "common/token.h"
@@ -18,6 +21,7 @@ constexpr char kAgentVersion[] = "fleetbench-agent/0.1.0";
 
 Agent::Agent(AgentOptions options, std::unique_ptr<Spool> spool, TaskRunner* runner)
     : options_(std::move(options)), spool_(std::move(spool)), runner_(runner) {
+  tls_ = options_.tls;
   capabilities_ = runner_->Capabilities();
   executor_ = std::thread([this] { ExecutorLoop(); });
 }
@@ -32,9 +36,15 @@ void Agent::Stop() {
   stopping_ = true;
   cancel_running_ = true;
   if (context_ != nullptr) context_->TryCancel();
+  if (renew_context_ != nullptr) renew_context_->TryCancel();
 }
 
-absl::Status Agent::Run() {
+std::unique_ptr<v1::AgentGateway::Stub> Agent::NewStub() {
+  ClientTls tls;
+  {
+    absl::MutexLock lock(&mu_);
+    tls = tls_;
+  }
   grpc::ChannelArguments args;
   args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 20000);
   args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 10000);
@@ -46,9 +56,12 @@ absl::Status Agent::Run() {
   // The limit every peer agrees on (common/wire_limits.h).
   args.SetMaxReceiveMessageSize(kMaxMessageBytes);
   args.SetMaxSendMessageSize(kMaxMessageBytes);
-  auto channel = grpc::CreateCustomChannel(options_.controller,
-                                           ChannelCredentialsFor(options_.tls), args);
-  auto stub = v1::AgentGateway::NewStub(channel);
+  return v1::AgentGateway::NewStub(
+      grpc::CreateCustomChannel(options_.controller, ChannelCredentialsFor(tls), args));
+}
+
+absl::Status Agent::Run() {
+  std::unique_ptr<v1::AgentGateway::Stub> stub = NewStub();
   ReconnectBackoff backoff({.initial = options_.initial_backoff,
                             .max = options_.max_backoff,
                             .reset_after = options_.backoff_reset_after});
@@ -61,6 +74,17 @@ absl::Status Agent::Run() {
     absl::Status s = Session(*stub, &connected_for);
     if (absl::IsUnauthenticated(s) || absl::IsInvalidArgument(s) || absl::IsPermissionDenied(s)) {
       return s;
+    }
+    bool renewed = false;
+    {
+      absl::MutexLock lock(&mu_);
+      std::swap(renewed, identity_renewed_);
+    }
+    if (renewed) {
+      // A new channel: the old one's TLS session presents the old
+      // certificate. Dialled at once: nothing failed.
+      stub = NewStub();
+      if (connected_for.has_value()) continue;
     }
     // A session always ends in an error (the controller went away), so how
     // it went is judged by its welcome and its length, not by its status.
@@ -102,12 +126,14 @@ absl::Status Agent::Session(v1::AgentGateway::Stub& stub,
   grpc::ClientContext context;
   // A node with a certificate is its certificate; the shared token stays
   // home (issue 15).
-  if (options_.tls.cert_pem.empty()) context.AddMetadata(kAuthMetadataKey, "Bearer " + options_.token);
+  bool certified = false;
   {
     absl::MutexLock lock(&mu_);
     if (stopping_) return absl::OkStatus();
     context_ = &context;
+    certified = !tls_.cert_pem.empty();
   }
+  if (!certified) context.AddMetadata(kAuthMetadataKey, "Bearer " + options_.token);
   std::unique_ptr<Stream> stream = stub.Connect(&context);
   auto end = [&](absl::Status why) {
     {
@@ -163,6 +189,8 @@ absl::Status Agent::Session(v1::AgentGateway::Stub& stub,
   const absl::Duration interval =
       absl::Milliseconds(std::max<int64_t>(first.welcome().heartbeat_interval_ms(), 100));
   std::thread heartbeat([&] { HeartbeatLoop(interval, &connection_over); });
+  std::thread renewal;
+  if (certified) renewal = std::thread([&] { RenewalLoop(stub, &connection_over); });
 
   v1::ControllerMessage message;
   while (stream->Read(&message)) {
@@ -179,10 +207,13 @@ absl::Status Agent::Session(v1::AgentGateway::Stub& stub,
   }
   connection_over = true;
   {
-    // Wake the heartbeat thread now rather than at its next tick.
+    // Wake the heartbeat and renewal threads now rather than at their
+    // next tick; a renewal under way ends with its stream.
     absl::MutexLock lock(&mu_);
+    if (renew_context_ != nullptr) renew_context_->TryCancel();
   }
   heartbeat.join();
+  if (renewal.joinable()) renewal.join();
   grpc::Status status = stream->Finish();
   *connected_for = absl::Now() - welcomed_at;
   // The controller ended this node's identity (nodes revoke): not retried.
@@ -212,6 +243,65 @@ void Agent::HeartbeatLoop(absl::Duration interval, std::atomic<bool>* connection
     }
     Send(beat);
   }
+}
+
+void Agent::RenewalLoop(v1::AgentGateway::Stub& stub, std::atomic<bool>* connection_over) {
+  ClientTls current;
+  {
+    absl::MutexLock lock(&mu_);
+    current = tls_;
+  }
+  absl::StatusOr<x509::CertInfo> info = x509::ParseCert(current.cert_pem);
+  if (!info.ok()) return;
+  auto over = [&]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
+    return stopping_ || connection_over->load();
+  };
+  absl::Time due = RenewalTime(*info, options_.renew_at);
+  absl::StatusOr<ClientTls> renewed = absl::UnavailableError("not yet");
+  while (true) {
+    {
+      absl::MutexLock lock(&mu_);
+      if (mu_.AwaitWithTimeout(absl::Condition(&over),
+                               std::max(due - absl::Now(), absl::ZeroDuration()))) {
+        return;
+      }
+    }
+    grpc::ClientContext context;
+    context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(20)));
+    {
+      absl::MutexLock lock(&mu_);
+      if (over()) return;
+      renew_context_ = &context;
+    }
+    renewed = RenewIdentity(stub, &context, options_.state_dir, options_.name, current);
+    {
+      absl::MutexLock lock(&mu_);
+      renew_context_ = nullptr;
+    }
+    if (renewed.ok()) break;
+    // A revoked or replaced identity: the stream ends with the reason.
+    if (absl::IsUnauthenticated(renewed.status()) || absl::IsPermissionDenied(renewed.status())) {
+      LOG(ERROR) << renewed.status().message();
+      return;
+    }
+    const absl::Duration retry = std::clamp((info->not_after - absl::Now()) / 20,
+                                            absl::Seconds(1), absl::Minutes(5));
+    LOG(WARNING) << renewed.status().message() << "; trying again in "
+                 << absl::FormatDuration(retry);
+    due = absl::Now() + retry;
+  }
+  absl::MutexLock lock(&mu_);
+  tls_ = *renewed;
+  identity_renewed_ = true;
+  // The old certificate holds this stream up meanwhile; a group task
+  // would end with it, so the switch waits for no task to run or wait.
+  auto idle_or_over = [&]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
+    return over() || (running_task_.empty() && queue_.empty());
+  };
+  mu_.Await(absl::Condition(&idle_or_over));
+  if (over()) return;
+  LOG(INFO) << "reconnecting with the renewed certificate";
+  if (context_ != nullptr) context_->TryCancel();
 }
 
 void Agent::HandleControllerMessage(const v1::ControllerMessage& message) {

@@ -11,9 +11,15 @@
 // certificate) and INVALID_ARGUMENT from the controller are not retried:
 // they need the operator.
 //
-// Threads: Run() owns the connection (reader); one heartbeat thread per
-// connection; one executor thread for tasks. Stop() may be called from any
-// thread (a signal handler thread).
+// Renewal (agent/runtime/identity.h): with a certificate, a renewal
+// thread per connection renews it once `renew_at` of its life has passed,
+// then, when no task runs or waits (a group task ends with its stream),
+// ends the session so that the next one dials with the new identity, at
+// once. Until then the stream stays up on the old certificate.
+//
+// Threads: Run() owns the connection (reader); one heartbeat thread and
+// one renewal thread per connection; one executor thread for tasks.
+// Stop() may be called from any thread (a signal handler thread).
 #ifndef FLEETBENCH_AGENT_RUNTIME_AGENT_H_
 #define FLEETBENCH_AGENT_RUNTIME_AGENT_H_
 
@@ -51,6 +57,8 @@ struct AgentOptions {
   absl::Duration max_backoff = absl::Seconds(30);
   // A welcomed session up this long resets the backoff to initial_backoff.
   absl::Duration backoff_reset_after = absl::Seconds(5);
+  // The part of its certificate's life after which the node renews it.
+  double renew_at = 2.0 / 3;
 };
 
 class Agent {
@@ -73,6 +81,8 @@ class Agent {
   bool Send(const v1::AgentMessage& message);
   void HandleControllerMessage(const v1::ControllerMessage& message);
   void HeartbeatLoop(absl::Duration interval, std::atomic<bool>* connection_over);
+  void RenewalLoop(v1::AgentGateway::Stub& stub, std::atomic<bool>* connection_over);
+  std::unique_ptr<v1::AgentGateway::Stub> NewStub();
   void ExecutorLoop();
   v1::Hello MakeHello();
   // Spools then sends; kept in the spool until acked.
@@ -89,6 +99,11 @@ class Agent {
   absl::Mutex mu_;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   grpc::ClientContext* context_ ABSL_GUARDED_BY(mu_) = nullptr;
+  // This node's transport: options_.tls until a renewal replaces it.
+  ClientTls tls_ ABSL_GUARDED_BY(mu_);
+  // Set by a renewal: the next session dials with tls_, on a new channel.
+  bool identity_renewed_ ABSL_GUARDED_BY(mu_) = false;
+  grpc::ClientContext* renew_context_ ABSL_GUARDED_BY(mu_) = nullptr;
   std::deque<v1::RunTask> queue_ ABSL_GUARDED_BY(mu_);
   std::string running_task_ ABSL_GUARDED_BY(mu_);
   std::atomic<bool> cancel_running_{false};

@@ -1,5 +1,9 @@
 #include "agent/runtime/identity.h"
 
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "common/ca_fetch.h"
@@ -92,6 +96,91 @@ absl::StatusOr<std::string> EnrollOnce(const AgentTlsOptions& options, const Cli
 
 std::string IdentityDir(const std::string& state_dir) { return state_dir + "/identity"; }
 
+absl::Time RenewalTime(const x509::CertInfo& cert, double fraction) {
+  return cert.not_before + (cert.not_after - cert.not_before) * fraction;
+}
+
+absl::StatusOr<bool> FinishInterruptedRenewal(const std::string& state_dir) {
+  const std::string dir = IdentityDir(state_dir);
+  const std::string staged_key = dir + "/renew.key.pem";
+  const std::string staged_cert = dir + "/renew.cert.pem";
+  bool finished = false;
+  absl::StatusOr<std::string> cert = ReadSmallFile(staged_cert);
+  if (cert.ok()) {
+    // The staged key, or key.pem when the crash came between the renames.
+    absl::StatusOr<std::string> key = ReadSmallFile(staged_key);
+    const bool key_staged = key.ok();
+    if (!key_staged) key = ReadSmallFile(dir + "/key.pem");
+    if (key.ok() && x509::KeyMatchesCert(*key, *cert)) {
+      // The key first: until cert.pem is renamed too, the staged
+      // certificate is still there to finish with.
+      if (key_staged && std::rename(staged_key.c_str(), (dir + "/key.pem").c_str()) != 0) {
+        return absl::InternalError(absl::StrCat(staged_key, ": ", std::strerror(errno)));
+      }
+      if (std::rename(staged_cert.c_str(), (dir + "/cert.pem").c_str()) != 0) {
+        return absl::InternalError(absl::StrCat(staged_cert, ": ", std::strerror(errno)));
+      }
+      finished = true;
+    } else {
+      std::remove(staged_cert.c_str());
+    }
+  } else if (!absl::IsNotFound(cert.status())) {
+    return cert.status();
+  }
+  // A key whose certificate never came: the old pair is the identity.
+  std::remove(staged_key.c_str());
+  return finished;
+}
+
+absl::StatusOr<ClientTls> RenewIdentity(v1::AgentGateway::Stub& stub,
+                                        grpc::ClientContext* context,
+                                        const std::string& state_dir, const std::string& name,
+                                        const ClientTls& current) {
+  const std::string dir = IdentityDir(state_dir);
+  absl::StatusOr<std::string> key = x509::NewPrivateKeyPem();
+  if (!key.ok()) return key.status();
+  // Kept before it is used, like the enrollment's key: what a crash leaves
+  // staged is sorted out by FinishInterruptedRenewal.
+  if (absl::Status s = WriteFileAtomically(dir + "/renew.key.pem", *key, 0600); !s.ok()) {
+    return s;
+  }
+  absl::StatusOr<std::string> csr = x509::NewCsrPem(*key, name);
+  if (!csr.ok()) return csr.status();
+  v1::RenewRequest request;
+  request.set_csr_pem(*csr);
+  v1::RenewResponse response;
+  grpc::Status s = stub.Renew(context, request, &response);
+  if (!s.ok()) {
+    std::remove((dir + "/renew.key.pem").c_str());
+    return absl::Status(static_cast<absl::StatusCode>(s.error_code()),
+                        absl::StrCat("renewing the certificate of ", name, ": ",
+                                     s.error_message()));
+  }
+  absl::StatusOr<x509::CertInfo> info = x509::ParseCert(response.certificate_pem());
+  if (!info.ok() || info->common_name != name ||
+      !x509::KeyMatchesCert(*key, response.certificate_pem()) ||
+      !x509::VerifyIssuedBy(response.certificate_pem(), current.ca_pem).ok()) {
+    std::remove((dir + "/renew.key.pem").c_str());
+    return absl::PermissionDeniedError(
+        "the controller answered the renewal with a certificate that is not this node's, not "
+        "for its new key or not from its CA");
+  }
+  if (absl::Status w =
+          WriteFileAtomically(dir + "/renew.cert.pem", response.certificate_pem(), 0600);
+      !w.ok()) {
+    return w;
+  }
+  absl::StatusOr<bool> finished = FinishInterruptedRenewal(state_dir);
+  if (!finished.ok()) return finished.status();
+  if (!*finished) return absl::InternalError("the renewed identity could not be kept");
+  ClientTls renewed = current;
+  renewed.key_pem = *key;
+  renewed.cert_pem = response.certificate_pem();
+  LOG(INFO) << "renewed the certificate of " << name << ": serial " << info->serial_hex
+            << " until " << When(info->not_after);
+  return renewed;
+}
+
 absl::StatusOr<ClientTls> PrepareAgentTls(const AgentTlsOptions& options) {
   ClientTls tls;
   if (options.insecure) {
@@ -111,6 +200,9 @@ absl::StatusOr<ClientTls> PrepareAgentTls(const AgentTlsOptions& options) {
 
   const std::string key_path = dir + "/key.pem";
   const std::string cert_path = dir + "/cert.pem";
+  absl::StatusOr<bool> finished = FinishInterruptedRenewal(options.state_dir);
+  if (!finished.ok()) return finished.status();
+  if (*finished) LOG(INFO) << "finished a certificate renewal a stop interrupted";
   absl::StatusOr<std::string> cert = ReadSmallFile(cert_path);
   absl::StatusOr<std::string> key = ReadSmallFile(key_path);
   if (cert.ok() && key.ok()) {
