@@ -123,12 +123,19 @@ TEST(CollectiveBenchmarkTest, GroupOfThreeReportsOnRankZeroOnly) {
   EXPECT_EQ(curve, 3 * 3);  // 64K, 128K, 256K for each op
 }
 
-TEST(CollectiveBenchmarkTest, AutoInAGroupIsGlooOnEveryMember) {
-  // NCCL probes OK on rank 0, but a group of two cannot use the one-node
-  // NCCL path: rank 0 publishes gloo and every member follows.
+TEST(CollectiveBenchmarkTest, AutoInAGroupFollowsRankZerosNcclProbe) {
+  // NCCL probes OK on rank 0: the group runs the NCCL backend on every
+  // member (one rank per node).
   std::vector<MemberOutcome> out =
       RunGroup(2, {{"min_bytes", "4K"}, {"max_bytes", "4K"}, {"iters", "1"}},
                absl::OkStatus());
+  for (const MemberOutcome& m : out) {
+    ASSERT_TRUE(m.samples.ok()) << m.samples.status();
+    ASSERT_FALSE(m.samples->empty());
+    EXPECT_EQ(m.samples->front().params().at("backend"), "nccl");
+  }
+  // Without NCCL on rank 0 every member runs gloo.
+  out = RunGroup(2, {{"min_bytes", "4K"}, {"max_bytes", "4K"}, {"iters", "1"}});
   ASSERT_TRUE(out[0].samples.ok()) << out[0].samples.status();
   ASSERT_TRUE(out[1].samples.ok()) << out[1].samples.status();
   ASSERT_FALSE(out[0].samples->empty());
@@ -136,18 +143,16 @@ TEST(CollectiveBenchmarkTest, AutoInAGroupIsGlooOnEveryMember) {
 }
 
 TEST(CollectiveBenchmarkTest,
-     NcclInAGroupFailsOnEveryMemberWithRankZerosReason) {
+     NcclInAGroupWithoutAGpuFailsOnEveryMemberWithRankZerosReason) {
   std::vector<MemberOutcome> out = RunGroup(2, {{"backend", "nccl"}});
   EXPECT_EQ(out[0].samples.status().code(),
             absl::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(out[0].samples.status().message(),
-              HasSubstr("needs backend=gloo"));
+  EXPECT_THAT(out[0].samples.status().message(), HasSubstr("no GPU"));
   EXPECT_EQ(out[1].samples.status().code(),
             absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(out[1].samples.status().message(),
-              HasSubstr("rank 0 refused the run"));
-  EXPECT_THAT(out[1].samples.status().message(),
-              HasSubstr("needs backend=gloo"));
+              HasSubstr("rank 0 (node0) refused the run"));
+  EXPECT_THAT(out[1].samples.status().message(), HasSubstr("no GPU"));
 }
 
 TEST(CollectiveBenchmarkTest, AloneAutoPicksNcclWhereItProbesElseGloo) {
@@ -202,14 +207,14 @@ TEST(CollectiveBenchmarkTest, ProbeIsOkWithoutAGpuAndParamsAreChecked) {
 
 TEST(CollectiveBenchmarkTest, ResolveBackend) {
   const absl::Status no_gpu = absl::FailedPreconditionError("no GPU");
-  EXPECT_EQ(*ResolveBackend("auto", absl::OkStatus(), 1), "nccl");
-  EXPECT_EQ(*ResolveBackend("auto", no_gpu, 1), "gloo");
-  EXPECT_EQ(*ResolveBackend("auto", absl::OkStatus(), 4), "gloo");
-  EXPECT_EQ(*ResolveBackend("gloo", absl::OkStatus(), 1), "gloo");
-  EXPECT_EQ(*ResolveBackend("nccl", absl::OkStatus(), 1), "nccl");
-  EXPECT_THAT(ResolveBackend("nccl", no_gpu, 1).status().message(),
+  EXPECT_EQ(*ResolveBackend("auto", absl::OkStatus()), "nccl");
+  EXPECT_EQ(*ResolveBackend("auto", no_gpu), "gloo");
+  EXPECT_EQ(*ResolveBackend("gloo", absl::OkStatus()), "gloo");
+  EXPECT_EQ(*ResolveBackend("gloo", no_gpu), "gloo");
+  EXPECT_EQ(*ResolveBackend("nccl", absl::OkStatus()), "nccl");
+  EXPECT_THAT(ResolveBackend("nccl", no_gpu).status().message(),
               HasSubstr("no GPU"));
-  EXPECT_EQ(ResolveBackend("nccl", absl::OkStatus(), 2).status().code(),
+  EXPECT_EQ(ResolveBackend("nccl", no_gpu).status().code(),
             absl::StatusCode::kFailedPrecondition);
 }
 
