@@ -142,6 +142,15 @@ absl::Status CollectiveBenchmark::ValidateParams(
   return absl::OkStatus();
 }
 
+absl::Duration CollectiveBenchmark::DefaultTimeout(
+    const agent::Params& params) const {
+  const absl::string_view extra[] = {kBackendParam};
+  absl::StatusOr<agent::CollectiveSweepConfig> config =
+      agent::ParseCollectiveSweep(kPlugin, params, extra);
+  if (!config.ok()) return agent::Benchmark::DefaultTimeout(params);
+  return agent::CollectiveSweepTimeout(*config);
+}
+
 std::vector<agent::MetricInfo> CollectiveBenchmark::metrics() const {
   std::vector<agent::MetricInfo> all;
   if (nccl_ != nullptr) all = nccl_->metrics();

@@ -69,6 +69,9 @@ class CollectiveBenchmark final : public agent::Benchmark {
   absl::Status ValidateParams(const agent::Params& params) const override;
   std::vector<agent::MetricInfo> metrics() const override;
   bool collective() const override { return true; }
+  // The sweep's CollectiveSweepTimeout (collective_sweep.h); the base
+  // default for parameters that do not parse.
+  absl::Duration DefaultTimeout(const agent::Params& params) const override;
   absl::StatusOr<std::vector<v1::Sample>> Run(
       const agent::Params& params, const agent::RunContext& context) override;
 

@@ -205,6 +205,30 @@ TEST(CollectiveBenchmarkTest, ProbeIsOkWithoutAGpuAndParamsAreChecked) {
       DeclaredMetric(bench, "reducescatter.gloo.busbw_GBps").has_value());
 }
 
+TEST(CollectiveBenchmarkTest, DefaultTimeoutFollowsTheSweep) {
+  CollectiveBenchmark bench(nullptr);
+  // One 16 MiB all-reduce, 1 warm-up + 2 timed + 1 checked: 4 x 2 x 16 MiB
+  // at 25 MB/s = 5.4 s, rounded up, after the 2-minute start allowance.
+  EXPECT_EQ(bench.DefaultTimeout({{"min_bytes", "16M"},
+                                  {"max_bytes", "16M"},
+                                  {"iters", "2"},
+                                  {"warmup", "1"}}),
+            absl::Minutes(2) + absl::Seconds(6));
+  // The defaults (1M..1G, 20 + 5 + 1 operations, all-reduce): 2047 MiB x 2
+  // x 26 at 25 MB/s = 4464.6 s.
+  EXPECT_EQ(bench.DefaultTimeout({}), absl::Minutes(2) + absl::Seconds(4465));
+  // Every op counts: all-gather and reduce-scatter send 1x the size.
+  EXPECT_EQ(bench.DefaultTimeout({{"ops", "allreduce,allgather,reducescatter"},
+                                  {"min_bytes", "16M"},
+                                  {"max_bytes", "16M"},
+                                  {"iters", "2"},
+                                  {"warmup", "1"},
+                                  {"backend", "nccl"}}),
+            absl::Minutes(2) + absl::Seconds(11));
+  // Parameters that do not parse: the plugin interface's default.
+  EXPECT_EQ(bench.DefaultTimeout({{"iters", "many"}}), absl::Minutes(30));
+}
+
 TEST(CollectiveBenchmarkTest, ResolveBackend) {
   const absl::Status no_gpu = absl::FailedPreconditionError("no GPU");
   EXPECT_EQ(*ResolveBackend("auto", absl::OkStatus()), "nccl");
