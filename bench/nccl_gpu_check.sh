@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # The NCCL group path on a GPU machine (issue 11): what a run on ONE GPU
 # (the lent H200) must show, as one script for one device call. Run from a
-# bundle made by tools/gpu-bundle.sh with this script copied beside it, or
+# bundle made by tools/gpu-bundle.sh (which copies this script into it), or
 # from a source tree with build/cli/fleetbench:
-#   tools/gpu-bundle.sh build out/gpu-bundle && cp bench/nccl_gpu_check.sh out/gpu-bundle/
+#   tools/gpu-bundle.sh build out/gpu-bundle
 #   (device) out/gpu-bundle/nccl_gpu_check.sh          # results in $OUT or ./nccl-gpu-check
+# Without a GPU it runs too and fails checks 1 and 3 (checked here: the
+# rest of the machinery works). A group of one is `--scaling 1`.
 # A controller and two agents on loopback: g1 sees the GPU, g2 none
 # (CUDA_VISIBLE_DEVICES=""). Checks, each line PASS/FAIL in summary.txt:
 #   1. a group of one (g1): allreduce backend=nccl through the group path
@@ -84,9 +86,11 @@ done
 SWEEP=(--param allreduce.backend=nccl --param allreduce.ops=allreduce,allgather,reducescatter
        --param allreduce.min_bytes=1M --param allreduce.max_bytes=256M)
 group_run() {  # group_run FILE NODES: the run's JSON in FILE, whole seconds on stdout
-  local file=$1 nodes=$2 start
+  local file=$1 nodes=$2 start mode=(--group)
+  # A group of one is a scaling run of size 1 (--group wants two nodes).
+  [[ "$nodes" == *,* ]] || mode=(--scaling 1)
   start=$(date +%s%N)
-  timeout 300 "$FB" run --bench allreduce "${SWEEP[@]}" --nodes "$nodes" --group --wait --json \
+  timeout 300 "$FB" run --bench allreduce "${SWEEP[@]}" --nodes "$nodes" "${mode[@]}" --wait --json \
     > "$RESULTS/$file" 2> "$RESULTS/$file.err"
   echo $(( ($(date +%s%N) - start) / 1000000000 ))
 }
