@@ -235,6 +235,15 @@ class GroupComm {
   ncclComm_t comm_ = nullptr;
 };
 
+// Every buffer the GPU works on. It outlives the communicator (declared
+// before it): after a cancel the kernels on the stream still use them until
+// the abort ends them, and freeing them first would block in cudaFree on
+// those kernels.
+struct Workspace {
+  DeviceBuffer send, recv, times;
+  PinnedBuffer host_times;
+};
+
 absl::Status Enqueue(GroupComm& comm,
                      const FleetbenchGpuGroupCollectiveArgs& args, int op,
                      const DeviceBuffer& send, const DeviceBuffer& recv,
@@ -311,7 +320,8 @@ absl::Status CheckArgs(const FleetbenchGpuGroupCollectiveArgs& args) {
 absl::Status RunSize(GroupComm& comm,
                      const FleetbenchGpuGroupCollectiveArgs& args, int op,
                      uint64_t size, const Stream& stream, const Event& start,
-                     const Event& stop, FleetbenchGpuCollectivePoint* point) {
+                     const Event& stop, Workspace& work,
+                     FleetbenchGpuCollectivePoint* point) {
   *point = FleetbenchGpuCollectivePoint{};
   const size_t n = static_cast<size_t>(args.nranks);
   const size_t total = static_cast<size_t>(size) / sizeof(float) / n * n;
@@ -323,7 +333,11 @@ absl::Status RunSize(GroupComm& comm,
   size_t send_count = total, recv_count = total;
   if (op == FLEETBENCH_GPU_ALLGATHER) send_count = total / n;
   if (op == FLEETBENCH_GPU_REDUCESCATTER) recv_count = total / n;
-  DeviceBuffer send, recv;
+  DeviceBuffer& send = work.send;
+  DeviceBuffer& recv = work.recv;
+  // The previous size's buffers are idle here (its stop event completed).
+  send.Free();
+  recv.Free();
   if (absl::Status s = send.Allocate(send_count * sizeof(float)); !s.ok()) {
     return s;
   }
@@ -372,16 +386,17 @@ absl::Status RunSize(GroupComm& comm,
 absl::Status SlowestRank(GroupComm& comm,
                          const FleetbenchGpuGroupCollectiveArgs& args,
                          const Stream& stream, const Event& done,
-                         FleetbenchGpuCollectivePoint* points, size_t count) {
+                         Workspace& work, FleetbenchGpuCollectivePoint* points,
+                         size_t count) {
   // Pinned host memory: a copy from pageable memory would block this thread
   // until the stream reached it, i.e. on a peer.
-  PinnedBuffer host;
+  PinnedBuffer& host = work.host_times;
   if (absl::Status s = host.Allocate(count * sizeof(double)); !s.ok()) {
     return s;
   }
   double* seconds = static_cast<double*>(host.get());
   for (size_t i = 0; i < count; ++i) seconds[i] = points[i].seconds;
-  DeviceBuffer times;
+  DeviceBuffer& times = work.times;
   if (absl::Status s = times.Allocate(count * sizeof(double)); !s.ok()) {
     return s;
   }
@@ -440,8 +455,9 @@ absl::Status RunGroupCollective(const FleetbenchGpuGroupCollectiveArgs& args,
   // Declared first so that it is restored last, after the abort or destroy
   // has logged.
   NcclDebugCapture capture(args.nccl_debug_file);
-  // The stream and events outlive the communicator's abort (declared
-  // before it): an abort ends kernels still queued on the stream.
+  // The stream, events and buffers outlive the communicator's abort
+  // (declared before it): an abort ends kernels still queued on the stream.
+  Workspace work;
   Stream stream;
   Event start, stop;
   if (absl::Status s = stream.Create(); !s.ok()) return s;
@@ -457,13 +473,14 @@ absl::Status RunGroupCollective(const FleetbenchGpuGroupCollectiveArgs& args,
       FleetbenchGpuCollectivePoint* point =
           &points[static_cast<size_t>(o) * args.size_count + i];
       if (absl::Status s = RunSize(comm, args, args.ops[o], args.sizes[i],
-                                   stream, start, stop, point);
+                                   stream, start, stop, work, point);
           !s.ok()) {
         return s;
       }
     }
   }
-  if (absl::Status s = SlowestRank(comm, args, stream, stop, points, count);
+  if (absl::Status s =
+          SlowestRank(comm, args, stream, stop, work, points, count);
       !s.ok()) {
     return s;
   }
