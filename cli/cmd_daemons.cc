@@ -94,6 +94,24 @@ controller::SpecValidator PluginSpecValidator() {
   };
 }
 
+// The plugins' DefaultTimeout for a spec's parameters (a collective's
+// group deadline follows its sweep); zero for a benchmark this build does
+// not know or parameters it refuses.
+controller::SpecTimeout PluginSpecTimeout() {
+  std::shared_ptr<const std::vector<std::unique_ptr<agent::Benchmark>>> plugins =
+      std::make_shared<std::vector<std::unique_ptr<agent::Benchmark>>>(
+          agent::MakeAllBenchmarks());
+  return [plugins](const v1::BenchmarkSpec& spec) -> absl::Duration {
+    const agent::Params params(spec.params().begin(), spec.params().end());
+    for (const auto& plugin : *plugins) {
+      if (plugin->name() != spec.name()) continue;
+      if (!plugin->ValidateParams(params).ok()) return absl::ZeroDuration();
+      return plugin->DefaultTimeout(params);
+    }
+    return absl::ZeroDuration();
+  };
+}
+
 }  // namespace
 
 int ControllerCommand(const Argv& argv) {
@@ -162,6 +180,7 @@ int ControllerCommand(const Argv& argv) {
   if (options.db_path.empty()) return Usage("controller", "--db is required", flags);
   options.synchronous_full = args->Has("sync-full");
   options.fleet.validate_spec = PluginSpecValidator();
+  options.fleet.spec_timeout = PluginSpecTimeout();
   if (args->Has("heartbeat-timeout")) {
     absl::Duration d;
     if (!ParseDurationFlag(args->Get("heartbeat-timeout"), &d)) {

@@ -52,6 +52,29 @@ std::string Param(const v1::Sample& s, const std::string& key) {
   return it == s.params().end() ? "" : it->second;
 }
 
+// NCCL's facts of the run, from rank 0's INFO log (the allreduce plugin's
+// nccl_* params, agent/benchmarks/gpu/nccl_log.h); empty for gloo.
+std::string NcclFactsLine(const v1::Run& run, const v1::GroupResult& g) {
+  for (const v1::Sample& s : run.samples()) {
+    if (!OfGroup(s, g) || Param(s, "nccl_net").empty()) continue;
+    std::string line = absl::StrCat("nccl: network ", Param(s, "nccl_net"));
+    if (!Param(s, "nccl_rdma").empty()) {
+      absl::StrAppend(&line, " (RDMA ", Param(s, "nccl_rdma"), ")");
+    }
+    if (!Param(s, "nccl_gdrdma").empty()) {
+      absl::StrAppend(&line, "; GPUDirect RDMA: ", Param(s, "nccl_gdrdma"));
+    }
+    if (!Param(s, "nccl_net_devices").empty()) {
+      absl::StrAppend(&line, "; devices ", Param(s, "nccl_net_devices"));
+    }
+    if (!Param(s, "nccl_log_version").empty()) {
+      absl::StrAppend(&line, "; NCCL ", Param(s, "nccl_log_version"));
+    }
+    return line + "\n";
+  }
+  return "";
+}
+
 // GROUP: the curve of each op, by size, and the headline.
 std::string RenderCurve(const v1::Run& run, const v1::GroupResult& g) {
   // op -> bytes -> sample
@@ -75,6 +98,7 @@ std::string RenderCurve(const v1::Run& run, const v1::GroupResult& g) {
     }
     absl::StrAppend(&out, table.Render());
   }
+  absl::StrAppend(&out, NcclFactsLine(run, g));
   if (Succeeded(g)) {
     absl::StrAppend(&out, "busbw at the largest size: ", FormatNumber(g.busbw_gbps()), " GBps",
                     g.metric().empty() ? "" : " (" + g.metric() + ")", "\n");

@@ -77,6 +77,29 @@ TEST(GroupTextTest, GroupShowsTheCurveOfItsOwnSamplesAndTheHeadline) {
   EXPECT_THAT(text, Not(HasSubstr("1.0000")));
 }
 
+TEST(GroupTextTest, AnNcclGroupShowsWhatNcclUsed) {
+  v1::Run run;
+  run.mutable_group()->set_mode(v1::GROUP_MODE_GROUP);
+  AddGroup(&run, {"n1", "n2"}, 20);
+  AddCurvePoint(&run, "n1", "n1,n2", 1 << 20, 21.5, 21.5);
+  auto& p = *run.mutable_samples(0)->mutable_params();
+  p["nccl_net"] = "Socket";
+  p["nccl_rdma"] = "no: Socket";
+  p["nccl_gdrdma"] = "0 of 4 net channels: no GPUDirect RDMA";
+  p["nccl_net_devices"] = "eth0:10.0.0.1<0>";
+  p["nccl_log_version"] = "2.28.9+cuda13.0";
+  EXPECT_THAT(RenderGroups(run),
+              HasSubstr("nccl: network Socket (RDMA no: Socket); GPUDirect "
+                        "RDMA: 0 of 4 net channels: no GPUDirect RDMA; devices "
+                        "eth0:10.0.0.1<0>; NCCL 2.28.9+cuda13.0\n"));
+  // gloo groups have no such line.
+  v1::Run gloo;
+  gloo.mutable_group()->set_mode(v1::GROUP_MODE_GROUP);
+  AddGroup(&gloo, {"n1", "n2"}, 20);
+  AddCurvePoint(&gloo, "n1", "n1,n2", 1 << 20, 21.5, 21.5);
+  EXPECT_THAT(RenderGroups(gloo), Not(HasSubstr("nccl:")));
+}
+
 TEST(GroupTextTest, ScalingTableWithEfficiencyAgainstTwoNodes) {
   v1::Run run;
   run.mutable_group()->set_mode(v1::GROUP_MODE_SCALING);

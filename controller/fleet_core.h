@@ -104,6 +104,8 @@ namespace fleetbench::controller {
 
 // Checks one benchmark spec's parameters (see FleetOptions::validate_spec).
 using SpecValidator = std::function<absl::Status(const v1::BenchmarkSpec&)>;
+// A spec's default timeout for its parameters (see FleetOptions::spec_timeout).
+using SpecTimeout = std::function<absl::Duration(const v1::BenchmarkSpec&)>;
 
 struct FleetOptions {
   // A node silent for this long is offline, and its running task is lost.
@@ -124,6 +126,12 @@ struct FleetOptions {
   // will: a pairwise one as its server half, with the role the core adds.
   // Null: nothing is checked here and each agent refuses bad parameters.
   SpecValidator validate_spec;
+  // A group's deadline is the sum of its benchmarks' timeouts: the spec's
+  // own, else this (the binary passes the plugins' DefaultTimeout(params),
+  // so a collective's deadline follows its sweep), else the default the
+  // member's agent declared for the benchmark (DefaultTimeout of no
+  // parameters). Zero or null: not known here.
+  SpecTimeout spec_timeout;
   // After a store write failed (a full disk), what could not be written is
   // held and retried: first after store_retry_initial, doubling up to
   // store_retry_max, until a retry succeeds.

@@ -169,6 +169,9 @@ absl::Duration FleetCore::GroupTimeout(const storage::TaskRecord& member) const 
   auto session = sessions_.find(member.node);
   for (const v1::BenchmarkSpec& spec : member.benchmarks) {
     int64_t ms = spec.timeout_ms();
+    if (ms <= 0 && options_.spec_timeout) {
+      ms = absl::ToInt64Milliseconds(options_.spec_timeout(spec));
+    }
     if (ms <= 0 && session != sessions_.end()) {
       for (const v1::Capability& c : session->second.capabilities) {
         if (c.benchmark() == spec.name()) ms = c.default_timeout_ms();

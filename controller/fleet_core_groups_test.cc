@@ -369,6 +369,43 @@ TEST_F(GroupTest, ALostMemberHasTheOthersCancelledAndIsNamed) {
   EXPECT_EQ(a->RunTasks().size(), 2u);
 }
 
+// The deadline follows the run's parameters where the binary can say how
+// long they take (the plugins' DefaultTimeout(params)); the spec's own
+// timeout still wins, and the agent's declared default is the fallback.
+TEST_F(GroupTest, TheDeadlineFollowsTheParameters) {
+  FleetOptions options = Options();
+  options.spec_timeout = [](const v1::BenchmarkSpec& spec) {
+    auto it = spec.params().find("max_bytes");
+    return it != spec.params().end() && it->second == "16M" ? absl::Seconds(126)
+                                                             : absl::ZeroDuration();
+  };
+  RestartCore(options);
+  auto a = ConnectMember("a"), b = ConnectMember("b");
+  auto start = [&](const std::map<std::string, std::string>& params, int64_t timeout_ms) {
+    v1::StartRunRequest request;
+    v1::BenchmarkSpec* spec = request.add_benchmarks();
+    spec->set_name("allreduce");
+    spec->set_timeout_ms(timeout_ms);
+    for (const auto& [k, v] : params) (*spec->mutable_params())[k] = v;
+    request.add_nodes("a");
+    request.add_nodes("b");
+    request.mutable_group()->set_mode(v1::GROUP_MODE_GROUP);
+    ASSERT_TRUE(core_->StartRun(request).ok());
+  };
+  const int64_t now = absl::ToUnixMillis(clock_.Now());
+  start({{"max_bytes", "16M"}}, 0);
+  ASSERT_EQ(GroupTasks(a).size(), 1u);
+  EXPECT_EQ(GroupTasks(a)[0].group().deadline_unix_ms(), now + 126000);
+  for (const auto& link : {a, b}) End(link, GroupTasks(link).back(), v1::TASK_STATE_SUCCEEDED);
+  start({{"max_bytes", "1G"}}, 0);  // not known to the hook: the agent's default
+  ASSERT_EQ(GroupTasks(a).size(), 2u);
+  EXPECT_EQ(GroupTasks(a)[1].group().deadline_unix_ms(), now + kTimeoutMs);
+  for (const auto& link : {a, b}) End(link, GroupTasks(link).back(), v1::TASK_STATE_SUCCEEDED);
+  start({{"max_bytes", "16M"}}, 5000);  // the spec's own timeout
+  ASSERT_EQ(GroupTasks(a).size(), 3u);
+  EXPECT_EQ(GroupTasks(a)[2].group().deadline_unix_ms(), now + 5000);
+}
+
 TEST_F(GroupTest, MembersPastTheDeadlineAreCancelledAndNamed) {
   FleetOptions options = Options();
   options.heartbeat_timeout = absl::Hours(1);  // the deadline, not silence

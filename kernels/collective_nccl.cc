@@ -31,12 +31,10 @@ absl::Status RunCollective(const FleetbenchGpuCollectiveArgs&,
 #include "kernels/cuda_status.h"
 #include "kernels/device_patterns.h"
 #include "kernels/gpu_status.h"
+#include "kernels/nccl_status.h"
 
 namespace fleetbench::kernels {
 
-// The NCCL overload of GpuResultStatus (cuda_status.h), for
-// FLEETBENCH_GPU_RETURN_IF_ERROR; here because only this file includes
-// nccl.h.
 absl::Status GpuResultStatus(ncclResult_t result, const char* expression,
                              const char* file, int line) {
   if (result == ncclSuccess) return absl::OkStatus();
@@ -50,6 +48,10 @@ absl::Status GpuResultStatus(ncclResult_t result, const char* expression,
     case ncclUnhandledCudaError:
       // No usable GPU/driver path, or a CUDA error inside NCCL.
       code = absl::StatusCode::kFailedPrecondition;
+      break;
+    case ncclRemoteError:
+      // A peer went away or failed (across nodes).
+      code = absl::StatusCode::kUnavailable;
       break;
     default:
       break;

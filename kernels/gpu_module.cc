@@ -100,6 +100,20 @@ int Collective(const FleetbenchGpuCollectiveArgs* args,
   return Report(RunCollective(*args, points, result), error);
 }
 
+int UniqueId(FleetbenchGpuNcclId* id, int* nccl_version,
+             FleetbenchGpuError* error) {
+  *nccl_version = 0;
+  return Report(NcclUniqueId(id, nccl_version), error);
+}
+
+int GroupCollective(const FleetbenchGpuGroupCollectiveArgs* args,
+                    FleetbenchGpuCollectivePoint* points,
+                    FleetbenchGpuCollectiveResult* result,
+                    FleetbenchGpuError* error) {
+  *result = FleetbenchGpuCollectiveResult{};
+  return Report(RunGroupCollective(*args, points, result), error);
+}
+
 int Stress(const FleetbenchGpuStressArgs* args,
            FleetbenchGpuStressBatch* batches,
            FleetbenchGpuStressResult* result, FleetbenchGpuError* error) {
@@ -117,7 +131,7 @@ constexpr char kBuildInfo[] =
 
 constexpr FleetbenchGpuApi kApi = {
     sizeof(FleetbenchGpuApi), kBuildInfo, &DeviceCount, &DeviceInfo, &Gemm,
-    &Copy, &Collective, &Stress,
+    &Copy, &Collective, &Stress, &UniqueId, &GroupCollective,
 };
 
 }  // namespace

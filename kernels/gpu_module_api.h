@@ -29,7 +29,8 @@
 // FleetbenchGpuApi; `struct_size` (sizeof as the module built it) lets the
 // binary refuse, with a reason, a module older than itself
 // (FLEETBENCH_GPU_API_MIN_SIZE). Growth so far: device_count..copy (first
-// layout), then collective and stress_gemm.
+// layout), then collective and stress_gemm, then nccl_unique_id and
+// group_collective (NCCL across nodes).
 #ifndef FLEETBENCH_KERNELS_GPU_MODULE_API_H_
 #define FLEETBENCH_KERNELS_GPU_MODULE_API_H_
 
@@ -179,6 +180,42 @@ typedef struct FleetbenchGpuStressResult {
   char algorithm[256];
 } FleetbenchGpuStressResult;
 
+// NCCL across nodes (the "allreduce" plugin in a group run): one rank per
+// process, each process one member of the group. Rank 0 asks for the
+// unique id (nccl_unique_id) in the process that then stays in the
+// collective: NCCL's bootstrap root listens in the process that made the
+// id. The binary hands the id to the other members (the controller's
+// rendezvous relay); every member then calls group_collective with it.
+#define FLEETBENCH_GPU_NCCL_ID_BYTES 128  // NCCL_UNIQUE_ID_BYTES
+
+typedef struct FleetbenchGpuNcclId {
+  char bytes[FLEETBENCH_GPU_NCCL_ID_BYTES];  // opaque: ncclUniqueId
+} FleetbenchGpuNcclId;
+
+typedef struct FleetbenchGpuGroupCollectiveArgs {
+  const int* ops;             // FleetbenchGpuCollectiveOp, run in this order
+  int op_count;
+  const uint64_t* sizes;      // as FleetbenchGpuCollectiveArgs; >= 1 size
+  int size_count;
+  int warmup_iters;
+  int iters;
+  int device;                 // this rank's CUDA device
+  int rank;                   // 0..nranks-1
+  int nranks;
+  FleetbenchGpuNcclId id;     // rank 0's, the same on every rank
+  // When not null and not empty: NCCL's INFO log (NCCL_DEBUG=INFO,
+  // NCCL_DEBUG_SUBSYS=INIT,NET) goes to this file for this call. The module
+  // sets those variables in the process environment and has NCCL read them
+  // again, so an operator's own NCCL_DEBUG* settings do not apply to it.
+  const char* nccl_debug_file;
+  // Polled while the communicator is being made and while operations are
+  // in flight (every few ms, never blocking on the GPU): non-zero aborts
+  // the communicator (ncclCommAbort) and the call returns CANCELLED. The
+  // binary folds the group's deadline into it.
+  FleetbenchGpuCancelledFn cancelled;
+  void* cancelled_context;
+} FleetbenchGpuGroupCollectiveArgs;
+
 typedef struct FleetbenchGpuApi {
   uint32_t struct_size;  // sizeof(FleetbenchGpuApi) as the module built it
   // "cuda runtime 13.0, cublasLt 130100": what the module was built with.
@@ -213,11 +250,32 @@ typedef struct FleetbenchGpuApi {
                      FleetbenchGpuStressBatch* batches,
                      FleetbenchGpuStressResult* result,
                      FleetbenchGpuError* error);
+
+  // --- appended for NCCL across nodes ---
+  // ncclGetUniqueId; also fills *nccl_version (ncclGetVersion).
+  // FAILED_PRECONDITION without NCCL or without a usable network interface.
+  int (*nccl_unique_id)(FleetbenchGpuNcclId* id, int* nccl_version,
+                        FleetbenchGpuError* error);
+  // This rank's part of one communicator over args->nranks processes,
+  // made NON-BLOCKING (ncclConfig_t blocking=0, ncclCommInitRankConfig,
+  // ncclCommGetAsyncError polled), so that a member that never comes, a
+  // peer that dies or a cancel ends in ncclCommAbort and a return, never a
+  // hang. Runs every op over every size on one stream; points has
+  // op_count * size_count entries, op-major (ops[0]'s sizes first). A
+  // point's seconds are the slowest rank's (the ranks' times are reduced
+  // with a max over the same communicator), its check this rank's receive
+  // buffer. result->ranks is nranks. CANCELLED after an abort on
+  // cancelled(); UNAVAILABLE when NCCL reports a remote or system error
+  // (a peer gone); FAILED_PRECONDITION without NCCL or a device.
+  int (*group_collective)(const FleetbenchGpuGroupCollectiveArgs* args,
+                          FleetbenchGpuCollectivePoint* points,
+                          FleetbenchGpuCollectiveResult* result,
+                          FleetbenchGpuError* error);
 } FleetbenchGpuApi;
 
 // The smallest table this binary accepts: one that has every pointer above.
 #define FLEETBENCH_GPU_API_MIN_SIZE \
-  (offsetof(FleetbenchGpuApi, stress_gemm) + sizeof(void*))
+  (offsetof(FleetbenchGpuApi, group_collective) + sizeof(void*))
 
 // The one exported entry point. Never null.
 const FleetbenchGpuApi* fleetbench_gpu_api_v1(void);

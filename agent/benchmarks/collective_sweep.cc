@@ -1,5 +1,7 @@
 #include "agent/benchmarks/collective_sweep.h"
 
+#include <cmath>
+
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -76,6 +78,22 @@ absl::StatusOr<CollectiveSweepConfig> ParseCollectiveSweep(
   if (!warmup.ok()) return warmup.status();
   config.warmup = static_cast<int>(*warmup);
   return config;
+}
+
+absl::Duration CollectiveSweepTimeout(const CollectiveSweepConfig& config) {
+  double sizes = 0;
+  for (uint64_t bytes : DoublingSweep(config.min_bytes, config.max_bytes)) {
+    sizes += static_cast<double>(bytes);
+  }
+  double per_size_bytes = 0;  // bytes a rank sends per byte of size, all ops
+  for (const std::string& op : config.ops) {
+    per_size_bytes += op == "allreduce" ? 2.0 : 1.0;
+  }
+  const double operations = static_cast<double>(config.warmup) +
+                            static_cast<double>(config.iters) + 1.0;
+  const double seconds =
+      sizes * per_size_bytes * operations / kSweepSlowestRate;
+  return kSweepStartAllowance + absl::Seconds(std::ceil(seconds));
 }
 
 }  // namespace fleetbench::agent

@@ -20,6 +20,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "agent/benchmarks/benchmark.h"
 #include "common/bus_bandwidth.h"
@@ -43,6 +44,19 @@ absl::StatusOr<CollectiveSweepConfig> ParseCollectiveSweep(
 // min, 2·min, 4·min, ... up to and including max (max is appended when
 // the doubling skips it). Empty when min is 0 or min > max.
 std::vector<uint64_t> DoublingSweep(uint64_t min_bytes, uint64_t max_bytes);
+
+// How long a run of this sweep may take before it is stopped (the plugin's
+// DefaultTimeout, and so a group's deadline): kSweepStartAllowance for
+// meeting the group and making the communicator, plus every byte a rank
+// sends at kSweepSlowestRate. A rank sends about 2x the size per all-reduce
+// (a ring's 2(n-1)/n) and at most 1x per all-gather or reduce-scatter;
+// each size runs warmup + iters operations plus one checked one. Generous
+// on purpose (a 200 Mbit/s link): it catches a member that hangs, not one
+// that is slow, and a small sweep gets a deadline of minutes, not the
+// 30-minute default.
+inline constexpr absl::Duration kSweepStartAllowance = absl::Minutes(2);
+inline constexpr double kSweepSlowestRate = 25e6;  // bytes/s
+absl::Duration CollectiveSweepTimeout(const CollectiveSweepConfig& config);
 
 // "allreduce" -> FLEETBENCH_GPU_ALLREDUCE, ... (kernels/gpu_module_api.h,
 // the numbers kernels/collective_pattern.h computes with); -1 if unknown.

@@ -10,6 +10,7 @@
 #include "absl/time/clock.h"
 #include "agent/benchmarks/collective/local_rendezvous.h"
 #include "agent/benchmarks/collective_sweep.h"
+#include "agent/benchmarks/group_key.h"
 #include "agent/benchmarks/param_reader.h"
 #include "common/bus_bandwidth.h"
 #include "common/units.h"
@@ -19,7 +20,6 @@ namespace {
 
 constexpr char kPlugin[] = "allreduce";
 constexpr absl::string_view kBackendParam = "backend";
-constexpr char kErrorPrefix[] = "error: ";
 constexpr char kMethod[] =
     "gloo over TCP (one rank per node, full mesh), float sum, gloo's ring "
     "allreduce and allgather, a ring reduce-scatter over gloo's transport; "
@@ -54,23 +54,17 @@ std::string HostOfAddress(const std::string& given) {
 }
 
 absl::StatusOr<std::string> ResolveBackend(const std::string& requested,
-                                           const absl::Status& nccl_probe,
-                                           int group_size) {
+                                           const absl::Status& nccl_probe) {
   if (requested == "gloo") return std::string("gloo");
   if (requested == "nccl") {
-    if (group_size > 1) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          kPlugin, ": backend=nccl runs over one node's GPUs; a group of ",
-          group_size, " nodes needs backend=gloo (or auto)"));
-    }
     if (!nccl_probe.ok()) {
       return absl::FailedPreconditionError(
           absl::StrCat(kPlugin, ": backend=nccl: ", nccl_probe.message()));
     }
     return std::string("nccl");
   }
-  // auto
-  if (group_size <= 1 && nccl_probe.ok()) return std::string("nccl");
+  // auto: NCCL wherever it probes OK, alone or (rank 0's probe) in a group.
+  if (nccl_probe.ok()) return std::string("nccl");
   return std::string("gloo");
 }
 
@@ -148,6 +142,15 @@ absl::Status CollectiveBenchmark::ValidateParams(
   return absl::OkStatus();
 }
 
+absl::Duration CollectiveBenchmark::DefaultTimeout(
+    const agent::Params& params) const {
+  const absl::string_view extra[] = {kBackendParam};
+  absl::StatusOr<agent::CollectiveSweepConfig> config =
+      agent::ParseCollectiveSweep(kPlugin, params, extra);
+  if (!config.ok()) return agent::Benchmark::DefaultTimeout(params);
+  return agent::CollectiveSweepTimeout(*config);
+}
+
 std::vector<agent::MetricInfo> CollectiveBenchmark::metrics() const {
   std::vector<agent::MetricInfo> all;
   if (nccl_ != nullptr) all = nccl_->metrics();
@@ -177,57 +180,31 @@ absl::Status CollectiveBenchmark::NcclProbe() const {
 absl::StatusOr<std::string> CollectiveBenchmark::AgreeOnBackend(
     const std::string& requested, const agent::RunContext& context) {
   const agent::GroupContext* group = context.group();
-  if (group == nullptr) return ResolveBackend(requested, NcclProbe(), 1);
+  if (group == nullptr) return ResolveBackend(requested, NcclProbe());
   if (group->rendezvous == nullptr) {
     return absl::FailedPreconditionError(
         absl::StrCat(kPlugin, ": the group gives no rendezvous"));
   }
   if (group->rank == 0) {
-    // NCCL is probed only where it could be chosen (a group of one).
+    // Only rank 0 probes NCCL: it decides for the group (a member without a
+    // GPU then fails with its own reason).
     const absl::Status probe =
-        group->size > 1 && requested == "auto" ? absl::OkStatus() : NcclProbe();
-    absl::StatusOr<std::string> choice =
-        ResolveBackend(requested, probe, group->size);
-    const std::string published =
-        choice.ok() ? *choice
-                    : absl::StrCat(kErrorPrefix, choice.status().message());
-    if (absl::Status s = group->rendezvous->Set(kBackendKey, published);
-        !s.ok()) {
-      return absl::Status(
-          s.code(),
-          absl::StrCat(kPlugin, ": publishing the backend: ", s.message()));
+        requested == "gloo" ? absl::OkStatus() : NcclProbe();
+    absl::StatusOr<std::string> choice = ResolveBackend(requested, probe);
+    const absl::Status published =
+        choice.ok() ? agent::PublishGroupValue(*group, kBackendKey, *choice)
+                    : agent::PublishGroupRefusal(*group, kBackendKey,
+                                                 choice.status());
+    if (!published.ok()) {
+      return absl::Status(published.code(),
+                          absl::StrCat(kPlugin, ": publishing the backend: ",
+                                       published.message()));
     }
     return choice;
   }
-  // In slices, so that a cancel is seen while rank 0 is slow to come.
-  absl::StatusOr<std::string> published;
-  while (true) {
-    const absl::Duration left = group->deadline - absl::Now();
-    published = group->rendezvous->Get(
-        kBackendKey,
-        std::clamp(left, absl::ZeroDuration(), absl::Milliseconds(200)));
-    if (!absl::IsDeadlineExceeded(published.status()) ||
-        left <= absl::ZeroDuration()) {
-      break;
-    }
-    if (context.cancelled()) {
-      published = absl::CancelledError("cancelled");
-      break;
-    }
-  }
-  if (!published.ok()) {
-    return absl::Status(
-        published.status().code(),
-        absl::StrCat(kPlugin, ": rank ", group->rank,
-                     " got no backend from rank 0 (",
-                     group->member_nodes.empty() ? "?" : group->member_nodes[0],
-                     "): ", published.status().message()));
-  }
-  if (absl::StartsWith(*published, kErrorPrefix)) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("rank 0 refused the run: ",
-                     published->substr(sizeof(kErrorPrefix) - 1)));
-  }
+  absl::StatusOr<std::string> published =
+      agent::AwaitGroupValue(context, *group, kPlugin, kBackendKey);
+  if (!published.ok()) return published.status();
   if (requested != "auto" && requested != *published) {
     return absl::FailedPreconditionError(
         absl::StrCat(kPlugin, ": rank 0 chose backend ", *published,

@@ -3,14 +3,16 @@
 //
 //   backend=gloo  CPU collectives over gloo's TCP transport between the
 //                 members of a group (gloo_engine.h); alone, a group of one.
-//   backend=nccl  NCCL over every GPU of this node (the injected backend,
-//                 gpu::AllreduceBenchmark; gpu/gpu_allreduce.h). One node
-//                 only: in a group of more than one it is refused.
-//   backend=auto  (default) nccl where the NCCL backend probes OK and the
-//                 run is one node; else gloo. In a group rank 0 decides and
-//                 publishes its choice under "allreduce/backend" in the
-//                 rendezvous, and every member uses it (or fails with rank
-//                 0's reason), so a group never mixes backends.
+//   backend=nccl  NCCL (the injected backend, gpu::AllreduceBenchmark;
+//                 gpu/gpu_allreduce.h): alone, over every GPU of this node;
+//                 in a group, one rank per member node, meeting through the
+//                 group's rendezvous.
+//   backend=auto  (default) nccl where the NCCL backend probes OK (in a
+//                 group: on rank 0), else gloo. In a group rank 0 decides
+//                 and publishes its choice under "allreduce/backend" in the
+//                 rendezvous (agent/benchmarks/group_key.h), and every
+//                 member uses it (or fails with rank 0's reason), so a group
+//                 never mixes backends.
 // The other parameters are the shared sweep (agent/benchmarks/
 // collective_sweep.h): ops, min_bytes, max_bytes, iters, warmup.
 //
@@ -43,11 +45,9 @@ inline constexpr char kBackendKey[] = "allreduce/backend";
 
 // What `requested` (auto, gloo, nccl) means here: "gloo" or "nccl", or
 // FAILED_PRECONDITION with the reason. `nccl_probe`: the NCCL backend's
-// Probe() (FAILED_PRECONDITION when there is none); `group_size`: members
-// of the run (1 alone).
+// Probe() (FAILED_PRECONDITION when there is none), rank 0's in a group.
 absl::StatusOr<std::string> ResolveBackend(const std::string& requested,
-                                           const absl::Status& nccl_probe,
-                                           int group_size);
+                                           const absl::Status& nccl_probe);
 
 // Rank 0's samples of one op's sweep (see above). DATA_LOSS when a point
 // has mismatches, INTERNAL when one has no time.
@@ -69,6 +69,9 @@ class CollectiveBenchmark final : public agent::Benchmark {
   absl::Status ValidateParams(const agent::Params& params) const override;
   std::vector<agent::MetricInfo> metrics() const override;
   bool collective() const override { return true; }
+  // The sweep's CollectiveSweepTimeout (collective_sweep.h); the base
+  // default for parameters that do not parse.
+  absl::Duration DefaultTimeout(const agent::Params& params) const override;
   absl::StatusOr<std::vector<v1::Sample>> Run(
       const agent::Params& params, const agent::RunContext& context) override;
 

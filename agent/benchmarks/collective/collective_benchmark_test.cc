@@ -123,12 +123,19 @@ TEST(CollectiveBenchmarkTest, GroupOfThreeReportsOnRankZeroOnly) {
   EXPECT_EQ(curve, 3 * 3);  // 64K, 128K, 256K for each op
 }
 
-TEST(CollectiveBenchmarkTest, AutoInAGroupIsGlooOnEveryMember) {
-  // NCCL probes OK on rank 0, but a group of two cannot use the one-node
-  // NCCL path: rank 0 publishes gloo and every member follows.
+TEST(CollectiveBenchmarkTest, AutoInAGroupFollowsRankZerosNcclProbe) {
+  // NCCL probes OK on rank 0: the group runs the NCCL backend on every
+  // member (one rank per node).
   std::vector<MemberOutcome> out =
       RunGroup(2, {{"min_bytes", "4K"}, {"max_bytes", "4K"}, {"iters", "1"}},
                absl::OkStatus());
+  for (const MemberOutcome& m : out) {
+    ASSERT_TRUE(m.samples.ok()) << m.samples.status();
+    ASSERT_FALSE(m.samples->empty());
+    EXPECT_EQ(m.samples->front().params().at("backend"), "nccl");
+  }
+  // Without NCCL on rank 0 every member runs gloo.
+  out = RunGroup(2, {{"min_bytes", "4K"}, {"max_bytes", "4K"}, {"iters", "1"}});
   ASSERT_TRUE(out[0].samples.ok()) << out[0].samples.status();
   ASSERT_TRUE(out[1].samples.ok()) << out[1].samples.status();
   ASSERT_FALSE(out[0].samples->empty());
@@ -136,18 +143,16 @@ TEST(CollectiveBenchmarkTest, AutoInAGroupIsGlooOnEveryMember) {
 }
 
 TEST(CollectiveBenchmarkTest,
-     NcclInAGroupFailsOnEveryMemberWithRankZerosReason) {
+     NcclInAGroupWithoutAGpuFailsOnEveryMemberWithRankZerosReason) {
   std::vector<MemberOutcome> out = RunGroup(2, {{"backend", "nccl"}});
   EXPECT_EQ(out[0].samples.status().code(),
             absl::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(out[0].samples.status().message(),
-              HasSubstr("needs backend=gloo"));
+  EXPECT_THAT(out[0].samples.status().message(), HasSubstr("no GPU"));
   EXPECT_EQ(out[1].samples.status().code(),
             absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(out[1].samples.status().message(),
-              HasSubstr("rank 0 refused the run"));
-  EXPECT_THAT(out[1].samples.status().message(),
-              HasSubstr("needs backend=gloo"));
+              HasSubstr("rank 0 (node0) refused the run"));
+  EXPECT_THAT(out[1].samples.status().message(), HasSubstr("no GPU"));
 }
 
 TEST(CollectiveBenchmarkTest, AloneAutoPicksNcclWhereItProbesElseGloo) {
@@ -200,16 +205,40 @@ TEST(CollectiveBenchmarkTest, ProbeIsOkWithoutAGpuAndParamsAreChecked) {
       DeclaredMetric(bench, "reducescatter.gloo.busbw_GBps").has_value());
 }
 
+TEST(CollectiveBenchmarkTest, DefaultTimeoutFollowsTheSweep) {
+  CollectiveBenchmark bench(nullptr);
+  // One 16 MiB all-reduce, 1 warm-up + 2 timed + 1 checked: 4 x 2 x 16 MiB
+  // at 25 MB/s = 5.4 s, rounded up, after the 2-minute start allowance.
+  EXPECT_EQ(bench.DefaultTimeout({{"min_bytes", "16M"},
+                                  {"max_bytes", "16M"},
+                                  {"iters", "2"},
+                                  {"warmup", "1"}}),
+            absl::Minutes(2) + absl::Seconds(6));
+  // The defaults (1M..1G, 20 + 5 + 1 operations, all-reduce): 2047 MiB x 2
+  // x 26 at 25 MB/s = 4464.6 s.
+  EXPECT_EQ(bench.DefaultTimeout({}), absl::Minutes(2) + absl::Seconds(4465));
+  // Every op counts: all-gather and reduce-scatter send 1x the size.
+  EXPECT_EQ(bench.DefaultTimeout({{"ops", "allreduce,allgather,reducescatter"},
+                                  {"min_bytes", "16M"},
+                                  {"max_bytes", "16M"},
+                                  {"iters", "2"},
+                                  {"warmup", "1"},
+                                  {"backend", "nccl"}}),
+            absl::Minutes(2) + absl::Seconds(11));
+  // Parameters that do not parse: the plugin interface's default.
+  EXPECT_EQ(bench.DefaultTimeout({{"iters", "many"}}), absl::Minutes(30));
+}
+
 TEST(CollectiveBenchmarkTest, ResolveBackend) {
   const absl::Status no_gpu = absl::FailedPreconditionError("no GPU");
-  EXPECT_EQ(*ResolveBackend("auto", absl::OkStatus(), 1), "nccl");
-  EXPECT_EQ(*ResolveBackend("auto", no_gpu, 1), "gloo");
-  EXPECT_EQ(*ResolveBackend("auto", absl::OkStatus(), 4), "gloo");
-  EXPECT_EQ(*ResolveBackend("gloo", absl::OkStatus(), 1), "gloo");
-  EXPECT_EQ(*ResolveBackend("nccl", absl::OkStatus(), 1), "nccl");
-  EXPECT_THAT(ResolveBackend("nccl", no_gpu, 1).status().message(),
+  EXPECT_EQ(*ResolveBackend("auto", absl::OkStatus()), "nccl");
+  EXPECT_EQ(*ResolveBackend("auto", no_gpu), "gloo");
+  EXPECT_EQ(*ResolveBackend("gloo", absl::OkStatus()), "gloo");
+  EXPECT_EQ(*ResolveBackend("gloo", no_gpu), "gloo");
+  EXPECT_EQ(*ResolveBackend("nccl", absl::OkStatus()), "nccl");
+  EXPECT_THAT(ResolveBackend("nccl", no_gpu).status().message(),
               HasSubstr("no GPU"));
-  EXPECT_EQ(ResolveBackend("nccl", absl::OkStatus(), 2).status().code(),
+  EXPECT_EQ(ResolveBackend("nccl", no_gpu).status().code(),
             absl::StatusCode::kFailedPrecondition);
 }
 

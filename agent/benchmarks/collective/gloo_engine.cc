@@ -11,12 +11,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
+#include "agent/benchmarks/collective/gloo_mesh.h"
 #include "agent/benchmarks/collective/rendezvous_store.h"
 #include "agent/benchmarks/collective_sweep.h"
 #include "gloo/allgather.h"
 #include "gloo/allreduce.h"
 #include "gloo/math.h"
-#include "gloo/rendezvous/context.h"
 #include "gloo/transport/tcp/device.h"
 #include "gloo/transport/unbound_buffer.h"
 #include "kernels/collective_pattern.h"
@@ -32,6 +32,9 @@ constexpr absl::Duration kNoDeadlineTimeout = absl::Minutes(30);
 constexpr uint64_t kCheckedPerSize = 1024;
 // How often a member waiting to meet the group looks at cancelled().
 constexpr absl::Duration kWatchSlice = absl::Milliseconds(100);
+// How long an interrupted meeting may take to end (a store call in
+// progress finishes its slice first, 200 ms at most).
+constexpr absl::Duration kMeetingEndBound = absl::Seconds(5);
 
 void FillPattern(int rank, std::vector<float>* buffer) {
   for (uint64_t i = 0; i < buffer->size(); ++i) {
@@ -78,42 +81,42 @@ absl::StatusOr<std::unique_ptr<GlooEngine>> GlooEngine::Connect(
   const absl::Time deadline = member.deadline == absl::InfiniteFuture()
                                   ? absl::Now() + kNoDeadlineTimeout
                                   : member.deadline;
-  // gloo's connect cannot be interrupted: a pair whose peer died keeps
-  // retrying until the context's timeout (the deadline). So it runs on a
-  // thread of its own that owns everything it touches, and this one waits
-  // for it while watching cancelled(); on a cancel it abandons the store
-  // (which then never touches the rendezvous or the RunContext again) and
-  // leaves the thread to end by the deadline.
+  // Meeting runs on a thread of its own that owns everything it touches,
+  // and this one waits for it while watching cancelled(). On a cancel (or
+  // the deadline) it abandons the store (which then never touches the
+  // rendezvous or the RunContext again) and interrupts the mesh, which
+  // closes the pairs: a pair waiting for a peer that will never dial in
+  // returns at once, so the thread ends, and is joined, before Connect()
+  // returns.
   struct Meeting {
     Meeting(agent::Rendezvous* rendezvous, std::string prefix, absl::Time until,
             std::function<bool()> cancelled)
         : store(rendezvous, std::move(prefix), until, std::move(cancelled)) {}
     RendezvousStore store;
-    std::shared_ptr<gloo::rendezvous::Context> context;
+    std::shared_ptr<GlooMesh> context;
     std::string failure;  // what gloo threw; empty on success
     absl::Notification done;
   };
   auto meeting = std::make_shared<Meeting>(member.rendezvous, member.key_prefix,
                                            deadline, member.cancelled);
-  meeting->context =
-      std::make_shared<gloo::rendezvous::Context>(member.rank, member.size);
+  meeting->context = std::make_shared<GlooMesh>(member.rank, member.size);
   const absl::Duration left =
       std::max(deadline - absl::Now(), absl::Milliseconds(1));
   meeting->context->setTimeout(
       std::chrono::milliseconds(absl::ToInt64Milliseconds(left)));
-  std::thread([meeting, address = member.address] {
+  std::thread meeting_thread([meeting, address = member.address] {
     try {
       gloo::transport::tcp::attr attr;
       attr.hostname = address;
       std::shared_ptr<gloo::transport::Device> device =
           gloo::transport::tcp::CreateDevice(attr);
-      meeting->context->connectFullMesh(meeting->store, device);
+      meeting->context->Connect(meeting->store, device);
     } catch (const std::exception& e) {
       meeting->failure = e.what();
       if (meeting->failure.empty()) meeting->failure = "gloo failed";
     }
     meeting->done.Notify();
-  }).detach();
+  });
 
   const std::string where =
       absl::StrCat("gloo: rank ", member.rank, " of ", member.size,
@@ -122,12 +125,21 @@ absl::StatusOr<std::unique_ptr<GlooEngine>> GlooEngine::Connect(
     const bool cancelled = member.cancelled && member.cancelled();
     if (cancelled || absl::Now() > deadline + kWatchSlice) {
       meeting->store.Abandon();
+      meeting->context->Interrupt();
+      if (meeting->done.WaitForNotificationWithTimeout(kMeetingEndBound)) {
+        meeting_thread.join();
+      } else {
+        // Not expected (every wait of the meeting was just ended); never
+        // block the agent on it.
+        meeting_thread.detach();
+      }
       return cancelled
                  ? absl::CancelledError(absl::StrCat(where, ": cancelled"))
                  : absl::DeadlineExceededError(
                        absl::StrCat(where, ": not met by the deadline"));
     }
   }
+  meeting_thread.join();
   if (meeting->failure.empty()) {
     GlooMember kept = member;
     kept.deadline = deadline;

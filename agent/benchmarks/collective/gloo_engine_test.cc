@@ -2,6 +2,8 @@
 // thread of this process, meeting the others through a LocalRendezvous.
 #include "agent/benchmarks/collective/gloo_engine.h"
 
+#include <dirent.h>
+
 #include <atomic>
 #include <functional>
 #include <thread>
@@ -10,6 +12,9 @@
 #include "absl/status/status.h"
 #include "absl/time/clock.h"
 #include "agent/benchmarks/collective/local_rendezvous.h"
+#include "gloo/transport/context.h"
+#include "gloo/transport/pair.h"
+#include "gloo/transport/tcp/device.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -178,6 +183,59 @@ TEST(GlooEngineTest, AMissingRankFailsByTheDeadlineNamingIt) {
     EXPECT_THAT(o.status.message(), HasSubstr("rank 2 did not arrive"));
     EXPECT_LT(o.ended - start, absl::Seconds(6));
   }
+}
+
+// Threads of this process now (gloo's device loops count).
+int ThreadCount() {
+  DIR* dir = opendir("/proc/self/task");
+  if (dir == nullptr) return -1;
+  int n = 0;
+  while (dirent* e = readdir(dir)) n += e->d_name[0] != '.';
+  closedir(dir);
+  return n;
+}
+
+// A cancelled member whose peer published its address but never dials in
+// (rank 0 on 127.0.0.1 is the listening end of the pair with 127.0.0.2):
+// the meeting ends with the cancel, and no thread of it stays behind to
+// wait for the deadline (gloo's listening pair would wait 5x it).
+TEST(GlooEngineTest, ACancelledMeetingLeavesNoThreadBehind) {
+  LocalRendezvous rendezvous;
+  // The silent peer: a real pair listening on 127.0.0.2, nobody behind it.
+  gloo::transport::tcp::attr attr;
+  attr.hostname = "127.0.0.2";
+  std::shared_ptr<gloo::transport::Device> device =
+      gloo::transport::tcp::CreateDevice(attr);
+  std::shared_ptr<gloo::transport::Context> peer = device->createContext(1, 2);
+  const std::vector<char> address = peer->createPair(0)->address().bytes();
+  ASSERT_TRUE(
+      rendezvous.Set("gloo/1", std::string(address.begin(), address.end()))
+          .ok());
+  const int before = ThreadCount();
+
+  std::atomic<bool> cancel{false};
+  absl::Status status;
+  absl::Time returned;
+  std::thread member_thread([&] {
+    GlooMember member;
+    member.rank = 0;
+    member.size = 2;
+    member.address = "127.0.0.1";
+    member.rendezvous = &rendezvous;
+    member.deadline = absl::Now() + absl::Seconds(60);
+    member.cancelled = [&cancel] { return cancel.load(); };
+    status = GlooEngine::Connect(member).status();
+    returned = absl::Now();
+  });
+  // Rank 0 published its own address: next it connects the pair, and waits.
+  ASSERT_TRUE(rendezvous.Get("gloo/0", absl::Seconds(30)).ok());
+  const absl::Time cancelled = absl::Now();
+  cancel = true;
+  member_thread.join();
+  EXPECT_EQ(status.code(), absl::StatusCode::kCancelled) << status;
+  EXPECT_LT(returned - cancelled, absl::Seconds(2));
+  // Connect() returned after its meeting thread ended: nothing is left.
+  EXPECT_EQ(ThreadCount(), before);
 }
 
 TEST(GlooEngineTest, BadArgumentsAreRefused) {

@@ -12,9 +12,9 @@
 //
 // Abandon() (from any thread) makes every later call fail at once without
 // touching the rendezvous or `cancelled`, and waits for a call in progress
-// to return: after it, the caller may destroy both while gloo still holds
-// the store (a connect that cannot be interrupted runs on until its
-// timeout). Otherwise used by one thread, as gloo does.
+// to return (one Get slice at most): after it, the caller may destroy both
+// while gloo still holds the store. Otherwise used by one thread, as gloo
+// does.
 #ifndef FLEETBENCH_AGENT_BENCHMARKS_COLLECTIVE_RENDEZVOUS_STORE_H_
 #define FLEETBENCH_AGENT_BENCHMARKS_COLLECTIVE_RENDEZVOUS_STORE_H_
 

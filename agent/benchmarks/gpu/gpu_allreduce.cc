@@ -1,11 +1,20 @@
 #include "agent/benchmarks/gpu/gpu_allreduce.h"
 
 #include <algorithm>
+#include <cstring>
+#include <fstream>
+#include <sstream>
 #include <utility>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
 #include "agent/benchmarks/gpu/gpu_math.h"
+#include "agent/benchmarks/gpu/nccl_log.h"
+#include "agent/benchmarks/group_key.h"
 #include "common/units.h"
 
 namespace fleetbench::gpu {
@@ -16,8 +25,42 @@ constexpr char kMethod[] =
     "NCCL, one process over all local GPUs (ncclCommInitAll), one stream per "
     "GPU, float sum, CUDA events around iters operations after warm-up, "
     "slowest rank; busbw factors as nccl-tests";
+constexpr char kGroupMethod[] =
+    "NCCL across nodes, one rank per node (GPU 0), non-blocking communicator "
+    "from rank 0's unique id through the controller's rendezvous, float sum, "
+    "CUDA events around iters operations after warm-up, slowest rank (max "
+    "over the ranks); busbw factors as nccl-tests for the group's size";
+// The most of an NCCL INFO log read back (a few hundred lines per rank).
+constexpr std::streamsize kMaxLogBytes = 4 << 20;
+
+std::string ReadLog(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return "";
+  std::string text(static_cast<size_t>(kMaxLogBytes), '\0');
+  in.read(text.data(), kMaxLogBytes);
+  text.resize(static_cast<size_t>(in.gcount()));
+  return text;
+}
 
 }  // namespace
+
+std::string NcclIdText(const FleetbenchGpuNcclId& id) {
+  return absl::BytesToHexString(
+      absl::string_view(id.bytes, sizeof(id.bytes)));
+}
+
+absl::StatusOr<FleetbenchGpuNcclId> ParseNcclIdText(const std::string& text) {
+  if (text.size() != 2 * FLEETBENCH_GPU_NCCL_ID_BYTES ||
+      !std::all_of(text.begin(), text.end(), absl::ascii_isxdigit)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        kPlugin, ": an NCCL id is ", 2 * FLEETBENCH_GPU_NCCL_ID_BYTES,
+        " hex digits; got ", text.size(), " characters"));
+  }
+  const std::string bytes = absl::HexStringToBytes(text);
+  FleetbenchGpuNcclId id{};
+  std::memcpy(id.bytes, bytes.data(), sizeof(id.bytes));
+  return id;
+}
 
 absl::StatusOr<AllreduceConfig> ParseAllreduceParams(
     const agent::Params& params) {
@@ -117,6 +160,9 @@ absl::StatusOr<std::vector<v1::Sample>> AllreduceBenchmark::Run(
     const agent::Params& params, const agent::RunContext& context) {
   absl::StatusOr<AllreduceConfig> config = ParseAllreduceParams(params);
   if (!config.ok()) return config.status();
+  if (context.group() != nullptr) {
+    return RunGroup(*config, context, *context.group());
+  }
   absl::StatusOr<GpuRun> run = SetUpGpuRun(options_, {});
   if (!run.ok()) return run.status();
   const std::vector<uint64_t> sizes =
@@ -145,6 +191,111 @@ absl::StatusOr<std::vector<v1::Sample>> AllreduceBenchmark::Run(
       AddGpuParams(*run, run->targets.front(), &s);
       (*s.mutable_params())["iters"] = absl::StrCat(config->iters);
       (*s.mutable_params())["warmup"] = absl::StrCat(config->warmup);
+      samples.push_back(std::move(s));
+    }
+  }
+  return samples;
+}
+
+absl::StatusOr<std::vector<v1::Sample>> AllreduceBenchmark::RunGroup(
+    const AllreduceConfig& config, const agent::RunContext& context,
+    const agent::GroupContext& group) {
+  const std::string where = absl::StrCat(kPlugin, ": nccl rank ", group.rank,
+                                         " of ", group.size);
+  // Rank 0 refuses for the group when it cannot start; the others fail with
+  // their own reason before waiting.
+  absl::StatusOr<GpuRun> run = SetUpGpuRun(options_, {0});
+  absl::StatusOr<NcclId> id;
+  if (run.ok() && group.rank == 0) id = run->module->NcclUniqueId();
+  if (!run.ok() || (group.rank == 0 && !id.ok())) {
+    const absl::Status why = !run.ok() ? run.status() : id.status();
+    const absl::Status failed(why.code(),
+                              absl::StrCat(where, ": ", why.message()));
+    if (group.rank == 0) {
+      (void)agent::PublishGroupRefusal(group, kNcclIdKey, failed);
+    }
+    return failed;
+  }
+  FleetbenchGpuNcclId unique{};
+  if (group.rank == 0) {
+    unique = id->id;
+    if (absl::Status s =
+            agent::PublishGroupValue(group, kNcclIdKey, NcclIdText(unique));
+        !s.ok()) {
+      return absl::Status(s.code(), absl::StrCat(where, ": publishing the "
+                                                 "NCCL id: ", s.message()));
+    }
+  } else {
+    context.ReportProgress(0, "nccl: waiting for rank 0's id");
+    absl::StatusOr<std::string> text =
+        agent::AwaitGroupValue(context, group, kPlugin, kNcclIdKey);
+    if (!text.ok()) return text.status();
+    absl::StatusOr<FleetbenchGpuNcclId> parsed = ParseNcclIdText(*text);
+    if (!parsed.ok()) return parsed.status();
+    unique = *parsed;
+  }
+
+  GroupCollectiveRequest request;
+  for (const std::string& op : config.ops) {
+    request.ops.push_back(CollectiveOpNumber(op));
+  }
+  request.sizes = DoublingSweep(config.min_bytes, config.max_bytes);
+  request.warmup_iters = config.warmup;
+  request.iters = config.iters;
+  request.device = 0;
+  request.rank = group.rank;
+  request.nranks = group.size;
+  request.id = unique;
+  request.nccl_debug_file =
+      absl::StrCat(context.scratch_dir(), "/nccl-rank", group.rank, ".log");
+  const absl::Time deadline = group.deadline;
+  const agent::RunContext* ctx = &context;
+  const CancelledFn cancelled = [ctx, deadline] {
+    return ctx->cancelled() || absl::Now() >= deadline;
+  };
+  context.ReportProgress(
+      0, absl::StrCat("nccl: ", absl::StrJoin(config.ops, ","), " over ",
+                      group.size, " node(s)"));
+  absl::StatusOr<CollectiveSweep> sweep =
+      run->module->GroupCollective(request, cancelled);
+  if (!sweep.ok()) {
+    absl::StatusCode code = sweep.status().code();
+    // The abort after the group's deadline, not a user's cancel.
+    if (absl::IsCancelled(sweep.status()) && !context.cancelled() &&
+        absl::Now() >= deadline) {
+      code = absl::StatusCode::kDeadlineExceeded;
+    }
+    return absl::Status(code,
+                        absl::StrCat(where, ": ", sweep.status().message()));
+  }
+  const std::map<std::string, std::string> facts =
+      NcclLogParams(ParseNcclLog(ReadLog(request.nccl_debug_file)));
+
+  std::vector<v1::Sample> samples;
+  const size_t per_op = request.sizes.size();
+  for (size_t o = 0; o < config.ops.size(); ++o) {
+    const std::vector<FleetbenchGpuCollectivePoint> points(
+        sweep->points.begin() + static_cast<std::ptrdiff_t>(o * per_op),
+        sweep->points.begin() + static_cast<std::ptrdiff_t>((o + 1) * per_op));
+    // Every rank checks its own receive buffers.
+    absl::StatusOr<std::vector<v1::Sample>> op_samples = CollectiveSamples(
+        config.ops[o], sweep->ranks, sweep->nccl_version, points);
+    if (!op_samples.ok()) {
+      return absl::Status(op_samples.status().code(),
+                          absl::StrCat(where, ": ",
+                                       op_samples.status().message()));
+    }
+    if (group.rank != 0) continue;
+    for (v1::Sample& s : *op_samples) {
+      AddGpuParams(*run, run->targets.front(), &s);
+      auto& p = *s.mutable_params();
+      p["iters"] = absl::StrCat(config.iters);
+      p["warmup"] = absl::StrCat(config.warmup);
+      p["method"] = kGroupMethod;
+      p["nodes"] = absl::StrJoin(group.member_nodes, ",");
+      p["ranks_per_node"] = "1";
+      for (const auto& [key, value] : facts) p[key] = value;
+      if (facts.empty()) p["nccl_log"] = "no INFO lines read";
       samples.push_back(std::move(s));
     }
   }

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "absl/strings/numbers.h"
+#include "absl/time/clock.h"
 #include "agent/benchmarks/gpu/gpu_copy.h"
 #include "agent/benchmarks/gpu/gpu_gemm.h"
 #include "agent/benchmarks/gpu/gpu_plugin.h"
@@ -108,6 +109,56 @@ TEST_F(GpuDeviceTest, UnknownDeviceIsAUserError) {
   absl::StatusOr<std::vector<v1::Sample>> samples =
       gemm.Run({{"devices", "1023"}}, context);
   EXPECT_EQ(samples.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+// NCCL across nodes, the module's part on one GPU: a communicator of one
+// rank through the non-blocking path (unique id, init, sweep, max of the
+// times, finalize), with the INFO log captured; and a communicator of two
+// whose second rank never comes, aborted on cancel within a bound.
+TEST_F(GpuDeviceTest, NcclGroupOfOneRunsTheNonBlockingPath) {
+  absl::StatusOr<std::unique_ptr<GpuModule>> module =
+      GpuModule::Load(options_.module);
+  ASSERT_TRUE(module.ok()) << module.status();
+  absl::StatusOr<NcclId> id = (*module)->NcclUniqueId();
+  ASSERT_TRUE(id.ok()) << id.status();
+  EXPECT_GT(id->nccl_version, 0);
+  GroupCollectiveRequest request;
+  request.ops = {FLEETBENCH_GPU_ALLREDUCE, FLEETBENCH_GPU_ALLGATHER,
+                 FLEETBENCH_GPU_REDUCESCATTER};
+  request.sizes = {1 << 20, 4 << 20};
+  request.iters = 3;
+  request.warmup_iters = 1;
+  request.id = id->id;
+  request.nccl_debug_file = ::testing::TempDir() + "/nccl-rank0.log";
+  absl::StatusOr<CollectiveSweep> sweep =
+      (*module)->GroupCollective(request, [] { return false; });
+  ASSERT_TRUE(sweep.ok()) << sweep.status();
+  EXPECT_EQ(sweep->ranks, 1);
+  ASSERT_EQ(sweep->points.size(), 6u);
+  for (const FleetbenchGpuCollectivePoint& p : sweep->points) {
+    EXPECT_GT(p.seconds, 0);
+    EXPECT_GT(p.checked, 0);
+    EXPECT_EQ(p.mismatches, 0);
+  }
+}
+
+TEST_F(GpuDeviceTest, NcclGroupWithAMissingRankIsAbortedOnCancel) {
+  absl::StatusOr<std::unique_ptr<GpuModule>> module =
+      GpuModule::Load(options_.module);
+  ASSERT_TRUE(module.ok()) << module.status();
+  absl::StatusOr<NcclId> id = (*module)->NcclUniqueId();
+  ASSERT_TRUE(id.ok()) << id.status();
+  GroupCollectiveRequest request;
+  request.ops = {FLEETBENCH_GPU_ALLREDUCE};
+  request.sizes = {1 << 20};
+  request.nranks = 2;  // rank 1 never comes
+  request.id = id->id;
+  const absl::Time cancel_at = absl::Now() + absl::Seconds(2);
+  absl::StatusOr<CollectiveSweep> sweep = (*module)->GroupCollective(
+      request, [cancel_at] { return absl::Now() >= cancel_at; });
+  EXPECT_EQ(sweep.status().code(), absl::StatusCode::kCancelled)
+      << sweep.status();
+  EXPECT_LT(absl::Now() - cancel_at, absl::Seconds(10));
 }
 
 }  // namespace

@@ -36,12 +36,13 @@ absl::Status CheckApiTable(const FleetbenchGpuApi& api) {
     return absl::FailedPreconditionError(absl::StrCat(
         "GPU module too old: its function table is ", api.struct_size,
         " bytes, this fleetbench needs at least ", FLEETBENCH_GPU_API_MIN_SIZE,
-        " (a module from before the allreduce and stress plugins); install "
+        " (a module from before NCCL across nodes); install "
         "the ", kGpuModuleFileName, " built with this fleetbench"));
   }
   if (api.device_count == nullptr || api.device_info == nullptr ||
       api.gemm == nullptr || api.copy == nullptr || api.collective == nullptr ||
-      api.stress_gemm == nullptr) {
+      api.stress_gemm == nullptr || api.nccl_unique_id == nullptr ||
+      api.group_collective == nullptr) {
     return absl::FailedPreconditionError(
         "GPU module's function table has a null entry");
   }
@@ -212,6 +213,57 @@ absl::StatusOr<CollectiveSweep> GpuModule::Collective(
   FleetbenchGpuError error{};
   if (absl::Status s = ModuleStatus(
           api_->collective(&args, sweep.points.data(), &result, &error),
+          error.message);
+      !s.ok()) {
+    return s;
+  }
+  sweep.ranks = result.ranks;
+  sweep.nccl_version = result.nccl_version;
+  return sweep;
+}
+
+absl::StatusOr<NcclId> GpuModule::NcclUniqueId() const {
+  NcclId id;
+  FleetbenchGpuError error{};
+  if (absl::Status s = ModuleStatus(
+          api_->nccl_unique_id(&id.id, &id.nccl_version, &error),
+          error.message);
+      !s.ok()) {
+    return s;
+  }
+  return id;
+}
+
+absl::StatusOr<CollectiveSweep> GpuModule::GroupCollective(
+    const GroupCollectiveRequest& request,
+    const CancelledFn& cancelled) const {
+  if (request.ops.empty() || request.sizes.empty()) {
+    return absl::InvalidArgumentError(
+        "nccl group: at least one op and one size");
+  }
+  FleetbenchGpuGroupCollectiveArgs args{};
+  args.ops = request.ops.data();
+  args.op_count = static_cast<int>(request.ops.size());
+  args.sizes = request.sizes.data();
+  args.size_count = static_cast<int>(request.sizes.size());
+  args.warmup_iters = request.warmup_iters;
+  args.iters = request.iters;
+  args.device = request.device;
+  args.rank = request.rank;
+  args.nranks = request.nranks;
+  args.id = request.id;
+  args.nccl_debug_file = request.nccl_debug_file.empty()
+                             ? nullptr
+                             : request.nccl_debug_file.c_str();
+  args.cancelled = &CallCancelled;
+  args.cancelled_context = const_cast<CancelledFn*>(&cancelled);
+  CollectiveSweep sweep;
+  sweep.points.assign(request.ops.size() * request.sizes.size(),
+                      FleetbenchGpuCollectivePoint{});
+  FleetbenchGpuCollectiveResult result{};
+  FleetbenchGpuError error{};
+  if (absl::Status s = ModuleStatus(
+          api_->group_collective(&args, sweep.points.data(), &result, &error),
           error.message);
       !s.ok()) {
     return s;

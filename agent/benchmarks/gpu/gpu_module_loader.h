@@ -69,6 +69,26 @@ struct CollectiveSweep {
   std::vector<FleetbenchGpuCollectivePoint> points;
 };
 
+// One rank's part of an NCCL communicator across nodes (gpu_module_api.h,
+// group_collective).
+struct GroupCollectiveRequest {
+  std::vector<int> ops;         // FleetbenchGpuCollectiveOp
+  std::vector<uint64_t> sizes;  // bytes
+  int warmup_iters = 0;
+  int iters = 1;
+  int device = 0;
+  int rank = 0;
+  int nranks = 1;
+  FleetbenchGpuNcclId id{};
+  std::string nccl_debug_file;  // empty: NCCL's log left alone
+};
+
+// rank 0's id and the NCCL version that made it.
+struct NcclId {
+  FleetbenchGpuNcclId id{};
+  int nccl_version = 0;
+};
+
 struct StressTiming {
   std::vector<FleetbenchGpuStressBatch> batches;
   uint64_t reference_checksum = 0;
@@ -99,6 +119,14 @@ class GpuModule {
                                              const std::vector<uint64_t>& sizes,
                                              int warmup_iters, int iters,
                                              const CancelledFn& cancelled) const;
+  // ncclGetUniqueId in this process (which must then stay in the
+  // collective: NCCL's bootstrap root listens here).
+  absl::StatusOr<NcclId> NcclUniqueId() const;
+  // This rank's part of the group's communicator; points op-major
+  // (ops[0]'s sizes first), seconds the slowest rank's.
+  absl::StatusOr<CollectiveSweep> GroupCollective(
+      const GroupCollectiveRequest& request,
+      const CancelledFn& cancelled) const;
   // May run concurrently for different devices (see gpu_module_api.h).
   absl::StatusOr<StressTiming> StressGemm(FleetbenchGpuStressArgs args,
                                           const CancelledFn& cancelled) const;
