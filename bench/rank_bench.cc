@@ -395,7 +395,8 @@ int TimeCliAgainstController(const RankBenchOptions& o) {
   int failures = 0;
   for (const char* by : {"node", "instance_type"}) {
     const std::vector<std::string> argv = {o.fleetbench, "rank", "--metric", kMetric, "--by", by,
-                                           "--json", "--controller", "127.0.0.1:" + port};
+                                           "--json", "--controller", "127.0.0.1:" + port,
+                                           "--ca", o.db + ".tls/ca.pem"};
     Summary s{absl::StrCat("cli rank --by ", by), 0, {}, {}};
     int rows = 0;
     double cli_cpu = 0;
@@ -421,7 +422,8 @@ int TimeCliAgainstController(const RankBenchOptions& o) {
   // scan and the CLI exits 1.
   {
     const std::vector<std::string> argv = {o.fleetbench, "rank", "--metric", "no.such.metric_tflops",
-                                           "--json", "--controller", "127.0.0.1:" + port};
+                                           "--json", "--controller", "127.0.0.1:" + port,
+                                           "--ca", o.db + ".tls/ca.pem"};
     Summary s{"cli rank, unknown metric (floor)", 0, {}, {}};
     int rows = 0;
     double cli_cpu = 0;

@@ -3,8 +3,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <map>
+#include <memory>
+#include <optional>
 #include <set>
+#include <string>
+#include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -149,6 +155,33 @@ double PeerValueNear(const std::vector<RunValue>& runs, const RunValue& run, int
   return Median(values);
 }
 
+}  // namespace
+
+class FleetIndex {
+ public:
+  struct NodeRuns {
+    absl::flat_hash_map<std::string, double> by_run;  // the first value of each run id
+    bool all_positive = false;
+    // Run-to-run noise (ScaledMad about the median) on each scale; set with
+    // 3 runs or more (log only when every value is positive).
+    std::optional<double> mad_linear;
+    std::optional<double> mad_log;
+  };
+  // metric -> node -> its runs.
+  std::map<std::string, absl::flat_hash_map<std::string, NodeRuns>> metrics;
+  // peer group -> its members, in evidence.nodes order.
+  std::map<std::string, std::vector<const FleetNode*>> groups;
+
+  const NodeRuns* Runs(const std::string& metric, const std::string& node) const {
+    auto m = metrics.find(metric);
+    if (m == metrics.end()) return nullptr;
+    auto n = m->second.find(node);
+    return n == m->second.end() ? nullptr : &n->second;
+  }
+};
+
+namespace {
+
 // One run of a node against its peers.
 struct PeerCheck {
   std::vector<std::string> peers;
@@ -163,28 +196,36 @@ struct PeerCheck {
 
 // nullopt when the group (the node included) has fewer than min_group
 // nodes with values.
-std::optional<PeerCheck> ComparePeers(const FleetEvidence& e, const FleetNode& node,
+std::optional<PeerCheck> ComparePeers(const FleetEvidence& e, const FleetIndex& index,
+                                      const FleetNode& node,
                                       const v1::MetricDescriptor& metric,
                                       const std::map<std::string, std::vector<RunValue>>& by_node,
                                       const std::string& group, const RunValue& run) {
   const FleetRuleOptions& o = e.options;
   if (group.empty()) return std::nullopt;
+  auto members = index.groups.find(group);
+  if (members == index.groups.end()) return std::nullopt;
   // Peers: the other members of the group with values in the window. Each
   // votes once, with its value in the same run when it has one, else the
   // median of its runs nearest in time to the judged one: a change the whole
   // group saw since (a busy shared host) moves the peers too. Their noise is
   // each one's run-to-run spread over the window.
   PeerCheck c;
-  std::vector<std::vector<double>> histories;
+  std::vector<const FleetIndex::NodeRuns*> histories;
   bool positive = run.value > 0;
-  for (const FleetNode& other : e.nodes) {
-    if (other.name == node.name || PeerGroupOf(other) != group) continue;
-    auto it = by_node.find(other.name);
+  for (const FleetNode* other : members->second) {
+    if (other->name == node.name) continue;
+    auto it = by_node.find(other->name);
     if (it == by_node.end() || it->second.empty()) continue;
-    c.peers.push_back(other.name);
-    c.values.push_back(PeerValueNear(it->second, run, o.peer_nearest_runs));
-    histories.push_back(ValuesOf(it->second));
-    positive = positive && AllPositive(histories.back()) && c.values.back() > 0;
+    const FleetIndex::NodeRuns* runs = index.Runs(metric.name(), other->name);
+    if (runs == nullptr) continue;  // an index of other evidence
+    c.peers.push_back(other->name);
+    auto same_run = runs->by_run.find(run.run_id);
+    c.values.push_back(same_run != runs->by_run.end()
+                           ? same_run->second
+                           : PeerValueNear(it->second, run, o.peer_nearest_runs));
+    histories.push_back(runs);
+    positive = positive && runs->all_positive && c.values.back() > 0;
   }
   if (static_cast<int>(c.peers.size()) + 1 < o.min_group) return std::nullopt;
   c.scale = Scale{positive};
@@ -195,8 +236,9 @@ std::optional<PeerCheck> ComparePeers(const FleetEvidence& e, const FleetNode& n
   // The noise a single run is judged against: how far the peers are from
   // each other, or how much one peer varies from run to run, the larger.
   std::vector<double> run_to_run;
-  for (const std::vector<double>& h : histories) {
-    if (h.size() >= 3) run_to_run.push_back(ScaledMad(c.scale(h), Median(c.scale(h))));
+  for (const FleetIndex::NodeRuns* h : histories) {
+    const std::optional<double>& mad = c.scale.log ? h->mad_log : h->mad_linear;
+    if (mad) run_to_run.push_back(*mad);
   }
   c.noise = std::max(scaled->mad, run_to_run.empty() ? 0.0 : Median(run_to_run));
   const bool higher = HigherIsBetter(metric);
@@ -220,7 +262,7 @@ void Confirm(v1::Finding* f, bool before_too) {
                  "to confirm");
 }
 
-void OutlierForMetric(const FleetEvidence& e, const FleetNode& node,
+void OutlierForMetric(const FleetEvidence& e, const FleetIndex& index, const FleetNode& node,
                       const v1::MetricDescriptor& metric,
                       const std::map<std::string, std::vector<RunValue>>& by_node,
                       const std::string& run_id, std::vector<v1::Finding>* out) {
@@ -233,11 +275,13 @@ void OutlierForMetric(const FleetEvidence& e, const FleetNode& node,
   const bool higher = HigherIsBetter(metric);
   const std::string group = PeerGroupOf(node);
 
-  std::optional<PeerCheck> c = ComparePeers(e, node, metric, by_node, group, run);
+  std::optional<PeerCheck> c = ComparePeers(e, index, node, metric, by_node, group, run);
   if (c) {
     if (!c->outlier) return;
     std::optional<PeerCheck> before;
-    if (at > 0) before = ComparePeers(e, node, metric, by_node, group, own->second[at - 1]);
+    if (at > 0) {
+      before = ComparePeers(e, index, node, metric, by_node, group, own->second[at - 1]);
+    }
     v1::Finding f = NewFinding(kOutlier, node.name, run, c->shortfall, o);
     f.set_summary(absl::StrCat(metric.name(), " ", Num(run.value), " ", metric.unit(), " is ",
                                Percent(c->shortfall), " ", Worse(higher), " its ", c->peers.size(),
@@ -650,9 +694,39 @@ std::vector<std::string> FactChanges(const v1::NodeFacts& before, const v1::Node
   return out;
 }
 
+std::shared_ptr<const FleetIndex> IndexFleet(const FleetEvidence& evidence) {
+  auto index = std::make_shared<FleetIndex>();
+  for (const FleetNode& n : evidence.nodes) {
+    const std::string group = PeerGroupOf(n);
+    if (!group.empty()) index->groups[group].push_back(&n);
+  }
+  for (const auto& [metric, by_node] : evidence.series) {
+    auto& nodes = index->metrics[metric];
+    for (const auto& [name, runs] : by_node) {
+      FleetIndex::NodeRuns& r = nodes[name];
+      for (const RunValue& run : runs) r.by_run.try_emplace(run.run_id, run.value);
+      const std::vector<double> values = ValuesOf(runs);
+      r.all_positive = AllPositive(values);
+      if (values.size() < 3) continue;
+      r.mad_linear = ScaledMad(values, Median(values));
+      if (r.all_positive) {
+        const std::vector<double> logs = Scale{true}(values);
+        r.mad_log = ScaledMad(logs, Median(logs));
+      }
+    }
+  }
+  return index;
+}
+
 std::vector<v1::Finding> DiagnoseFleetNode(const FleetEvidence& evidence,
                                            const std::string& node,
-                                           const std::string& run_id) {
+                                           const std::string& run_id,
+                                           const FleetIndex* index) {
+  std::shared_ptr<const FleetIndex> own_index;
+  if (index == nullptr) {
+    own_index = IndexFleet(evidence);
+    index = own_index.get();
+  }
   std::vector<v1::Finding> out;
   const FleetNode* subject = nullptr;
   for (const FleetNode& n : evidence.nodes) {
@@ -664,7 +738,7 @@ std::vector<v1::Finding> DiagnoseFleetNode(const FleetEvidence& evidence,
     if (metric == nullptr) continue;
     auto own = by_node.find(node);
     if (own == by_node.end() || own->second.empty()) continue;
-    OutlierForMetric(evidence, *subject, *metric, by_node, run_id, &out);
+    OutlierForMetric(evidence, *index, *subject, *metric, by_node, run_id, &out);
     RegressionForMetric(evidence, *subject, *metric, by_node, own->second, run_id, &out);
     TimeOfDayForMetric(evidence, *subject, *metric, own->second, run_id, &out);
   }

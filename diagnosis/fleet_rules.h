@@ -26,6 +26,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -129,13 +130,23 @@ const std::vector<SkuExpectation>& SkuTable();
 // The fleet rules' table, in the order they run.
 const std::vector<RuleInfo>& FleetRuleTable();
 
+// What the peer comparison reads of every node, worked out once per
+// evidence instead of once per judged node (each node's runs by id and its
+// run-to-run noise, the peer groups' members): judging a fleet of n nodes
+// is then O(n x peers) rather than O(n x peers x runs). Read-only once
+// built; it must come from the same evidence it is used with.
+class FleetIndex;
+std::shared_ptr<const FleetIndex> IndexFleet(const FleetEvidence& evidence);
+
 // The fleet rules' findings for `node` (which must be in evidence.nodes;
 // nothing otherwise). With `run_id`, each metric's value is that run's (a
 // metric the run lacks is not judged); without, each metric's latest run.
-// In display order (SortFindings).
+// In display order (SortFindings). Judging many nodes of one evidence: pass
+// its IndexFleet; without one, it is built for the call.
 std::vector<v1::Finding> DiagnoseFleetNode(const FleetEvidence& evidence,
                                            const std::string& node,
-                                           const std::string& run_id = "");
+                                           const std::string& run_id = "",
+                                           const FleetIndex* index = nullptr);
 
 // What changed between two facts versions, one line each ("kernel 6.8 ->
 // 6.9", "GPU 0 driver 550.54 -> 560.28", "GPU 0 power limit 450 W ->
