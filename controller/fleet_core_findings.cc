@@ -65,7 +65,14 @@ std::map<std::string, std::vector<diagnosis::RunValue>> RunSeries(
     order.emplace_back(uint64_t{p.node} << 32 | p.run, i);
   }
   std::sort(order.begin(), order.end());
-  std::vector<std::vector<diagnosis::RunValue>> per_node(table.nodes.size());
+  // Per node (run index, median, first time), strings only for the runs
+  // kept: over 5M points most runs fall past kMaxRunsPerSeries.
+  struct Run {
+    uint32_t run;
+    double value;
+    int64_t time_ms;
+  };
+  std::vector<std::vector<Run>> per_node(table.nodes.size());
   std::vector<double> values;
   for (size_t i = 0; i < order.size();) {
     const uint64_t key = order[i].first;
@@ -76,21 +83,22 @@ std::map<std::string, std::vector<diagnosis::RunValue>> RunSeries(
       values.push_back(p.value);
       first = std::min(first, p.time);
     }
-    per_node[key >> 32].push_back({table.run_ids[static_cast<uint32_t>(key)], Median(values),
-                                   absl::ToUnixMillis(first)});
+    per_node[key >> 32].push_back(
+        {static_cast<uint32_t>(key), Median(values), absl::ToUnixMillis(first)});
   }
   std::map<std::string, std::vector<diagnosis::RunValue>> out;
   for (size_t n = 0; n < per_node.size(); ++n) {
-    if (!per_node[n].empty()) out[table.nodes[n]] = std::move(per_node[n]);
-  }
-  for (auto& [node, runs] : out) {
-    std::sort(runs.begin(), runs.end(),
-              [](const diagnosis::RunValue& a, const diagnosis::RunValue& b) {
-                return a.time_unix_ms != b.time_unix_ms ? a.time_unix_ms < b.time_unix_ms
-                                                        : a.run_id < b.run_id;
-              });
-    if (runs.size() > kMaxRunsPerSeries) {
-      runs.erase(runs.begin(), runs.end() - static_cast<std::ptrdiff_t>(kMaxRunsPerSeries));
+    std::vector<Run>& runs = per_node[n];
+    if (runs.empty()) continue;
+    std::sort(runs.begin(), runs.end(), [&](const Run& a, const Run& b) {
+      return a.time_ms != b.time_ms ? a.time_ms < b.time_ms
+                                    : table.run_ids[a.run] < table.run_ids[b.run];
+    });
+    const size_t from = runs.size() > kMaxRunsPerSeries ? runs.size() - kMaxRunsPerSeries : 0;
+    std::vector<diagnosis::RunValue>& kept = out[table.nodes[n]];
+    kept.reserve(runs.size() - from);
+    for (size_t r = from; r < runs.size(); ++r) {
+      kept.push_back({table.run_ids[runs[r].run], runs[r].value, runs[r].time_ms});
     }
   }
   return out;

@@ -160,7 +160,8 @@ double PeerValueNear(const std::vector<RunValue>& runs, const RunValue& run, int
 class FleetIndex {
  public:
   struct NodeRuns {
-    absl::flat_hash_map<std::string, double> by_run;  // the first value of each run id
+    // The first value of each run id; the ids are the evidence's own.
+    absl::flat_hash_map<absl::string_view, double> by_run;
     bool all_positive = false;
     // Run-to-run noise (ScaledMad about the median) on each scale; set with
     // 3 runs or more (log only when every value is positive).
