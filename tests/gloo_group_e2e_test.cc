@@ -157,7 +157,7 @@ class GlooGroupE2eTest : public FleetTest {
   // (GROUP) or as isolation's pair tests (ISOLATE).
   std::string StartAllreduce(std::map<std::string, std::string> params,
                              absl::Duration timeout,
-                             v1::GroupMode mode = v1::GROUP_MODE_GROUP) {
+                             v1::GroupMode mode = v1::GROUP_MODE_GROUP, bool bisect = false) {
     v1::StartRunRequest request;
     v1::BenchmarkSpec* spec = request.add_benchmarks();
     spec->set_name("allreduce");
@@ -166,6 +166,7 @@ class GlooGroupE2eTest : public FleetTest {
     spec->set_timeout_ms(absl::ToInt64Milliseconds(timeout));
     for (int i = nodes_; i >= 1; --i) request.add_nodes(Node(i));  // any order
     request.mutable_group()->set_mode(mode);
+    request.mutable_group()->set_bisect(bisect);
     grpc::ClientContext context;
     Authorize(&context);
     v1::StartRunResponse response;
@@ -324,6 +325,33 @@ TEST_F(GlooGroupE2eTest, IsolateNamesTheSlowNode) {
   EXPECT_EQ(v.bad_nodes(0), "n3");
   EXPECT_EQ(v.bad_links_size(), 0) << Pairs(run);
   EXPECT_GE(v.pair_tests(), nodes_ * (nodes_ - 1) / 2);  // every pair once, then more
+}
+
+// --isolate --bisect: halves first, then the failing half's members
+// re-paired with nodes of the passing half; the same verdict as the
+// round-robin, from group tests instead of every pair.
+TEST_F(GlooGroupE2eTest, IsolateByBisectionNamesTheSlowNode) {
+  for (int i = 1; i <= nodes_; ++i) ShapeEgress(i, i == 3 ? "200mbit" : "800mbit");
+  const absl::Time start = absl::Now();
+  const std::string run_id =
+      StartAllreduce(kPairSize, absl::Minutes(2), v1::GROUP_MODE_ISOLATE, /*bisect=*/true);
+  ASSERT_FALSE(run_id.empty());
+  v1::Run run;
+  ASSERT_TRUE(WaitForRunEnd(run_id, absl::Minutes(8), &run)) << run.DebugString();
+  std::cout << "bisect, " << nodes_ << " nodes, n3 slow: verdict in "
+            << absl::FormatDuration(absl::Now() - start) << " after "
+            << run.isolation().pair_tests() << " tests\n"
+            << Pairs(run) << "\n" << run.isolation().summary() << "\n";
+  EXPECT_EQ(run.state(), v1::RUN_STATE_SUCCEEDED);
+  const v1::IsolationVerdict& v = run.isolation();
+  EXPECT_TRUE(v.complete());
+  ASSERT_EQ(v.bad_nodes_size(), 1) << Pairs(run);
+  EXPECT_EQ(v.bad_nodes(0), "n3");
+  EXPECT_EQ(v.bad_links_size(), 0) << Pairs(run);
+  // The first pass is the two halves, each one group of half the nodes.
+  ASSERT_FALSE(run.groups().empty());
+  EXPECT_EQ(run.groups(0).pass(), 1);
+  EXPECT_EQ(run.groups(0).members_size(), (nodes_ + 1) / 2) << Pairs(run);
 }
 
 TEST_F(GlooGroupE2eTest, IsolateNamesTheSlowLinkAndNeitherNode) {
