@@ -76,4 +76,48 @@ bool IsUlid(const std::string& id) {
   return true;
 }
 
+namespace {
+
+// Crockford base32 value of each canonical character, -1 for the rest.
+constexpr std::array<int8_t, 256> kUlidValue = [] {
+  std::array<int8_t, 256> table{};
+  table.fill(-1);
+  for (int i = 0; kAlphabet[i] != '\0'; ++i) {
+    table[static_cast<unsigned char>(kAlphabet[i])] = static_cast<int8_t>(i);
+  }
+  return table;
+}();
+
+}  // namespace
+
+std::optional<std::array<uint8_t, 16>> UlidBytes(absl::string_view id) {
+  // 26 characters carry 130 bits: the first may use only the low 3.
+  if (id.size() != 26 || kUlidValue[static_cast<unsigned char>(id[0])] > 7) {
+    return std::nullopt;
+  }
+  unsigned __int128 v = 0;
+  for (char c : id) {
+    const int8_t digit = kUlidValue[static_cast<unsigned char>(c)];
+    if (digit < 0) return std::nullopt;
+    v = (v << 5) | static_cast<unsigned>(digit);
+  }
+  std::array<uint8_t, 16> bytes;
+  for (int i = 15; i >= 0; --i) {
+    bytes[i] = static_cast<uint8_t>(v & 0xFF);
+    v >>= 8;
+  }
+  return bytes;
+}
+
+std::string UlidFromBytes(const std::array<uint8_t, 16>& bytes) {
+  unsigned __int128 v = 0;
+  for (uint8_t b : bytes) v = (v << 8) | b;
+  std::string out(26, '0');
+  for (int i = 25; i >= 0; --i) {
+    out[i] = kAlphabet[static_cast<int>(v & 31)];
+    v >>= 5;
+  }
+  return out;
+}
+
 }  // namespace fleetbench

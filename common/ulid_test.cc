@@ -1,6 +1,9 @@
 #include "common/ulid.h"
 
+#include <array>
+#include <cstdint>
 #include <set>
+#include <string>
 
 #include "gtest/gtest.h"
 
@@ -49,6 +52,39 @@ TEST(UlidTest, RejectsMalformed) {
   for (char c : std::string("ILOU")) {  // Crockford leaves these out
     EXPECT_FALSE(IsUlid(std::string(25, '0') + c)) << c;
   }
+}
+
+TEST(UlidTest, BytesRoundTripAndKeepTheOrder) {
+  std::string prev;
+  std::array<uint8_t, 16> prev_bytes{};
+  const absl::Time t = absl::FromUnixSeconds(1'700'000'000);
+  for (int i = 0; i < 1000; ++i) {
+    const std::string id = NewUlid(t + absl::Milliseconds(i / 3));
+    const auto bytes = UlidBytes(id);
+    ASSERT_TRUE(bytes.has_value()) << id;
+    EXPECT_EQ(UlidFromBytes(*bytes), id);
+    if (!prev.empty()) {
+      EXPECT_LT(prev_bytes, *bytes) << prev << " " << id;
+    }
+    prev = id;
+    prev_bytes = *bytes;
+  }
+  // The largest ULID and the smallest.
+  EXPECT_EQ(UlidFromBytes(*UlidBytes("7ZZZZZZZZZZZZZZZZZZZZZZZZZ")), "7ZZZZZZZZZZZZZZZZZZZZZZZZZ");
+  std::array<uint8_t, 16> ones;
+  ones.fill(0xFF);
+  EXPECT_EQ(*UlidBytes("7ZZZZZZZZZZZZZZZZZZZZZZZZZ"), ones);
+  EXPECT_EQ(UlidFromBytes(std::array<uint8_t, 16>{}), std::string(26, '0'));
+}
+
+TEST(UlidTest, BytesOnlyForCanonicalIds) {
+  EXPECT_FALSE(UlidBytes("").has_value());
+  EXPECT_FALSE(UlidBytes("s1").has_value());
+  EXPECT_FALSE(UlidBytes("8ZZZZZZZZZZZZZZZZZZZZZZZZZ").has_value());  // 130 bits
+  EXPECT_FALSE(UlidBytes("01arz3ndektsv4rrffq69g5fav").has_value());
+  EXPECT_FALSE(UlidBytes("01ARZ3NDEKTSV4RRFFQ69G5FAU").has_value());
+  EXPECT_FALSE(UlidBytes("01ARZ3NDEKTSV4RRFFQ69G5FAV0").has_value());
+  EXPECT_TRUE(UlidBytes("01ARZ3NDEKTSV4RRFFQ69G5FAV").has_value());
 }
 
 }  // namespace

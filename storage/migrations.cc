@@ -271,6 +271,42 @@ CREATE TABLE metric_day_summaries (
 ) WITHOUT ROWID;
 INSERT INTO settings(key, value) VALUES ('day_summaries', 'to build');
 )sql"},
+      {11, "compact samples: clustered by run, node, metric and time; ids as 16 bytes; kinds interned (issue 13)",
+       R"sql(
+-- What samples repeat (benchmark, unit and params: the same few per
+-- plugin and node) is stored once per distinct combination.
+CREATE TABLE sample_kinds (
+  id        INTEGER PRIMARY KEY,
+  benchmark TEXT NOT NULL,
+  unit      TEXT NOT NULL,
+  params    BLOB NOT NULL,           -- a serialized Sample holding only params; x'' for none
+  UNIQUE (benchmark, unit, params)
+);
+INSERT INTO sample_kinds(benchmark, unit, params)
+  SELECT DISTINCT benchmark, unit, coalesce(params, x'') FROM samples;
+-- Clustered in the order of the old samples_by_run index, which goes: the
+-- table is the index. A resent sample has the same five key columns (the
+-- agent resends it unchanged) and is ignored, as before. The id is a
+-- ULID's 16 bytes (storage/sqlite_sample_ids.h), or its text otherwise.
+CREATE TABLE compact_samples (
+  run_key   INTEGER NOT NULL,
+  node_id   INTEGER NOT NULL,
+  metric_id INTEGER NOT NULL,
+  time_ms   INTEGER NOT NULL,
+  id        NOT NULL,
+  kind      INTEGER NOT NULL,        -- sample_kinds.id
+  value     REAL,                    -- NULL stands for NaN
+  PRIMARY KEY (run_key, node_id, metric_id, time_ms, id)
+) WITHOUT ROWID;
+INSERT INTO compact_samples(run_key, node_id, metric_id, time_ms, id, kind, value)
+  SELECT s.run_key, s.node_id, s.metric_id, s.time_ms, fleetbench_sample_id(s.id), k.id, s.value
+  FROM samples s INDEXED BY samples_by_run
+  CROSS JOIN sample_kinds k
+    ON k.benchmark = s.benchmark AND k.unit = s.unit AND k.params = coalesce(s.params, x'')
+  ORDER BY s.run_key, s.node_id, s.metric_id, s.time_ms;
+DROP TABLE samples;
+ALTER TABLE compact_samples RENAME TO samples;
+)sql"},
   };
   return *kMigrations;
 }

@@ -19,6 +19,7 @@
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "google/protobuf/map.h"
 #include "storage/ranking_points.h"
+#include "storage/sqlite_sample_ids.h"
 #include "storage/sqlite_statement.h"
 #include "storage/sqlite_store_impl.h"
 #include "storage/store.h"
@@ -27,6 +28,11 @@ namespace fleetbench::storage {
 namespace {
 
 constexpr char kInsertSample[] =
+    "INSERT OR IGNORE INTO samples(run_key, node_id, metric_id, time_ms, id, kind, value) "
+    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)";
+// Schema 1-10's layout, written only into files a test made with an older
+// migration list (storage/migrations_test.cc makes its old files this way).
+constexpr char kInsertSampleBefore11[] =
     "INSERT OR IGNORE INTO samples(id, run_key, node_id, metric_id, benchmark, "
     "value, unit, params, time_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)";
 
@@ -116,11 +122,21 @@ absl::Status SqliteStore::InsertSampleLocked(Statement& insert,
                               MetricIdLocked(sample.metric(), true));
   SerializeParams(sample.params(), params_buffer);
 
-  // No params are stored as NULL, not as an empty blob.
-  std::optional<SqlBlob> params;
-  if (!params_buffer.empty()) params = SqlBlob{params_buffer};
-  insert.BindAll(sample.id(), *run_key, *node_id, metric_id, sample.benchmark(),
-                 sample.value(), sample.unit(), params, sample.time_unix_ms());
+  if (compact_samples_) {
+    FLEETBENCH_ASSIGN_OR_RETURN(
+        int64_t kind, SampleKindLocked(sample.benchmark(), sample.unit(), params_buffer));
+    const StoredSampleId id(sample.id());
+    insert.BindAll(*run_key, *node_id, metric_id, sample.time_unix_ms());
+    id.BindTo(insert, 5);
+    insert.Bind(6, kind);
+    insert.Bind(7, sample.value());
+  } else {
+    // No params were stored as NULL, not as an empty blob.
+    std::optional<SqlBlob> params;
+    if (!params_buffer.empty()) params = SqlBlob{params_buffer};
+    insert.BindAll(sample.id(), *run_key, *node_id, metric_id, sample.benchmark(),
+                   sample.value(), sample.unit(), params, sample.time_unix_ms());
+  }
   FLEETBENCH_RETURN_IF_ERROR(insert.Run("storing sample"));
   const int changed = insert.Changes();
   insert.Reset();
@@ -132,6 +148,38 @@ absl::Status SqliteStore::InsertSampleLocked(Statement& insert,
             packed);
   points.Add(absl::string_view(packed, kPointBytes), sample.time_unix_ms());
   return absl::OkStatus();
+}
+
+absl::StatusOr<int64_t> SqliteStore::SampleKindLocked(const std::string& benchmark,
+                                                      const std::string& unit,
+                                                      const std::string& params) {
+  // Lengths first, so no two triples join to the same key.
+  kind_key_.clear();
+  absl::StrAppend(&kind_key_, benchmark.size(), ":", unit.size(), ":", benchmark, unit,
+                  params);
+  if (auto it = sample_kinds_.find(kind_key_); it != sample_kinds_.end()) return it->second;
+  const SqlBlob params_blob{params};
+  int64_t id = 0;
+  {
+    FLEETBENCH_ASSIGN_OR_RETURN(
+        Statement s, Prepare("SELECT id FROM sample_kinds "
+                             "WHERE benchmark = ?1 AND unit = ?2 AND params = ?3"));
+    s.BindAll(benchmark, unit, params_blob);
+    FLEETBENCH_ASSIGN_OR_RETURN(bool row, s.Step("looking up a sample kind"));
+    if (row) id = s.Int(0);
+    s.Reset();
+  }
+  if (id == 0) {
+    FLEETBENCH_ASSIGN_OR_RETURN(
+        Statement s, Prepare("INSERT INTO sample_kinds(benchmark, unit, params) "
+                             "VALUES (?1, ?2, ?3) RETURNING id"));
+    s.BindAll(benchmark, unit, params_blob);
+    FLEETBENCH_ASSIGN_OR_RETURN(bool row, s.Step("adding a sample kind"));
+    if (!row) return absl::InternalError("adding a sample kind returned no id");
+    id = s.Int(0);
+  }
+  sample_kinds_.emplace(kind_key_, id);
+  return id;
 }
 
 absl::Status SqliteStore::StagePointsLocked(const PendingPoints& points) {
@@ -241,7 +289,8 @@ absl::StatusOr<int> SqliteStore::CommitReports(
   std::string params_buffer;
   PendingPoints points;
   absl::Status status = InTransaction(TxnKind::kWrite, [&]() -> absl::Status {
-    FLEETBENCH_ASSIGN_OR_RETURN(Statement insert, Prepare(kInsertSample));
+    FLEETBENCH_ASSIGN_OR_RETURN(
+        Statement insert, Prepare(compact_samples_ ? kInsertSample : kInsertSampleBefore11));
     for (const ReportWrite& report : reports) {
       for (const v1::Sample& sample : report.samples) {
         FLEETBENCH_RETURN_IF_ERROR(InsertSampleLocked(

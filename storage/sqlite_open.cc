@@ -17,6 +17,7 @@
 #include "absl/time/time.h"
 #include "common/status_macros.h"
 #include "storage/migrations.h"
+#include "storage/sqlite_sample_ids.h"
 #include "storage/sqlite_statement.h"
 #include "storage/sqlite_store_impl.h"
 #include "storage/store.h"
@@ -85,6 +86,14 @@ absl::Status RefuseEmptyFile(const std::string& path) {
       "file or name one that does not exist"));
 }
 
+// DATA_LOSS saying that `path` is corrupt, quoting what SQLite found.
+absl::Status CorruptError(const std::string& path, absl::string_view found) {
+  return absl::DataLossError(absl::StrCat(
+      "database ", path, " is corrupt (", found,
+      "); restore it from a backup, or salvage what is readable with `sqlite3 ", path,
+      " .recover`"));
+}
+
 // PRAGMA quick_check: the b-trees and their pages are well formed (not the
 // contents of each blob). DATA_LOSS quoting what SQLite found.
 absl::Status QuickCheck(sqlite3* db, const std::string& path) {
@@ -95,20 +104,13 @@ absl::Status QuickCheck(sqlite3* db, const std::string& path) {
   while (true) {
     absl::StatusOr<bool> row = s.Step(what);
     if (!row.ok()) {
-      return absl::DataLossError(absl::StrCat(
-          "database ", path, " is corrupt (quick_check: ", row.status().message(),
-          "); restore it from a backup, or salvage what is readable with "
-          "`sqlite3 ", path, " .recover`"));
+      return CorruptError(path, absl::StrCat("quick_check: ", row.status().message()));
     }
     if (!*row) break;
     if (s.Text(0) != "ok") problems.push_back(s.Text(0));
   }
   if (problems.empty()) return absl::OkStatus();
-  return absl::DataLossError(absl::StrCat(
-      "database ", path, " is corrupt (quick_check: ",
-      absl::StrJoin(problems, "; "),
-      "); restore it from a backup, or salvage what is readable with `sqlite3 ",
-      path, " .recover`"));
+  return CorruptError(path, absl::StrCat("quick_check: ", absl::StrJoin(problems, "; ")));
 }
 
 absl::Status CheckMigrationList(const std::vector<SchemaMigration>& migrations) {
@@ -161,6 +163,7 @@ absl::Status Migrate(sqlite3* db, const std::string& path,
 absl::Status Configure(sqlite3* db, const SqliteOptions& options, int latest) {
   const std::string& path = options.path;
   sqlite3_extended_result_codes(db, 1);
+  FLEETBENCH_RETURN_IF_ERROR(RegisterSampleIdFunction(db));
   sqlite3_busy_timeout(
       db, static_cast<int>(absl::ToInt64Milliseconds(options.busy_timeout)));
   // Reading the header first: a file that is not a database fails here with
@@ -229,6 +232,11 @@ absl::StatusOr<std::unique_ptr<Store>> Open(
     return status;
   }
   absl::Status status = Configure(db, options, migrations.back().version);
+  // Reading the header and the schema already meets a damaged first page
+  // or schema page: said the way quick_check's findings are.
+  if (status.code() == absl::StatusCode::kDataLoss) {
+    status = CorruptError(options.path, status.message());
+  }
   // Checked before migrating: a corrupt file is not written to.
   if (status.ok() && options.verify_on_open) status = QuickCheck(db, options.path);
   if (status.ok()) status = Migrate(db, options.path, migrations);
@@ -242,6 +250,7 @@ absl::StatusOr<std::unique_ptr<Store>> Open(
     return status;
   }
   auto store = std::make_unique<SqliteStore>(db, options.path);
+  FLEETBENCH_RETURN_IF_ERROR(store->ReadSamplesLayout());
   FLEETBENCH_RETURN_IF_ERROR(store->BuildPendingDaySummaries());
   return store;
 }

@@ -5,7 +5,7 @@
 // (both at most 65,536 points). It takes that place's points dated before
 // the cutoff, oldest first, up to the call's limit; deletes one sample per
 // point (the sample with the point's run, node, metric, time and value, by
-// the samples_by_run index; samples that tie on all five are
+// the samples table's key; samples that tie on all five are
 // interchangeable for everything the points feed) and rewrites the place
 // without those points.
 #include <sqlite3.h>
@@ -118,14 +118,16 @@ absl::StatusOr<int64_t> SqliteStore::PruneSamplesBefore(absl::Time before, int m
 
     FLEETBENCH_ASSIGN_OR_RETURN(
         Statement by_value,
-        Prepare("DELETE FROM samples WHERE id = (SELECT id FROM samples "
-                "INDEXED BY samples_by_run WHERE run_key = ?1 AND node_id = ?2 AND "
-                "metric_id = ?3 AND time_ms = ?4 AND value = ?5 LIMIT 1)"));
+        Prepare("DELETE FROM samples WHERE run_key = ?1 AND node_id = ?2 AND "
+                "metric_id = ?3 AND time_ms = ?4 AND id = (SELECT id FROM samples "
+                "WHERE run_key = ?1 AND node_id = ?2 AND metric_id = ?3 AND "
+                "time_ms = ?4 AND value = ?5 LIMIT 1)"));
     FLEETBENCH_ASSIGN_OR_RETURN(
         Statement by_nan,
-        Prepare("DELETE FROM samples WHERE id = (SELECT id FROM samples "
-                "INDEXED BY samples_by_run WHERE run_key = ?1 AND node_id = ?2 AND "
-                "metric_id = ?3 AND time_ms = ?4 AND value IS NULL LIMIT 1)"));
+        Prepare("DELETE FROM samples WHERE run_key = ?1 AND node_id = ?2 AND "
+                "metric_id = ?3 AND time_ms = ?4 AND id = (SELECT id FROM samples "
+                "WHERE run_key = ?1 AND node_id = ?2 AND metric_id = ?3 AND "
+                "time_ms = ?4 AND value IS NULL LIMIT 1)"));
     for (const RankingPoint& p : split.removed) {
       Statement& s = std::isnan(p.value) ? by_nan : by_value;
       if (std::isnan(p.value)) {

@@ -16,6 +16,7 @@
 #include "absl/strings/string_view.h"
 #include "common/status_macros.h"
 #include "storage/ranking_points.h"
+#include "storage/sqlite_sample_ids.h"
 #include "storage/sqlite_statement.h"
 #include "storage/sqlite_store_impl.h"
 #include "storage/store.h"
@@ -40,7 +41,7 @@ absl::StatusOr<std::vector<v1::Sample>> SqliteStore::ReadSamples(
       return absl::DataLossError(
           absl::StrCat("cannot parse stored params of sample ", s.Text(0)));
     }
-    sample.set_id(s.Text(0));
+    sample.set_id(SampleIdOfColumn(s, 0));
     sample.set_run_id(s.Text(1));
     sample.set_node(s.Text(2));
     sample.set_benchmark(s.Text(3));
@@ -57,14 +58,16 @@ absl::StatusOr<std::vector<v1::Sample>> SqliteStore::ListSamplesForRun(
     const std::string& run_id) {
   absl::MutexLock lock(&mu_);
   FLEETBENCH_ASSIGN_OR_RETURN(int64_t key, RunKeyLocked(run_id));
-  // CROSS JOIN fixes the loop order: walk the run's index entries, then look
-  // up each name by key. Rows come in index order: by node, metric, time.
+  // CROSS JOIN fixes the loop order: walk the run's rows (the table is
+  // clustered by run), then look up each name and kind by key. Rows come in
+  // key order: by node, metric, time.
   FLEETBENCH_ASSIGN_OR_RETURN(
       Statement s,
-      Prepare("SELECT s.id, ?2, n.name, s.benchmark, m.name, s.value, s.unit, "
-              "s.params, s.time_ms FROM samples s INDEXED BY samples_by_run "
+      Prepare("SELECT s.id, ?2, n.name, k.benchmark, m.name, s.value, k.unit, "
+              "k.params, s.time_ms FROM samples s "
               "CROSS JOIN nodes n ON n.id = s.node_id "
               "CROSS JOIN metrics m ON m.id = s.metric_id "
+              "CROSS JOIN sample_kinds k ON k.id = s.kind "
               "WHERE s.run_key = ?1"));
   s.BindAll(key, run_id);
   return ReadSamples(s);
@@ -76,24 +79,28 @@ absl::StatusOr<std::vector<v1::Sample>> SqliteStore::ListSamplesForRunPage(
   if (limit <= 0) return absl::InvalidArgumentError("a page of samples needs a limit");
   absl::MutexLock lock(&mu_);
   FLEETBENCH_ASSIGN_OR_RETURN(int64_t key, RunKeyLocked(run_id));
-  // The index's order, with the id (the primary key every index entry ends
-  // in) to break ties, so the row-value comparison picks up exactly after
-  // the previous page's last row without a sort.
+  // The table's key order, the id (in its stored form) breaking ties, so
+  // the row-value comparison picks up exactly after the previous page's
+  // last row without a sort.
   FLEETBENCH_ASSIGN_OR_RETURN(
       Statement s,
-      Prepare("SELECT s.id, ?2, n.name, s.benchmark, m.name, s.value, s.unit, "
-              "s.params, s.time_ms, s.node_id, s.metric_id "
-              "FROM samples s INDEXED BY samples_by_run "
+      Prepare("SELECT s.id, ?2, n.name, k.benchmark, m.name, s.value, k.unit, "
+              "k.params, s.time_ms, s.node_id, s.metric_id "
+              "FROM samples s "
               "CROSS JOIN nodes n ON n.id = s.node_id "
               "CROSS JOIN metrics m ON m.id = s.metric_id "
+              "CROSS JOIN sample_kinds k ON k.id = s.kind "
               "WHERE s.run_key = ?1 AND (s.node_id, s.metric_id, s.time_ms, s.id) > (?3, ?4, ?5, ?6) "
               "ORDER BY s.node_id, s.metric_id, s.time_ms, s.id LIMIT ?7"));
   const RunSampleCursor start =
       after.value_or(RunSampleCursor{std::numeric_limits<int64_t>::min(), 0, 0, ""});
-  s.BindAll(key, run_id, start.node_key, start.metric_key, start.time_ms, start.id, limit);
+  const StoredSampleId start_id(start.id);
+  s.BindAll(key, run_id, start.node_key, start.metric_key, start.time_ms);
+  start_id.BindTo(s, 6);
+  s.Bind(7, limit);
   cursors->clear();
   return ReadSamples(s, [cursors](Statement& row) {
-    cursors->push_back({row.Int(9), row.Int(10), row.Int(8), std::string(row.Text(0))});
+    cursors->push_back({row.Int(9), row.Int(10), row.Int(8), SampleIdOfColumn(row, 0)});
   });
 }
 
@@ -155,17 +162,17 @@ absl::StatusOr<std::vector<v1::Sample>> SqliteStore::History(
     // Rows at the boundary time are all read; ties are cut after sorting.
     const int64_t oldest = found[std::min(wanted_now(), found.size()) - 1].first;
 
-    // 2. The full rows, per run through the run-major index.
+    // 2. The full rows, per run, by the table's key (run, node, metric, time).
     absl::flat_hash_map<int64_t, bool> runs;
     for (const auto& [time_ms, run_key] : found) {
       if (time_ms >= oldest) runs[run_key] = true;
     }
     FLEETBENCH_ASSIGN_OR_RETURN(
         Statement s,
-        Prepare("SELECT s.id, r.run_id, ?5, s.benchmark, ?6, s.value, s.unit, "
-                "s.params, s.time_ms FROM samples s "
-                "INDEXED BY samples_by_run "
+        Prepare("SELECT s.id, r.run_id, ?5, k.benchmark, ?6, s.value, k.unit, "
+                "k.params, s.time_ms FROM samples s "
                 "CROSS JOIN runs r ON r.key = s.run_key "
+                "CROSS JOIN sample_kinds k ON k.id = s.kind "
                 "WHERE s.run_key = ?1 AND s.node_id = ?2 AND s.metric_id = ?3 "
                 "AND s.time_ms >= ?4"));
     for (const auto& [run_key, unused] : runs) {
@@ -189,6 +196,15 @@ absl::StatusOr<std::vector<v1::Sample>> SqliteStore::History(
   });
   if (!status.ok()) return status;
   return samples;
+}
+
+absl::Status SqliteStore::ReadSamplesLayout() {
+  absl::MutexLock lock(&mu_);
+  FLEETBENCH_ASSIGN_OR_RETURN(
+      Statement s, Prepare("SELECT count(*) FROM sqlite_schema WHERE name = 'sample_kinds'"));
+  FLEETBENCH_ASSIGN_OR_RETURN(bool row, s.Step("reading the samples' layout"));
+  compact_samples_ = row && s.Int(0) > 0;
+  return absl::OkStatus();
 }
 
 absl::StatusOr<int64_t> SqliteStore::CountSamples() {

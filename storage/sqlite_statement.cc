@@ -142,6 +142,10 @@ bool Statement::IsNull(int col) const {
   return sqlite3_column_type(stmt_, col) == SQLITE_NULL;
 }
 
+bool Statement::IsBlob(int col) const {
+  return sqlite3_column_type(stmt_, col) == SQLITE_BLOB;
+}
+
 double Statement::Double(int col) const {
   return IsNull(col) ? std::numeric_limits<double>::quiet_NaN()
                      : sqlite3_column_double(stmt_, col);

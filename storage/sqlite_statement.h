@@ -115,6 +115,7 @@ class Statement {
   // Columns of the current row.
   int64_t Int(int col) const;
   bool IsNull(int col) const;
+  bool IsBlob(int col) const;
   double Double(int col) const;  // NaN for NULL
   std::string Text(int col) const;
   // Valid until the next Step or Reset.

@@ -39,6 +39,7 @@ void SqliteStore::ForgetCaches() {
   run_keys_.clear();
   run_ids_.clear();
   metric_ids_.clear();
+  sample_kinds_.clear();
   recent_points_ = -1;
   recent_rows_ = -1;
 }

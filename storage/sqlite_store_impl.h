@@ -107,6 +107,9 @@ class SqliteStore final : public Store {
   // Builds the day summaries from the stored chunks when a migration asked
   // for it (docs/storage.md, Day summaries); OpenSqliteStore calls it.
   absl::Status BuildPendingDaySummaries();
+  // Reads which samples layout the file has (a test's older migration list
+  // may stop before schema 11); OpenSqliteStore calls it.
+  absl::Status ReadSamplesLayout();
   absl::StatusOr<int64_t> CountSamples() override;
   absl::Status CheckIntegrity() override;
   absl::Status BackupTo(const std::string& dest_path, int pages_per_step) override;
@@ -231,11 +234,17 @@ class SqliteStore final : public Store {
     int64_t max_time_ms = 0;
     void Add(absl::string_view point, int64_t time_ms);
   };
-  // Inserts the sample unless its id is stored; adds its ranking point to
+  // Inserts the sample unless it is stored; adds its ranking point to
   // `points` when it was new.
   absl::Status InsertSampleLocked(Statement& insert, const v1::Sample& sample,
                                   std::string& params_buffer,
                                   PendingPoints& points, int& inserted)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The sample_kinds id of (benchmark, unit, serialized params), added when
+  // new.
+  absl::StatusOr<int64_t> SampleKindLocked(const std::string& benchmark,
+                                           const std::string& unit,
+                                           const std::string& params)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Appends a commit's points to recent_points, and folds recent_points into
   // per-metric chunks once they have grown past the thresholds.
@@ -301,12 +310,20 @@ class SqliteStore final : public Store {
   absl::flat_hash_map<std::string, int64_t> run_keys_ ABSL_GUARDED_BY(mu_);
   absl::node_hash_map<int64_t, std::string> run_ids_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, int64_t> metric_ids_ ABSL_GUARDED_BY(mu_);
+  // (benchmark, unit, params) -> sample_kinds id; the key is the three
+  // joined with their lengths, built in kind_key_.
+  absl::flat_hash_map<std::string, int64_t> sample_kinds_ ABSL_GUARDED_BY(mu_);
+  std::string kind_key_ ABSL_GUARDED_BY(mu_);
   // Size of recent_points; -1 when not known (read on next use).
   int64_t recent_points_ ABSL_GUARDED_BY(mu_) = -1;
   int64_t recent_rows_ ABSL_GUARDED_BY(mu_) = -1;
   // Whether the schema has metric_day_summaries (a test's older migration
   // list may not); set by BuildPendingDaySummaries.
   bool has_day_summaries_ ABSL_GUARDED_BY(mu_) = false;
+  // Whether samples has schema 11's compact layout (with sample_kinds);
+  // false only under a test's older migration list, whose files the ingest
+  // path then writes in the old layout. Set by ReadSamplesLayout.
+  bool compact_samples_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 }  // namespace fleetbench::storage

@@ -37,7 +37,7 @@ class BackupTest : public FleetTest {
     return n;
   }
   std::set<std::string> SampleIds(const std::string& db, bool readonly) {
-    CommandResult r = Sql(db, "SELECT id FROM samples", readonly);
+    CommandResult r = Sql(db, "SELECT hex(id) FROM samples", readonly);
     EXPECT_EQ(r.exit_code, 0) << r.err;
     std::vector<std::string> ids = absl::StrSplit(r.out, '\n', absl::SkipEmpty());
     return std::set<std::string>(ids.begin(), ids.end());

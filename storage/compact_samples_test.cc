@@ -1,0 +1,203 @@
+// Tests of the compact samples layout (schema 11, docs/storage.md, Samples):
+// ULID ids kept as 16 bytes and other ids as text, both read back as
+// written and paged in one order; what a plugin repeats stored once, so an
+// ingest-shaped history takes at most about half the bytes per sample of
+// the old layout; and a version 10 history moved forward with every field.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "common/ulid.h"
+#include "fleetbench/v1/result.pb.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "storage/migrations.h"
+#include "storage/store.h"
+#include "storage/store_test_util.h"
+
+namespace fleetbench::storage {
+namespace {
+
+using ::testing::Pair;
+using ::testing::UnorderedElementsAre;
+
+// A sample as the gemm plugin sends one: a ULID, a few params.
+v1::Sample PluginSample(const std::string& run_id, const std::string& node, int i,
+                        absl::Time when) {
+  v1::Sample s = MakeSample(NewUlid(when), run_id, node, kMetric, 1.0 + i % 7,
+                            absl::ToUnixMillis(when));
+  (*s.mutable_params())["m"] = "4096";
+  (*s.mutable_params())["n"] = "4096";
+  (*s.mutable_params())["k"] = "4096";
+  (*s.mutable_params())["dtype"] = "fp32";
+  (*s.mutable_params())["threads"] = "16";
+  return s;
+}
+
+void ExpectSameSamples(const std::vector<v1::Sample>& got,
+                       const std::vector<v1::Sample>& want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(got[i].id(), want[i].id()) << i;
+    EXPECT_EQ(got[i].run_id(), want[i].run_id()) << i;
+    EXPECT_EQ(got[i].node(), want[i].node()) << i;
+    EXPECT_EQ(got[i].benchmark(), want[i].benchmark()) << i;
+    EXPECT_EQ(got[i].metric(), want[i].metric()) << i;
+    EXPECT_EQ(got[i].unit(), want[i].unit()) << i;
+    EXPECT_EQ(got[i].time_unix_ms(), want[i].time_unix_ms()) << i;
+    if (std::isnan(want[i].value())) {
+      EXPECT_TRUE(std::isnan(got[i].value())) << i;
+    } else {
+      EXPECT_EQ(got[i].value(), want[i].value()) << i;
+    }
+    std::map<std::string, std::string> got_params(got[i].params().begin(),
+                                                  got[i].params().end());
+    std::map<std::string, std::string> want_params(want[i].params().begin(),
+                                                   want[i].params().end());
+    EXPECT_EQ(got_params, want_params) << i;
+  }
+}
+
+TEST_F(StoreTest, UlidAndOtherIdsReadBackAsWrittenAndPageInOneOrder) {
+  AddNodeAndRun("n1", "r1");
+  Store::ReportWrite report;
+  // Same time and key for all: only the id orders them, text before ULIDs.
+  const int64_t t = ToUnixMillis(kT0);
+  const std::vector<std::string> ids = {"a", "b-not-a-ulid", "8ZZZZZZZZZZZZZZZZZZZZZZZZZ",
+                                        NewUlid(kT0), NewUlid(kT0), "7ZZZZZZZZZZZZZZZZZZZZZZZZZ"};
+  for (const std::string& id : ids) report.samples.push_back(MakeSample(id, "r1", "n1", kMetric, 1, t));
+  ASSERT_EQ(*store_->CommitReports({report}), 6);
+  // Resent unchanged, ULIDs included: nothing new.
+  ASSERT_EQ(*store_->CommitReports({report}), 0);
+  Reopen();
+  auto whole = store_->ListSamplesForRun("r1");
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  std::vector<std::string> read;
+  for (const v1::Sample& s : *whole) read.push_back(s.id());
+  // TEXT ids in text order, then ULIDs in theirs ("8ZZ..." is 130 bits: text).
+  EXPECT_EQ(read, (std::vector<std::string>{"8ZZZZZZZZZZZZZZZZZZZZZZZZZ", "a", "b-not-a-ulid",
+                                            ids[3], ids[4], "7ZZZZZZZZZZZZZZZZZZZZZZZZZ"}));
+  std::vector<std::string> paged;
+  std::optional<RunSampleCursor> after;
+  while (true) {
+    std::vector<RunSampleCursor> cursors;
+    auto page = store_->ListSamplesForRunPage("r1", 2, after, &cursors);
+    ASSERT_TRUE(page.ok()) << page.status();
+    if (page->empty()) break;
+    for (const v1::Sample& s : *page) paged.push_back(s.id());
+    after = cursors.back();
+  }
+  EXPECT_EQ(paged, read);
+  auto history = store_->History("n1", kMetric, 0);
+  ASSERT_TRUE(history.ok()) << history.status();
+  EXPECT_EQ(history->size(), 6u);
+  EXPECT_TRUE(store_->CheckIntegrity().ok());
+}
+
+// 100 nodes x 200 runs of one metric, as a fleet's nightly gemm sends them;
+// returns the first run's samples.
+std::vector<v1::Sample> FillFleet(Store& store) {
+  constexpr int kNodes = 100;
+  constexpr int kRuns = 200;
+  for (int n = 0; n < kNodes; ++n) {
+    EXPECT_TRUE(store.UpsertNode(MakeNode(absl::StrCat("node-", n), "6.1", kT0)).ok());
+  }
+  std::vector<v1::Sample> first_run;
+  for (int r = 0; r < kRuns; ++r) {
+    const std::string run_id = NewUlid(kT0 + absl::Minutes(r));
+    EXPECT_TRUE(store.CreateRun(MakeRun(run_id, kT0 + absl::Minutes(r)), {}).ok());
+    Store::ReportWrite report;
+    for (int n = 0; n < kNodes; ++n) {
+      report.samples.push_back(PluginSample(run_id, absl::StrCat("node-", n), r * kNodes + n,
+                                            kT0 + absl::Minutes(r) + absl::Milliseconds(n)));
+    }
+    if (r == 0) first_run = report.samples;
+    EXPECT_EQ(*store.CommitReports({report}), kNodes);
+  }
+  return first_run;
+}
+
+TEST_F(StoreTest, APluginsRepeatedFieldsAreStoredOnceInHalfTheBytes) {
+  // The same history in the layout of version 10 and in the compact one;
+  // file sizes after closing (the WAL checkpointed into the file), ranking
+  // points and day summaries included in both.
+  const std::string old_path = dir_.File("v10.db");
+  {
+    const std::vector<SchemaMigration> v10(SchemaMigrations().begin(),
+                                           SchemaMigrations().begin() + 10);
+    auto old = OpenSqliteStoreWithMigrations({.path = old_path}, v10);
+    ASSERT_TRUE(old.ok()) << old.status();
+    FillFleet(**old);
+  }
+  const std::vector<v1::Sample> first_run = FillFleet(*store_);
+  store_.reset();
+  const double old_bytes = static_cast<double>(std::filesystem::file_size(old_path));
+  const double new_bytes = static_cast<double>(std::filesystem::file_size(path_));
+  std::printf("bytes per sample: version 10 %.1f, compact %.1f\n", old_bytes / 20000,
+              new_bytes / 20000);
+  EXPECT_LE(new_bytes, 0.5 * old_bytes);
+  Reopen();
+  auto read = store_->ListSamplesForRun(first_run[0].run_id());
+  ASSERT_TRUE(read.ok()) << read.status();
+  ExpectSameSamples(*read, first_run);
+  EXPECT_TRUE(store_->CheckIntegrity().ok());
+}
+
+TEST_F(StoreTest, AVersionTenHistoryMovesToTheCompactLayoutWithEveryField) {
+  store_.reset();
+  std::filesystem::remove(path_);
+  const std::vector<SchemaMigration> v10(SchemaMigrations().begin(),
+                                         SchemaMigrations().begin() + 10);
+  ASSERT_EQ(v10.back().version, 10);
+  std::vector<v1::Sample> written;
+  {
+    // Written by the ingest path in the layout of version 10 (the store
+    // writes the layout its file has).
+    auto old = OpenSqliteStoreWithMigrations({.path = path_}, v10);
+    ASSERT_TRUE(old.ok()) << old.status();
+    ASSERT_TRUE((*old)->UpsertNode(MakeNode("n1", "6.1", kT0)).ok());
+    ASSERT_TRUE((*old)->UpsertNode(MakeNode("n2", "6.1", kT0)).ok());
+    ASSERT_TRUE((*old)->CreateRun(MakeRun("r1", kT0), {}).ok());
+    for (int i = 0; i < 40; ++i) {
+      v1::Sample s = i % 4 == 0 ? MakeSample(absl::StrCat("text-", i), "r1", i % 2 ? "n1" : "n2",
+                                             kMetric, i, ToUnixMillis(kT0) + i)
+                                : PluginSample("r1", i % 2 ? "n1" : "n2", i, kT0 + absl::Milliseconds(i));
+      if (i % 5 == 0) (*s.mutable_params())["size"] = absl::StrCat(i);  // another kind
+      if (i % 3 == 0) s.set_unit("GBps");
+      if (i == 7) s.set_value(std::nan(""));
+      if (i == 9) s.set_benchmark("mem");
+      written.push_back(s);
+    }
+    Store::ReportWrite report;
+    report.samples = written;
+    ASSERT_EQ(*(*old)->CommitReports({report}), 40);
+  }
+  Reopen();
+  EXPECT_TRUE(store_->CheckIntegrity().ok());
+  auto read = store_->ListSamplesForRun("r1");
+  ASSERT_TRUE(read.ok()) << read.status();
+  // The store's order: node, metric, time, id.
+  std::vector<v1::Sample> want = written;
+  std::stable_sort(want.begin(), want.end(), [](const v1::Sample& a, const v1::Sample& b) {
+    if (a.node() != b.node()) return a.node() == "n1";  // n1 was upserted first
+    return a.time_unix_ms() < b.time_unix_ms();
+  });
+  ExpectSameSamples(*read, want);
+  // A moved sample resent is still recognised.
+  Store::ReportWrite again;
+  again.samples = written;
+  EXPECT_EQ(*store_->CommitReports({again}), 0);
+  EXPECT_EQ(*store_->CountSamples(), 40);
+  EXPECT_EQ(store_->History("n1", kMetric, 5)->size(), 5u);
+}
+
+}  // namespace
+}  // namespace fleetbench::storage
