@@ -3,7 +3,8 @@
 //
 //   fleetbench_rank_bench --fleetbench build-bench/cli/fleetbench
 //       [--db DIR/history.db] [--nodes 1000] [--runs 1000]
-//       [--samples-per-task 1] [--repeats 10] [--reuse 1] [--cli 1]
+//       [--samples-per-task 1] [--repeats 10] [--reuse 1] [--cli 1] [--raw 1]
+//       [--load build-bench/bench/fleetbench_load --agents 1000]
 //
 // 1. Builds a history through the real store API (storage/store.h): nodes
 //    with instance_type/region/provider/price_per_hour labels, `runs` runs of
@@ -17,11 +18,15 @@
 // 2. Starts `fleetbench controller` on that file and times the CLI end to
 //    end (process start, connect, Rank RPC, JSON printing, exit):
 //    `fleetbench rank --metric M --by node --json` and `--by instance_type`,
-//    one cold call then `repeats` timed ones.
+//    and `fleetbench history --node rank-0500 --metric M --json` (the
+//    newest 100 samples of one node), one cold call then `repeats` timed
+//    ones each; with --load and --agents, that many idle fake agents stay
+//    connected meanwhile. The controller's memory is read after all calls.
 // 3. Stops the controller and times FleetCore::Rank in process on a fresh
 //    store, and the store's scans alone: MetricPointTableSince (what Rank
 //    reads) and MetricPointsSince (one MetricPoint, with strings, per point).
-//    --cli 0 skips step 2 (for profiling the in-process path).
+//    --cli 0 skips step 2 (for profiling the in-process path), --raw 0 the
+//    raw scans (they read every point of the window: minutes at 50M).
 //
 // Prints one JSON line per measurement: wall times (cold call, then median,
 // min, max of the repeats) and CPU times (in process: the calling thread's;
@@ -47,6 +52,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/numbers.h"
@@ -76,6 +82,11 @@ struct RankBenchOptions {
   int repeats = 10;
   bool reuse = true;
   bool cli = true;  // false: only the in-process timings (for profiling)
+  bool raw = true;  // false: no raw scans in process (slow at 50M)
+  // With a load tool (bench/load_agents.cc), this many idle fake agents
+  // stay connected to the controller while the CLI is timed.
+  std::string load;
+  int agents = 0;
 };
 
 double Median(std::vector<double> v) {
@@ -393,18 +404,51 @@ int TimeCliAgainstController(const RankBenchOptions& o) {
     return 1;
   }
   int failures = 0;
+  int calls = 0;
+  Spawned load{-1, -1};
+  if (!o.load.empty() && o.agents > 0) {
+    setenv("FLEETBENCH_CA", (o.db + ".tls/ca.pem").c_str(), 1);  // the load tool's CA
+    load = Spawn({o.load, "--mode", "idle", "--controller", "127.0.0.1:" + port, "--agents",
+                  absl::StrCat(o.agents), "--hold", "86400", "--prefix", "idle"});
+    std::string line;
+    char c;
+    while (load.pid > 0 && read(load.stdout_fd, &c, 1) == 1) {
+      if (c != '\n') {
+        line += c;
+        continue;
+      }
+      if (line.rfind("ready ", 0) == 0) break;
+      line.clear();
+    }
+    if (line.rfind("ready ", 0) != 0) {
+      std::cerr << "rank_bench: the load tool's agents were not welcomed\n";
+      ++failures;
+    } else {
+      std::printf("{\"what\":\"idle agents connected\",\"agents\":%s}\n", line.substr(6).c_str());
+      std::fflush(stdout);
+    }
+  }
+  std::vector<std::pair<std::string, std::vector<std::string>>> cases;
   for (const char* by : {"node", "instance_type"}) {
-    const std::vector<std::string> argv = {o.fleetbench, "rank", "--metric", kMetric, "--by", by,
-                                           "--json", "--controller", "127.0.0.1:" + port,
-                                           "--ca", o.db + ".tls/ca.pem"};
-    Summary s{absl::StrCat("cli rank --by ", by), 0, {}, {}};
+    cases.push_back({absl::StrCat("cli rank --by ", by),
+                     {o.fleetbench, "rank", "--metric", kMetric, "--by", by, "--json",
+                      "--controller", "127.0.0.1:" + port, "--ca", o.db + ".tls/ca.pem"}});
+  }
+  cases.push_back({"cli history --node N --metric M (newest 100)",
+                   {o.fleetbench, "history", "--node", absl::StrFormat("rank-%04d", o.nodes / 2),
+                    "--metric", kMetric, "--json", "--controller", "127.0.0.1:" + port, "--ca",
+                    o.db + ".tls/ca.pem"}});
+  for (const auto& [name, argv] : cases) {
+    Summary s{name, 0, {}, {}};
     int rows = 0;
     double cli_cpu = 0;
     std::vector<double> cli_cpu_ms;
     s.cold_ms = TimeCli(argv, &rows, &cli_cpu);
+    ++calls;
     const double controller_cpu0 = ProcessCpuMs(controller.pid);
     for (int i = 0; i < o.repeats; ++i) {
       const double ms = TimeCli(argv, &rows, &cli_cpu);
+      ++calls;
       if (ms < 0) {
         ++failures;
         continue;
@@ -450,11 +494,15 @@ int TimeCliAgainstController(const RankBenchOptions& o) {
       if (std::sscanf(line, "RssAnon: %ld", &kb) == 1) anon = absl::StrCat(kb);
     }
     if (f != nullptr) std::fclose(f);
-    std::printf("{\"what\":\"controller memory after the CLI calls\",\"rss_kb\":%s,"
-                "\"peak_rss_kb\":%s,\"anon_kb\":%s}\n",
-                rss.empty() ? "0" : rss.c_str(), hwm.empty() ? "0" : hwm.c_str(),
-                anon.empty() ? "0" : anon.c_str());
+    std::printf("{\"what\":\"controller memory after the CLI calls\",\"calls\":%d,"
+                "\"agents\":%d,\"rss_kb\":%s,\"peak_rss_kb\":%s,\"anon_kb\":%s}\n",
+                calls, load.pid > 0 ? o.agents : 0, rss.empty() ? "0" : rss.c_str(),
+                hwm.empty() ? "0" : hwm.c_str(), anon.empty() ? "0" : anon.c_str());
     std::fflush(stdout);
+  }
+  if (load.pid > 0) {
+    kill(load.pid, SIGTERM);
+    waitpid(load.pid, nullptr, 0);
   }
   kill(controller.pid, SIGTERM);
   ReadAll(controller.stdout_fd);
@@ -501,6 +549,7 @@ int TimeInProcess(const RankBenchOptions& o) {
     }
     Print(s, absl::StrCat(",\"rows\":", rows));
   }
+  if (!o.raw) return failures;
   {
     Summary s{"Store::MetricPointsSince (7 days)", 0, {}, {}};
     size_t points = 0;
@@ -554,7 +603,8 @@ int TimeInProcess(const RankBenchOptions& o) {
 int Usage(const std::string& error) {
   std::cerr << "fleetbench_rank_bench: " << error << "\n"
             << "usage: fleetbench_rank_bench --fleetbench PATH [--db FILE] [--nodes 1000]\n"
-            << "         [--runs 1000] [--samples-per-task 1] [--repeats 10] [--reuse 1] [--cli 1]\n";
+            << "         [--runs 1000] [--samples-per-task 1] [--repeats 10] [--reuse 1] [--cli 1]\n"
+            << "         [--raw 1] [--load PATH/fleetbench_load --agents N]\n";
   return 2;
 }
 
@@ -579,13 +629,18 @@ int main(int argc, char** argv) {
   };
   int reuse = 1;
   int cli = 1;
+  int raw = 1;
   if (!take_int("nodes", &o.nodes) || !take_int("runs", &o.runs) ||
       !take_int("samples-per-task", &o.samples_per_task) || !take_int("repeats", &o.repeats) ||
-      !take_int("reuse", &reuse) || !take_int("cli", &cli)) {
+      !take_int("reuse", &reuse) || !take_int("cli", &cli) || !take_int("raw", &raw) ||
+      !take_int("agents", &o.agents)) {
     return Usage("numeric flags want a count >= 0");
   }
   o.reuse = reuse != 0;
   o.cli = cli != 0;
+  o.raw = raw != 0;
+  o.load = flags["load"];
+  flags.erase("load");
   o.fleetbench = flags["fleetbench"];
   flags.erase("fleetbench");
   o.db = flags.contains("db") ? flags["db"] : "/tmp/fleetbench-rank-bench/history.db";

@@ -24,6 +24,10 @@
 #   AGENT_WINDOW [30]   real agent: idle seconds measured
 #   PARTS ["ingest idle agent rank"]  which goals to measure
 #   WORK [mktemp -d]    where databases and logs go (kept when set)
+#   SEED_DB []          ingest: each measurement's controller starts on a
+#                       copy of this history (e.g. 50M samples already stored)
+#   START_TIMEOUT [30]  seconds to wait for a controller to listen (a large
+#                       seeded history is checked at open first)
 #
 # Goals: ingest >= 100,000 samples/s acked; controller RSS < 300 MB with
 # 1000 idle agents; rank over 1,000,000 samples < 100 ms; an idle agent
@@ -57,6 +61,8 @@ IDLE_SETTLE=${IDLE_SETTLE:-10}
 CPU_WINDOW=${CPU_WINDOW:-30}
 AGENT_WINDOW=${AGENT_WINDOW:-30}
 PARTS=" ${PARTS:-ingest idle agent rank} "
+SEED_DB=${SEED_DB:-}
+START_TIMEOUT=${START_TIMEOUT:-30}
 want() { [[ $PARTS == *" $1 "* ]]; }
 if [[ -n ${WORK:-} ]]; then
   mkdir -p "$WORK"
@@ -102,11 +108,13 @@ minmax() { sort -g | awk 'NR == 1 {lo = $1} {hi = $1} END {print lo "-" hi}'; }
 start_controller() {
   local dir=$1
   mkdir -p "$dir"
+  # A copy of SEED_DB is the history the ingest runs add to.
+  if [[ -n ${SEED_DB:-} && $dir == */ingest-* ]]; then cp "$SEED_DB" "$dir/history.db"; fi
   "$FB" controller --listen 127.0.0.1:0 --db "$dir/history.db" \
     >"$dir/controller.out" 2>"$dir/controller.log" &
   CTL_PID=$!
   pids+=("$CTL_PID")
-  for _ in $(seq 1 300); do
+  for _ in $(seq 1 $((START_TIMEOUT * 10))); do
     grep -q '^listening ' "$dir/controller.out" 2>/dev/null && break
     sleep 0.1
   done
