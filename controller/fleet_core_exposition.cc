@@ -10,6 +10,12 @@
 #include "controller/fleet_core.h"
 
 namespace fleetbench::controller {
+namespace {
+
+// Runs read per node and metric to find the newest.
+constexpr int kRunsReadPerNode = 4;
+
+}  // namespace
 
 absl::StatusOr<FleetCore::LatestMeasurements> FleetCore::LatestSamples(absl::Time deadline) {
   LatestMeasurements out;
@@ -31,7 +37,10 @@ absl::StatusOr<FleetCore::LatestMeasurements> FleetCore::LatestSamples(absl::Tim
   std::set<std::string> runs;
   for (const v1::MetricDescriptor& metric : out.metrics) {
     if (absl::Now() >= deadline) return CallerDeadlinePassed();
-    auto table = store_->MetricPointTableSince(metric.name(), since);
+    // Each node's newest few runs are enough to find its newest one (a
+    // margin for runs stored late), in memory bounded by the fleet.
+    auto table = store_->MetricPointTableOfNewestRuns(metric.name(), since, kRunsReadPerNode,
+                                                      nodes->size());
     if (!table.ok()) return table.status();
     std::vector<const storage::MetricPointTable::Point*> newest(table->nodes.size(), nullptr);
     for (const storage::MetricPointTable::Point& p : table->points) {

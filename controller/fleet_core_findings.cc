@@ -34,6 +34,10 @@ namespace {
 constexpr absl::Duration kMaxWindow = absl::Hours(24 * 365);
 constexpr size_t kMaxMetrics = 256;           // declared metrics judged
 constexpr size_t kMaxRunsPerSeries = 2000;    // newest runs kept per node and metric
+// Runs read per node and metric, from which RunSeries keeps the newest
+// kMaxRunsPerSeries by time: the store's bounded read takes runs in the
+// order their points were written, so a margin covers runs stored late.
+constexpr int kRunsReadPerNode = kMaxRunsPerSeries + kMaxRunsPerSeries / 4;
 constexpr int kMaxFactsVersions = 64;         // per node
 constexpr size_t kMaxNameLength = 256;        // run ids, time zone names
 
@@ -156,6 +160,7 @@ absl::StatusOr<v1::ListFindingsResponse> FleetCore::ListFindings(
 
   auto records = store_->ListNodes();
   if (!records.ok()) return records.status();
+  const size_t fleet_nodes = records->size();
   std::vector<std::string> notes;
   diagnosis::FleetEvidence evidence;
   evidence.options = options_.fleet_rules;
@@ -209,7 +214,8 @@ absl::StatusOr<v1::ListFindingsResponse> FleetCore::ListFindings(
   std::map<std::string, diagnosis::RunValue> latest;
   for (const v1::MetricDescriptor& d : *descriptors) {
     if (absl::Now() >= deadline) return CallerDeadlinePassed();
-    auto table = store_->MetricPointTableSince(d.name(), since);
+    auto table = store_->MetricPointTableOfNewestRuns(d.name(), since, kRunsReadPerNode,
+                                                      fleet_nodes);
     if (!table.ok()) return table.status();
     if (table->points.empty()) continue;
     evidence.metrics[d.name()] = d;
@@ -330,10 +336,11 @@ absl::StatusOr<v1::VarianceResponse> FleetCore::Variance(const v1::VarianceReque
         absl::StrCat("metric ", metric->name(), " has no direction (higher or lower is better)"));
   }
   const bool higher = metric->direction() == v1::METRIC_DIRECTION_HIGHER_IS_BETTER;
-  auto table = store_->MetricPointTableSince(request.metric(), clock_->Now() - *window);
-  if (!table.ok()) return table.status();
   auto nodes = store_->ListNodes();
   if (!nodes.ok()) return nodes.status();
+  auto table = store_->MetricPointTableOfNewestRuns(request.metric(), clock_->Now() - *window,
+                                                    kRunsReadPerNode, nodes->size());
+  if (!table.ok()) return table.status();
   if (absl::Now() >= deadline) return CallerDeadlinePassed();
 
   const v1::RankGrouping by =

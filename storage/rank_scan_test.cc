@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <set>
 #include <string>
 #include <tuple>
@@ -159,6 +160,69 @@ TEST_F(StoreTest, RankingPointsAndHistoryStayExactAcrossFolds) {
   check();
   Reopen();
   check();
+}
+
+// A judging read holds each node's newest runs only, whatever the history
+// holds (findings, variance and exposition read this way).
+TEST_F(StoreTest, TheNewestRunsReadKeepsEachNodesNewestRunsWhole) {
+  for (const char* node : {"n0", "n1", "n2"}) {
+    ASSERT_TRUE(store_->UpsertNode(MakeNode(node, "6.1", kT0)).ok());
+  }
+  // 300 runs, one commit each (past the 256 staged rows that make a fold):
+  // n0 and n1 have two samples in every run, n2 only in the first five.
+  constexpr int kRuns = 300;
+  for (int r = 0; r < kRuns; ++r) {
+    const std::string run = absl::StrFormat("r%03d", r);
+    ASSERT_TRUE(store_->CreateRun(MakeRun(run, kT0), {}).ok());
+    Store::ReportWrite report;
+    for (const char* node : {"n0", "n1", "n2"}) {
+      if (std::string(node) == "n2" && r >= 5) continue;
+      for (int i = 0; i < 2; ++i) {
+        report.samples.push_back(MakeSample(absl::StrCat(run, node, i), run, node, kMetric,
+                                            r + i / 10.0, ToUnixMillis(kT0) + r * 1000 + i));
+      }
+    }
+    ASSERT_EQ(*store_->CommitReports({report}), static_cast<int>(report.samples.size()));
+  }
+  // Each node's (run -> points) in a table.
+  auto runs_by_node = [](const MetricPointTable& t) {
+    std::map<std::string, std::map<std::string, int>> out;
+    for (const MetricPointTable::Point& p : t.points) ++out[t.nodes[p.node]][t.run_ids[p.run]];
+    return out;
+  };
+  std::map<std::string, int> newest10;
+  for (int r = kRuns - 10; r < kRuns; ++r) newest10[absl::StrFormat("r%03d", r)] = 2;
+  std::map<std::string, int> first5;
+  for (int r = 0; r < 5; ++r) first5[absl::StrFormat("r%03d", r)] = 2;
+  for (size_t fleet_nodes : {size_t{0}, size_t{3}}) {
+    auto table = store_->MetricPointTableOfNewestRuns(kMetric, absl::InfinitePast(), 10, fleet_nodes);
+    ASSERT_TRUE(table.ok()) << table.status();
+    auto got = runs_by_node(*table);
+    EXPECT_EQ(got["n0"], newest10) << fleet_nodes;
+    EXPECT_EQ(got["n1"], newest10) << fleet_nodes;
+    EXPECT_EQ(got["n2"], first5) << fleet_nodes;  // fewer runs than asked: all of them
+    EXPECT_EQ(table->points.size(), 50u);
+  }
+  // The window still applies, and a late sample of an old run is met first
+  // (the documented approximation): it takes one of n0's ten places.
+  auto windowed =
+      store_->MetricPointTableOfNewestRuns(kMetric, kT0 + absl::Seconds(kRuns - 3), 10, 3);
+  ASSERT_TRUE(windowed.ok());
+  EXPECT_EQ(runs_by_node(*windowed)["n0"].size(), 3u);
+  Store::ReportWrite late;
+  late.samples = {MakeSample("late", "r007", "n0", kMetric, 7, ToUnixMillis(kT0) + 7000 + 5)};
+  ASSERT_EQ(*store_->CommitReports({late}), 1);
+  auto after = store_->MetricPointTableOfNewestRuns(kMetric, absl::InfinitePast(), 10, 3);
+  ASSERT_TRUE(after.ok());
+  auto n0 = runs_by_node(*after)["n0"];
+  EXPECT_EQ(n0.size(), 10u);
+  EXPECT_EQ(n0["r007"], 3);  // all of its points, once it is kept
+  EXPECT_FALSE(n0.contains("r290"));
+  EXPECT_EQ(store_->MetricPointTableOfNewestRuns(kMetric, absl::InfinitePast(), 0, 3)
+                .status()
+                .code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(store_->MetricPointTableOfNewestRuns("no.such.metric", kT0, 10, 3)->points.empty());
 }
 
 }  // namespace

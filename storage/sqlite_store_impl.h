@@ -102,6 +102,9 @@ class SqliteStore final : public Store {
       const std::string& metric, absl::Time since) override;
   absl::StatusOr<MetricPointTable> MetricPointTableBetween(
       const std::string& metric, absl::Time since, absl::Time until) override;
+  absl::StatusOr<MetricPointTable> MetricPointTableOfNewestRuns(
+      const std::string& metric, absl::Time since, int max_runs_per_node,
+      size_t fleet_nodes) override;
   absl::StatusOr<DaySummaryTable> DaySummariesSince(const std::string& metric,
                                                     int64_t first_day) override;
   // Builds the day summaries from the stored chunks when a migration asked
@@ -290,10 +293,16 @@ class SqliteStore final : public Store {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   // ---- sqlite_rank_scan.cc ----
-  // Calls `visit` with every recent point, then with the packed points of
-  // `metric_id` in chunks whose newest point is at or after `since_ms` and
-  // oldest before `until_ms`, newest chunk first; `keep_going` is asked before each chunk with that
-  // chunk's newest time.
+  // The points of `metric_id` in [since_ms, until_ms) into `table`; with
+  // max_runs_per_node > 0 only each node's first that many runs met
+  // (MetricPointTableOfNewestRuns), newest-written first.
+  absl::Status PointTableLocked(int64_t metric_id, int64_t since_ms, int64_t until_ms,
+                                int max_runs_per_node, size_t fleet_nodes,
+                                MetricPointTable& table) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Calls `visit` with every recent point (newest row first), then with the
+  // packed points of `metric_id` in chunks whose newest point is at or after
+  // `since_ms` and oldest before `until_ms`, newest chunk first; `keep_going`
+  // is asked before each chunk with that chunk's newest time.
   absl::Status ScanPointsLocked(
       int64_t metric_id, int64_t since_ms, int64_t until_ms,
       absl::FunctionRef<absl::Status(absl::string_view packed)> visit,

@@ -315,6 +315,18 @@ class Store {
   // since <= time < until.
   virtual absl::StatusOr<MetricPointTable> MetricPointTableBetween(
       const std::string& metric, absl::Time since, absl::Time until) = 0;
+  // The points of `metric` with time >= since from each node's newest
+  // `max_runs_per_node` runs, for judging (findings, variance, exposition)
+  // in memory bounded by nodes x runs whatever the history's size. Points
+  // are read newest-written first and a node's runs are the first
+  // `max_runs_per_node` distinct runs met, which are its newest unless
+  // samples of an older run were stored later. With `fleet_nodes` > 0 the
+  // read stops once that many nodes have all their runs and what is left
+  // was written a day before the oldest of them (a run's samples come
+  // within its day). INVALID_ARGUMENT for max_runs_per_node < 1.
+  virtual absl::StatusOr<MetricPointTable> MetricPointTableOfNewestRuns(
+      const std::string& metric, absl::Time since, int max_runs_per_node,
+      size_t fleet_nodes) = 0;
   // Every value of `metric` ever stored, samples removed by retention
   // included, summarised per node and UTC day, for days >= first_day:
   // O(nodes x days) rows whatever the number of samples. Values that are
