@@ -38,8 +38,14 @@ const std::vector<SuiteInfo>& AllSuites() {
         Spec("net", {{"pairing", "star"}, {"duration_s", "5"}, {"warmup_s", "1"}}),
         Spec("gpu_gemm", {}), Spec("pcie", {}), Spec("hbm", {}),
         Spec("stress", {{"profile", "quick"}})}},
-      {"full", "the long version: larger GEMMs, memory by NUMA placement, more decode sizes, larger disk files, 20,000 small files, every network pair",
-       {Spec("gemm", {{"sizes", "4096,8192"}, {"min_seconds", "5"}}),
+      {"full", "the long version: larger GEMMs, non-square and transposed ones, memory by NUMA placement, more decode sizes, larger disk files, 20,000 small files, every network pair",
+       // The squares 4096 and 8192 (the same cases, and params, as
+       // sizes=4096,8192), then one MLP layer's three products at 2048
+       // tokens, hidden 2048, FFN 8192 (forward NN, weight gradient TN, input
+       // gradient NT) and a batch-64 inference GEMM.
+       {Spec("gemm", {{"shapes", "4096x4096x4096,8192x8192x8192,2048x8192x2048,"
+                                 "2048x8192x2048:TN,2048x2048x8192:NT,64x4096x4096"},
+                      {"min_seconds", "5"}}),
         Spec("mem", {{"repetitions", "20"}}),
         // Skipped, with the reason, on a one-node machine.
         Spec("mem_numa", {}),

@@ -1,10 +1,10 @@
 // The host rules: the data disk, RDMA, the software stack, the instance's
-// lifetime, and the balance between CPU, host memory, disk and the GPUs.
+// lifetime, and the balance between CPU, host memory and the GPUs (whether
+// the disk and the CPU's decode feed the GPUs is loader_node_rules.cc).
 // Disk rules prefer the disk benchmark's samples (which name the disk under
 // the scratch folder) and fall back to facts where facts can tell.
 #include <algorithm>
 #include <cstdint>
-#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -156,66 +156,6 @@ void ScratchEphemeral(const NodeEvidence& e, const RuleInfo& rule,
   f.set_suggestion(
       "keep datasets and checkpoints on a mounted volume or object storage, "
       "and the environment in an image");
-  out->push_back(std::move(f));
-}
-
-// The measured GPU rate the loader model scales with: per GPU, the stress
-// run's sustained TFLOP/s, else the best bf16 (then fp16) GEMM.
-struct GpuRate {
-  double tflops = 0;
-  int gpus = 0;
-  std::string metric;
-};
-GpuRate MeasuredGpuRate(const NodeEvidence& e) {
-  for (const char* metric : {"stress.gpu.sustained.tflops",
-                             "gemm.gpu.bf16.tflops", "gemm.gpu.fp16.tflops"}) {
-    std::map<std::string, double> per_gpu;  // the best sample per GPU
-    for (const v1::Sample* s : SamplesOf(e, metric)) {
-      std::string key = Param(*s, "gpu_pci_bus_id");
-      if (key.empty()) key = Param(*s, "gpu");
-      double& best = per_gpu[key];
-      best = std::max(best, s->value());
-    }
-    if (per_gpu.empty()) continue;
-    GpuRate rate;
-    rate.metric = metric;
-    rate.gpus = static_cast<int>(per_gpu.size());
-    for (const auto& [key, tflops] : per_gpu) rate.tflops += tflops;
-    return rate;
-  }
-  return {};
-}
-
-// ---- disk.too_slow_to_feed -----------------------------------------------
-void TooSlowToFeed(const NodeEvidence& e, const RuleInfo& rule,
-                   std::vector<v1::Finding>* out) {
-  const GpuRate rate = MeasuredGpuRate(e);
-  const std::optional<double> read = BestValue(e, "disk.seq_read.MBps");
-  if (rate.gpus == 0 || !read) return;
-  const double need_MBps = rate.tflops * kSamplesPerSecondPerTflop *
-                           kBytesPerSample * kDiskHeadroom / 1e6;
-  if (*read >= need_MBps) return;
-  v1::Finding f = NewFinding(e, rule);
-  const v1::Sample* disk = DiskSample(e);
-  if (disk != nullptr) f.mutable_subject()->set_device(Param(*disk, "device"));
-  f.set_summary(absl::StrCat(
-      "disk reads ", WithUnit(*read, "MB/s"), "; a data loader feeding ",
-      rate.gpus, " GPU", rate.gpus == 1 ? "" : "s",
-      " at the measured rate needs ", WithUnit(need_MBps, "MB/s")));
-  AddEvidence(
-      &f, "disk.seq_read.MBps", *read, need_MBps, "MBps",
-      absl::StrCat("data-loader model: ", FormatNumber(kBytesPerSample / 1e3),
-                   " kB/sample x ", FormatNumber(kSamplesPerSecondPerTflop),
-                   " samples/s per TFLOP/s x ", FormatNumber(rate.tflops),
-                   " TFLOP/s measured (", rate.metric, ", ", rate.gpus,
-                   " GPUs)"));
-  f.set_effect(
-      "an image-style training job reading its dataset from this disk waits "
-      "on I/O once the page cache is exhausted (the first epoch, or a "
-      "dataset larger than RAM); token datasets need far less");
-  f.set_suggestion(
-      "stage the dataset in RAM or on local NVMe, use a faster volume, or "
-      "pre-pack samples into large shards read sequentially");
   out->push_back(std::move(f));
 }
 
@@ -518,10 +458,6 @@ const std::vector<NodeRule>& HostNodeRules() {
       {{"disk.scratch_ephemeral", v1::SEVERITY_INFO, "mount table",
         "scratch on tmpfs, ramfs, overlay or aufs"},
        ScratchEphemeral},
-      {{"disk.too_slow_to_feed", v1::SEVERITY_WARNING,
-        "data-loader model (110 kB/sample, 3.5 samples/s per measured TFLOP/s)",
-        "sequential read < what a loader at the measured GPU rate needs"},
-       TooSlowToFeed},
       {{"net.no_rdma", v1::SEVERITY_INFO, "/sys/class/infiniband; rdma outcome",
         "a GPU node with no RDMA device, or the rdma benchmark skipped"},
        NoRdma},

@@ -144,32 +144,6 @@ TEST(HostNodeRulesTest, EphemeralScratch) {
               HasSubstr("gone after a reboot"));
 }
 
-TEST(HostNodeRulesTest, DiskTooSlowToFeedTheMeasuredGpus) {
-  NodeEvidence e = GpuNode(2);
-  // 2 GPUs sustaining 700 TFLOP/s: 1400 x 3.5 samples/s x 110 kB = 539 MB/s.
-  for (int gpu : {0, 1}) {
-    e.samples.push_back(Sample("stress.gpu.sustained.tflops", 700,
-                               {{"gpu", std::to_string(gpu)}}));
-  }
-  e.samples.push_back(
-      DiskSample("disk.seq_read.MBps", 400, {{"device", "sdb"}}));
-  const v1::Finding f = Only(DiagnoseNode(e));
-  EXPECT_EQ(f.code(), "disk.too_slow_to_feed");
-  EXPECT_EQ(f.evidence(0).measured(), 400);
-  EXPECT_NEAR(f.evidence(0).expected(),
-              1400 * kSamplesPerSecondPerTflop * kBytesPerSample / 1e6, 1e-6);
-  EXPECT_THAT(f.evidence(0).expectation_source(),
-              HasSubstr("stress.gpu.sustained.tflops, 2 GPUs"));
-
-  // GEMM when there is no stress run; fast enough disks say nothing.
-  NodeEvidence gemm = GpuNode(1);
-  gemm.samples.push_back(Sample("gemm.gpu.bf16.tflops", 700, {{"gpu", "0"}}));
-  gemm.samples.push_back(DiskSample("disk.seq_read.MBps", 300, {}));
-  EXPECT_THAT(Codes(DiagnoseNode(gemm)), IsEmpty());  // needs 270 MB/s
-  gemm.samples.back().set_value(200);
-  EXPECT_THAT(Codes(DiagnoseNode(gemm)), ElementsAre("disk.too_slow_to_feed"));
-}
-
 TEST(HostNodeRulesTest, NoRdma) {
   NodeEvidence gpu = GpuNode(1);
   gpu.facts.clear_rdma_devices();

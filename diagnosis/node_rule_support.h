@@ -1,7 +1,8 @@
 // diagnosis/node_rule_support.h — what the node rule files share: the rule
 // row with its function, building a finding with its evidence, and reading
 // samples and their params. Internal to diagnosis/ (node_rules.cc,
-// gpu_node_rules.cc, host_node_rules.cc); callers use node_rules.h.
+// gpu_node_rules.cc, host_node_rules.cc, loader_node_rules.cc); callers use
+// node_rules.h.
 #ifndef FLEETBENCH_DIAGNOSIS_NODE_RULE_SUPPORT_H_
 #define FLEETBENCH_DIAGNOSIS_NODE_RULE_SUPPORT_H_
 
@@ -25,6 +26,7 @@ struct NodeRule {
 // The rows each file contributes, in the order they run.
 const std::vector<NodeRule>& GpuNodeRules();
 const std::vector<NodeRule>& HostNodeRules();
+const std::vector<NodeRule>& LoaderNodeRules();
 
 // A finding of `rule` for the evidence's node, run and time, at the rule's
 // default severity; the caller fills summary, evidence, effect, suggestion.

@@ -12,6 +12,9 @@ const std::vector<node_rules::NodeRule>& AllNodeRules() {
     for (const node_rules::NodeRule& r : node_rules::HostNodeRules()) {
       all->push_back(r);
     }
+    for (const node_rules::NodeRule& r : node_rules::LoaderNodeRules()) {
+      all->push_back(r);
+    }
     return all;
   }();
   return *rules;

@@ -9,7 +9,8 @@
 // The rules, their thresholds and where each expectation comes from are
 // listed in docs/findings.md ("Node rules"); the constants below are those
 // thresholds. GPU rules are in gpu_node_rules.cc, the host's (disk, network,
-// software stack, instance, balance) in host_node_rules.cc.
+// software stack, instance, balance) in host_node_rules.cc, whether the disk
+// and the CPU feed the GPUs (the data loader) in loader_node_rules.cc.
 #ifndef FLEETBENCH_DIAGNOSIS_NODE_RULES_H_
 #define FLEETBENCH_DIAGNOSIS_NODE_RULES_H_
 
@@ -58,14 +59,23 @@ inline constexpr double kMinCoresPerGpu = 4;
 // host.mem_bandwidth_low: host memory bandwidth (STREAM copy) below this
 // share of what all GPUs' links can take at once (one direction).
 inline constexpr double kHostMemoryShareOfPcie = 0.5;
-// disk.too_slow_to_feed: the data-loader model. An image-training loader
-// (ResNet-50 class, MLPerf-like throughput) reads kBytesPerSample per sample
-// and a GPU trains kSamplesPerSecondPerTflop samples per second per TFLOP/s
-// of its measured dense bf16 GEMM rate; the disk should read what all GPUs
-// consume, times kDiskHeadroom for shuffling and epochs past the page cache.
+// disk.too_slow_to_feed and host.decode_too_slow: the data-loader model. An
+// image-training loader (ResNet-50 class, MLPerf-like throughput) reads one
+// file, a JPEG of kBytesPerSample, per sample and decodes it on the CPU; a
+// GPU trains kSamplesPerSecondPerTflop samples per second per TFLOP/s of its
+// measured dense bf16 GEMM rate. The disk should deliver what all GPUs
+// consume, times kDiskHeadroom for shuffling and epochs past the page cache:
+// as files/s when smallfiles ran (its files stand for the samples), else as
+// kBytesPerSample x samples/s of sequential read.
 inline constexpr double kBytesPerSample = 110e3;
 inline constexpr double kSamplesPerSecondPerTflop = 3.5;
 inline constexpr double kDiskHeadroom = 1.0;
+// host.decode_too_slow: the loader's decode, as decode measures it: the
+// all-cores case whose resize is nearest kLoaderResizeSide squared (the
+// network input of ResNet-class models), then whose picture is nearest
+// kLoaderPicturePixels (500x375, ImageNet's most common photo size).
+inline constexpr int kLoaderResizeSide = 224;
+inline constexpr double kLoaderPicturePixels = 500.0 * 375.0;
 // gpu.none: PCI vendor id of NVIDIA and the class prefix of display / 3D
 // controllers (an NVSwitch is a bridge, 0x0680, and does not count).
 inline constexpr char kNvidiaVendorId[] = "0x10de";

@@ -537,6 +537,13 @@ TEST_F(EndToEndTest, InvalidParametersAreRefusedAtRunAndNothingIsStored) {
       {"smallfiles", "smallfiles.threads=0", "smallfiles: threads: 0 is outside"},
       {"smallfiles", "smallfiles.path=data", "smallfiles: path: 'data' is not an absolute"},
       {"smallfiles", "smallfiles.runtime_seconds=0", "smallfiles: runtime_seconds: 0 is outside"},
+      // Issue 12: gemm shape lists.
+      {"gemm", "gemm.shapes=4096x1024", "gemm: shapes: '4096x1024' is not MxNxK"},
+      {"gemm", "gemm.shapes=64x64x64:NX", "gemm: shapes: '64x64x64:NX': 'NX' is not two of N"},
+      {"gemm", "gemm.shapes=64x64x64,64x64x64:NN",
+       "gemm: shapes: '64x64x64:NN' is the same case as '64x64x64'"},
+      {"gemm", "gemm.shapes=1048576x1048576x16", "A, B and C would hold"},
+      {"gemm", "gemm.shapes=0x64x64", "gemm: shapes: 0 is outside 1..1048576"},
   };
   for (const Case& c : cases) {
     CommandResult r = Cli({"run", "--bench", c.bench, "--param", c.param});
@@ -556,6 +563,32 @@ TEST_F(EndToEndTest, InvalidParametersAreRefusedAtRunAndNothingIsStored) {
   EXPECT_FALSE(started.run_id().empty());
   ASSERT_TRUE(CliJson({"runs"}, &runs));
   EXPECT_EQ(runs.runs_size(), 1);
+}
+
+// Issue 12: one gemm run with a shapes list stores a sample per shape, each
+// with its own m, n, k and transposes, through a real agent and the store.
+TEST_F(EndToEndTest, GemmShapesListStoresOneSamplePerShape) {
+  StartController();
+  StartAgent("shapes", {});
+  ASSERT_TRUE(WaitForOnlineNodes(1, absl::Seconds(30)));
+  v1::Run run;
+  int code = -1;
+  ASSERT_TRUE(CliJson({"run", "--bench", "gemm", "--param", "gemm.shapes=96x40x200,64x64x64:TN",
+                       "--param", "gemm.dtypes=fp32", "--param", "gemm.min_seconds=0.01",
+                       "--param", "gemm.threads=1", "--wait"},
+                      &run, &code));
+  EXPECT_EQ(code, 0);
+  ASSERT_EQ(run.samples_size(), 2) << run.DebugString();
+  std::set<std::string> cases;
+  for (const v1::Sample& s : run.samples()) {
+    EXPECT_EQ(s.metric(), "gemm.cpu.fp32.tflops");
+    EXPECT_GT(s.value(), 0);
+    cases.insert(absl::StrCat(s.params().at("m"), "x", s.params().at("n"), "x",
+                              s.params().at("k"), ":", s.params().at("transa"),
+                              s.params().at("transb"),
+                              s.params().contains("size") ? " square" : ""));
+  }
+  EXPECT_EQ(cases, (std::set<std::string>{"96x40x200:NN", "64x64x64:TN square"}));
 }
 
 // Issue 12: smallfiles reads a dataset folder only where the agent's own

@@ -12,10 +12,13 @@
 #include <type_traits>
 #include <limits>
 #include <memory>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
 #include "agent/benchmarks/gemm/openblas_library.h"
@@ -29,7 +32,7 @@ namespace fleetbench::agent {
 namespace {
 
 constexpr absl::string_view kAllowedKeys[] = {
-    "dtypes", "sizes", "m", "n", "k", "transa", "transb",
+    "dtypes", "sizes", "m", "n", "k", "transa", "transb", "shapes",
     "threads", "min_seconds", "max_runs", "warmup_runs"};
 constexpr absl::string_view kAllowedDtypes[] = {"fp32", "fp64", "bf16", "fp16"};
 constexpr absl::string_view kTransposes[] = {"N", "T"};
@@ -38,6 +41,10 @@ constexpr int kMaxSize = 32768;
 // m, n, k one at a time: 1 allows the skinny shapes of inference (m = 1);
 // the memory check bounds the product.
 constexpr int kMaxDimension = 1 << 20;
+// A shape's A, B and C together: no more elements than the largest square
+// size's three matrices, so a list of shapes cannot ask for more than sizes
+// can (whether it fits this node's memory is Run's check).
+constexpr double kMaxElements = 3.0 * kMaxSize * kMaxSize;
 constexpr char kMethod[] =
     "openblas cblas_?gemm, median of timed runs after warm-up";
 // Matrices larger than this share of physical memory are refused: past it
@@ -316,6 +323,99 @@ absl::StatusOr<std::vector<double>> TimeCase(const OpenBlasLibrary& blas,
   return tflops;
 }
 
+// An entry as the user wrote it, clipped so an error stays one short line.
+std::string Quoted(absl::string_view text) {
+  constexpr size_t kMaxShown = 40;
+  return absl::StrCat("'", text.substr(0, kMaxShown),
+                      text.size() > kMaxShown ? "...'" : "'");
+}
+
+double Elements(const GemmShape& s) {
+  const double m = s.m, n = s.n, k = s.k;
+  return m * k + k * n + m * n;
+}
+
+// "4096x1024x256" or "4096x1024x256:TN": m×n×k, then op(A) and op(B).
+absl::StatusOr<GemmShape> ParseShape(const ParamReader& in,
+                                     absl::string_view text) {
+  const std::vector<absl::string_view> halves = absl::StrSplit(text, ':');
+  const std::vector<absl::string_view> dims = absl::StrSplit(halves[0], 'x');
+  if (halves.size() > 2 || dims.size() != 3) {
+    return in.Error("shapes", absl::StrCat(Quoted(text),
+                                           " is not MxNxK or MxNxK:AB (e.g. "
+                                           "4096x1024x256:TN)"));
+  }
+  GemmShape shape;
+  int* out[] = {&shape.m, &shape.n, &shape.k};
+  for (int i = 0; i < 3; ++i) {
+    absl::StatusOr<int64_t> value =
+        in.IntFrom("shapes", dims[i], 1, kMaxDimension);
+    if (!value.ok()) return value.status();
+    *out[i] = static_cast<int>(*value);
+  }
+  if (halves.size() == 2) {
+    const absl::string_view ops = halves[1];
+    if (ops.size() != 2 || (ops[0] != 'N' && ops[0] != 'T') ||
+        (ops[1] != 'N' && ops[1] != 'T')) {
+      return in.Error("shapes",
+                      absl::StrCat(Quoted(text), ": ", Quoted(ops),
+                                   " is not two of N (as stored) or T "
+                                   "(transposed), for A then B"));
+    }
+    shape.transa = ops[0] == 'T';
+    shape.transb = ops[1] == 'T';
+  }
+  return shape;
+}
+
+absl::Status CheckElements(const ParamReader& in, const std::string& key,
+                           const GemmShape& shape, absl::string_view text) {
+  if (Elements(shape) <= kMaxElements) return absl::OkStatus();
+  return in.Error(key, absl::StrFormat(
+                           "%s: A, B and C would hold %.3g elements, more "
+                           "than the %d-square size's %.3g",
+                           text, Elements(shape), kMaxSize, kMaxElements));
+}
+
+// The `shapes` list: each entry parsed and bounded, at most kMaxGemmShapes,
+// no case twice (also when written two ways, "64x64x64" and "64x64x64:NN"),
+// and none of the keys that describe cases another way.
+absl::StatusOr<std::vector<GemmShape>> ParseShapes(const ParamReader& in) {
+  for (const char* other : {"sizes", "m", "n", "k", "transa", "transb"}) {
+    if (in.Has(other)) {
+      return in.Error("shapes", absl::StrCat(
+                                    "give either shapes or ", other,
+                                    ", not both (transposes go in each "
+                                    "entry: 4096x1024x256:TN)"));
+    }
+  }
+  absl::StatusOr<std::vector<std::string>> entries = in.List("shapes", "");
+  if (!entries.ok()) return entries.status();
+  if (entries->size() > static_cast<size_t>(kMaxGemmShapes)) {
+    return in.Error("shapes", absl::StrCat(entries->size(),
+                                           " entries; at most ",
+                                           kMaxGemmShapes));
+  }
+  std::vector<GemmShape> shapes;
+  for (const std::string& text : *entries) {
+    absl::StatusOr<GemmShape> shape = ParseShape(in, text);
+    if (!shape.ok()) return shape.status();
+    if (absl::Status s = CheckElements(in, "shapes", *shape, Quoted(text));
+        !s.ok()) {
+      return s;
+    }
+    for (size_t i = 0; i < shapes.size(); ++i) {
+      if (shapes[i] == *shape) {
+        return in.Error("shapes", absl::StrCat(Quoted(text),
+                                               " is the same case as ",
+                                               Quoted((*entries)[i])));
+      }
+    }
+    shapes.push_back(*shape);
+  }
+  return shapes;
+}
+
 }  // namespace
 
 absl::Status CheckHalfPrecision(const OpenBlasLibrary& blas,
@@ -349,10 +449,14 @@ absl::StatusOr<CpuGemmConfig> ParseCpuGemmParams(const Params& params) {
   if (!dtypes.ok()) return dtypes.status();
   config.dtypes = *std::move(dtypes);
 
-  // One shape (m, n, k, all three) or square sizes, not both: a mix would
-  // leave the reader guessing which cases run.
+  // Square sizes, one shape (m, n, k, all three) or a list of shapes, one
+  // of the three: a mix would leave the reader guessing which cases run.
   const bool any_mnk = in.Has("m") || in.Has("n") || in.Has("k");
-  if (any_mnk) {
+  if (in.Has("shapes")) {
+    absl::StatusOr<std::vector<GemmShape>> shapes = ParseShapes(in);
+    if (!shapes.ok()) return shapes.status();
+    config.shapes = *std::move(shapes);
+  } else if (any_mnk) {
     for (const char* key : {"m", "n", "k"}) {
       if (!in.Has(key)) {
         return in.Error(key, "missing: give m, n and k together");
@@ -366,6 +470,12 @@ absl::StatusOr<CpuGemmConfig> ParseCpuGemmParams(const Params& params) {
       absl::StatusOr<int64_t> value = in.Int(key, 0, 1, kMaxDimension);
       if (!value.ok()) return value.status();
       *out = static_cast<int>(*value);
+    }
+    if (absl::Status s = CheckElements(
+            in, "m", GemmShape{config.m, config.n, config.k},
+            absl::StrCat("m=", config.m, " n=", config.n, " k=", config.k));
+        !s.ok()) {
+      return s;
     }
   } else {
     absl::StatusOr<std::vector<std::string>> sizes = in.List("sizes", "4096");
@@ -430,7 +540,11 @@ absl::StatusOr<std::vector<v1::Sample>> CpuGemmBenchmark::Run(
   if (!config.ok()) return config.status();
 
   std::vector<Shape> shapes;
-  if (config->m > 0) {
+  if (!config->shapes.empty()) {
+    for (const GemmShape& g : config->shapes) {
+      shapes.push_back({g.m, g.n, g.k, g.transa, g.transb});
+    }
+  } else if (config->m > 0) {
     shapes.push_back({config->m, config->n, config->k, config->transa,
                       config->transb});
   } else {

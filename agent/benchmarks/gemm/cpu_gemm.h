@@ -6,8 +6,9 @@
 // A and B into an fp32 C) or cblas_shgemm (fp16 into fp32) — the last two
 // only where this OpenBLAS exports them (openblas_library.h); asked for on
 // one that does not, the run is skipped (FAILED_PRECONDITION) with the
-// reason before anything is measured. Either square sizes (m = n = k) or one
-// m, n, k; op() is the identity (N) or the transpose (T). Each call is timed
+// reason before anything is measured. Square sizes (m = n = k), one m, n, k,
+// or a list of shapes, each with its own transposes; op() is the identity
+// (N) or the transpose (T). Each call is timed
 // on its own with a steady clock after warm-up calls that are not counted;
 // the reported value is the median TFLOP/s (2·n³ / seconds / 10^12) of the
 // timed calls, with min/max/p10/p90 and spread in the sample's params.
@@ -19,6 +20,11 @@
 //   m, n, k      one shape, each 1..1048576, all three or none; not with sizes
 //   transa       N or T: A stored m×k, or k×m and transposed   default N
 //   transb       N or T: B stored k×n, or n×k and transposed   default N
+//   shapes       comma list of MxNxK[:AB] (A, B: transa, transb; default NN),
+//                e.g. 4096x1024x256,1024x3000x512:TN; at most 16, no case
+//                twice; not with sizes, m, n, k, transa or transb
+// A shape's three matrices hold at most 3·32768² elements (what the largest
+// square size has); whether they fit in this node's memory is checked at Run.
 //   threads      OpenBLAS threads, 1..1024           default online cores
 //   min_seconds  timed total per case, 0.01..600     default 2
 //   max_runs     timed calls per case, 1..100000     default 50
@@ -42,12 +48,23 @@
 
 namespace fleetbench::agent {
 
+// One case: C (m×n) = op(A)·op(B), op(A) m×k, op(B) k×n.
+struct GemmShape {
+  int m = 0, n = 0, k = 0;
+  bool transa = false, transb = false;
+  friend bool operator==(const GemmShape&, const GemmShape&) = default;
+};
+
+// The most entries `shapes` takes: each is a timed case per dtype.
+inline constexpr int kMaxGemmShapes = 16;
+
 // The parsed, range-checked form of the "gemm" parameters.
 struct CpuGemmConfig {
   std::vector<std::string> dtypes;  // "fp32", "fp64", "bf16", "fp16", in order
-  std::vector<int> sizes;           // in the order given; empty with m, n, k
-  int m = 0, n = 0, k = 0;          // 0: square sizes instead
+  std::vector<int> sizes;           // in the order given; empty otherwise
+  int m = 0, n = 0, k = 0;          // one shape; 0: sizes or shapes instead
   bool transa = false, transb = false;
+  std::vector<GemmShape> shapes;    // the `shapes` list, in the order given
   int threads = 1;
   double min_seconds = 2;
   int max_runs = 50;

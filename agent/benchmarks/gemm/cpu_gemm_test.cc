@@ -137,10 +137,61 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{{{"min_seconds", "601"}}, "outside 0.01..600"},
         BadCase{{{"max_runs", "0"}}, "gemm: max_runs: 0 is outside 1..100000"},
         BadCase{{{"warmup_runs", "-1"}}, "gemm: warmup_runs: -1 is outside"},
+        BadCase{{{"m", "1048576"}, {"n", "1048576"}, {"k", "1048576"}},
+                "gemm: m: m=1048576 n=1048576 k=1048576: A, B and C would hold "
+                "3.3e+12 elements, more than the 32768-square size's 3.22e+09"},
+        // Issue 12: a list of shapes, each with its transposes.
+        BadCase{{{"shapes", ""}}, "gemm: shapes: is empty"},
+        BadCase{{{"shapes", "4096x1024"}},
+                "gemm: shapes: '4096x1024' is not MxNxK or MxNxK:AB (e.g. "
+                "4096x1024x256:TN)"},
+        BadCase{{{"shapes", "64x64x64:NN:T"}}, "'64x64x64:NN:T' is not MxNxK"},
+        BadCase{{{"shapes", "64x64x0"}}, "gemm: shapes: 0 is outside 1..1048576"},
+        BadCase{{{"shapes", "64xfourx64"}}, "gemm: shapes: 'four' is not an integer"},
+        BadCase{{{"shapes", "64x64x64:NX"}},
+                "gemm: shapes: '64x64x64:NX': 'NX' is not two of N (as stored) "
+                "or T (transposed), for A then B"},
+        BadCase{{{"shapes", "64x64x64:t"}}, "'t' is not two of N"},
+        BadCase{{{"shapes", "64x64x64,64x64x64"}}, "'64x64x64' is listed twice"},
+        BadCase{{{"shapes", "64x64x64,64x64x64:NN"}},
+                "gemm: shapes: '64x64x64:NN' is the same case as '64x64x64'"},
+        BadCase{{{"shapes", "16x16x16,1048576x1048576x16"}},
+                "gemm: shapes: '1048576x1048576x16': A, B and C would hold"},
+        BadCase{{{"shapes", "64x64x64"}, {"sizes", "64"}},
+                "gemm: shapes: give either shapes or sizes, not both"},
+        BadCase{{{"shapes", "64x64x64"}, {"k", "64"}}, "give either shapes or k, not both"},
+        BadCase{{{"shapes", "64x64x64"}, {"transa", "T"}},
+                "give either shapes or transa, not both (transposes go in each "
+                "entry: 4096x1024x256:TN)"},
         BadCase{{{"size", "64"}},
                 "gemm: unknown parameter 'size' (allowed: dtypes, sizes, m, n, "
-                "k, transa, transb, threads, min_seconds, max_runs, "
+                "k, transa, transb, shapes, threads, min_seconds, max_runs, "
                 "warmup_runs)"}));
+
+TEST(CpuGemmParamsTest, ShapesWithTheirOwnTransposes) {
+  absl::StatusOr<CpuGemmConfig> config = ParseCpuGemmParams(
+      {{"shapes", "4096x1024x256, 1024x3000x512:TN,1x1048576x3:NT,16x16x16:TT"}});
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_TRUE(config->sizes.empty());
+  EXPECT_EQ(config->m, 0);
+  EXPECT_EQ(config->shapes,
+            (std::vector<GemmShape>{{4096, 1024, 256, false, false},
+                                    {1024, 3000, 512, true, false},
+                                    {1, 1048576, 3, false, true},
+                                    {16, 16, 16, true, true}}));
+}
+
+TEST(CpuGemmParamsTest, AtMostSixteenShapes) {
+  std::string sixteen;
+  for (int i = 1; i <= kMaxGemmShapes; ++i) {
+    absl::StrAppend(&sixteen, i > 1 ? "," : "", 16 * i, "x64x64");
+  }
+  EXPECT_TRUE(ParseCpuGemmParams({{"shapes", sixteen}}).ok());
+  const absl::Status seventeen =
+      ParseCpuGemmParams({{"shapes", sixteen + ",8x8x8"}}).status();
+  EXPECT_EQ(seventeen.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(seventeen.message(), "gemm: shapes: 17 entries; at most 16");
+}
 
 TEST(CpuGemmParamsTest, OneShapeWithTransposes) {
   absl::StatusOr<CpuGemmConfig> config = ParseCpuGemmParams(
@@ -235,6 +286,40 @@ TEST(CpuGemmBenchmarkTest, NonSquareShapesWithEveryTranspose) {
       }
     }
   }
+}
+
+// One run of a shapes list: a sample per (dtype, shape), dtypes outer,
+// each with its own m, n, k and transposes, each checked against the
+// reference entries; a square entry reads as the same case from sizes.
+TEST(CpuGemmBenchmarkTest, ShapesListGivesOneSamplePerShapeWithItsParams) {
+  CpuGemmBenchmark gemm;
+  absl::StatusOr<std::vector<v1::Sample>> samples = gemm.Run(
+      {{"shapes", "96x40x200,40x96x200:TN,64x64x64:NT"},
+       {"dtypes", "fp32,fp64"}, {"min_seconds", "0.01"}, {"threads", "1"}},
+      QuietContext());
+  ASSERT_TRUE(samples.ok()) << samples.status();
+  ASSERT_EQ(samples->size(), 6u);
+  struct Want {
+    const char *metric, *m, *n, *k, *transa, *transb;
+  };
+  const Want want[] = {{"gemm.cpu.fp32.tflops", "96", "40", "200", "N", "N"},
+                       {"gemm.cpu.fp32.tflops", "40", "96", "200", "T", "N"},
+                       {"gemm.cpu.fp32.tflops", "64", "64", "64", "N", "T"},
+                       {"gemm.cpu.fp64.tflops", "96", "40", "200", "N", "N"},
+                       {"gemm.cpu.fp64.tflops", "40", "96", "200", "T", "N"},
+                       {"gemm.cpu.fp64.tflops", "64", "64", "64", "N", "T"}};
+  for (size_t i = 0; i < samples->size(); ++i) {
+    const v1::Sample& s = (*samples)[i];
+    EXPECT_EQ(s.metric(), want[i].metric) << i;
+    EXPECT_GT(s.value(), 0) << i;
+    EXPECT_EQ(s.params().at("m"), want[i].m) << i;
+    EXPECT_EQ(s.params().at("n"), want[i].n) << i;
+    EXPECT_EQ(s.params().at("k"), want[i].k) << i;
+    EXPECT_EQ(s.params().at("transa"), want[i].transa) << i;
+    EXPECT_EQ(s.params().at("transb"), want[i].transb) << i;
+    EXPECT_EQ(s.params().contains("size"), i % 3 == 2) << i;  // square only
+  }
+  EXPECT_EQ((*samples)[2].params().at("size"), "64");
 }
 
 // Debian's OpenBLAS 0.3.21 exports neither cblas_sbgemm nor cblas_shgemm;
