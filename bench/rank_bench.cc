@@ -4,7 +4,7 @@
 //   fleetbench_rank_bench --fleetbench build-bench/cli/fleetbench
 //       [--db DIR/history.db] [--nodes 1000] [--runs 1000]
 //       [--samples-per-task 1] [--repeats 10] [--reuse 1] [--cli 1] [--raw 1]
-//       [--load build-bench/bench/fleetbench_load --agents 1000]
+//       [--load build-bench/bench/fleetbench_load --agents 1000] [--findings 3]
 //
 // 1. Builds a history through the real store API (storage/store.h): nodes
 //    with instance_type/region/provider/price_per_hour labels, `runs` runs of
@@ -20,7 +20,8 @@
 //    `fleetbench rank --metric M --by node --json` and `--by instance_type`,
 //    and `fleetbench history --node rank-0500 --metric M --json` (the
 //    newest 100 samples of one node), one cold call then `repeats` timed
-//    ones each; with --load and --agents, that many idle fake agents stay
+//    ones each (and with --findings N, N timed `fleetbench findings --json`
+//    calls); with --load and --agents, that many idle fake agents stay
 //    connected meanwhile. The controller's memory is read after all calls.
 // 3. Stops the controller and times FleetCore::Rank in process on a fresh
 //    store, and the store's scans alone: MetricPointTableSince (what Rank
@@ -87,6 +88,7 @@ struct RankBenchOptions {
   // stay connected to the controller while the CLI is timed.
   std::string load;
   int agents = 0;
+  int findings = 0;  // timed `fleetbench findings` calls (0: none)
 };
 
 double Median(std::vector<double> v) {
@@ -299,7 +301,7 @@ absl::Status DeclareMetric(storage::Store& store) {
 
 // `expect_ok` false: a call that must fail (exit status 1) is timed too.
 double TimeCli(const std::vector<std::string>& argv, int* rows, double* cli_cpu_ms,
-               bool expect_ok = true) {
+               bool expect_ok = true, const char* row_key = "\"group\"") {
   const auto start = std::chrono::steady_clock::now();
   Spawned p = Spawn(argv);
   if (p.pid < 0) return -1;
@@ -313,7 +315,7 @@ double TimeCli(const std::vector<std::string>& argv, int* rows, double* cli_cpu_
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   if (!WIFEXITED(status) || (WEXITSTATUS(status) == 0) != expect_ok) return -1;
   *rows = 0;
-  for (size_t at = out.find("\"group\""); at != std::string::npos; at = out.find("\"group\"", at + 1)) {
+  for (size_t at = out.find(row_key); at != std::string::npos; at = out.find(row_key, at + 1)) {
     ++*rows;
   }
   return ms;
@@ -428,6 +430,25 @@ int TimeCliAgainstController(const RankBenchOptions& o) {
       std::fflush(stdout);
     }
   }
+  // What the calls cost the controller in memory (RSS, its peak and the
+  // anonymous part: the rest is the page cache's share of the file).
+  auto print_memory = [&](const char* when) {
+    std::FILE* f = std::fopen(absl::StrCat("/proc/", controller.pid, "/status").c_str(), "r");
+    char line[256];
+    std::string rss, hwm, anon;
+    while (f != nullptr && std::fgets(line, sizeof line, f) != nullptr) {
+      long kb = 0;
+      if (std::sscanf(line, "VmRSS: %ld", &kb) == 1) rss = absl::StrCat(kb);
+      if (std::sscanf(line, "VmHWM: %ld", &kb) == 1) hwm = absl::StrCat(kb);
+      if (std::sscanf(line, "RssAnon: %ld", &kb) == 1) anon = absl::StrCat(kb);
+    }
+    if (f != nullptr) std::fclose(f);
+    std::printf("{\"what\":\"controller memory %s\",\"calls\":%d,"
+                "\"agents\":%d,\"rss_kb\":%s,\"peak_rss_kb\":%s,\"anon_kb\":%s}\n",
+                when, calls, load.pid > 0 ? o.agents : 0, rss.empty() ? "0" : rss.c_str(),
+                hwm.empty() ? "0" : hwm.c_str(), anon.empty() ? "0" : anon.c_str());
+    std::fflush(stdout);
+  };
   std::vector<std::pair<std::string, std::vector<std::string>>> cases;
   for (const char* by : {"node", "instance_type"}) {
     cases.push_back({absl::StrCat("cli rank --by ", by),
@@ -438,16 +459,25 @@ int TimeCliAgainstController(const RankBenchOptions& o) {
                    {o.fleetbench, "history", "--node", absl::StrFormat("rank-%04d", o.nodes / 2),
                     "--metric", kMetric, "--json", "--controller", "127.0.0.1:" + port, "--ca",
                     o.db + ".tls/ca.pem"}});
+  if (o.findings > 0) {
+    cases.push_back({"cli findings (14-day window)",
+                     {o.fleetbench, "findings", "--json", "--controller", "127.0.0.1:" + port,
+                      "--ca", o.db + ".tls/ca.pem"}});
+  }
   for (const auto& [name, argv] : cases) {
+    const bool findings = name.rfind("cli findings", 0) == 0;
+    if (findings) print_memory("after the rank and history calls");
+    const int repeats = findings ? o.findings : o.repeats;
+    const char* row_key = name.rfind("cli rank", 0) == 0 ? "\"group\"" : "\"id\"";
     Summary s{name, 0, {}, {}};
     int rows = 0;
     double cli_cpu = 0;
     std::vector<double> cli_cpu_ms;
-    s.cold_ms = TimeCli(argv, &rows, &cli_cpu);
+    s.cold_ms = TimeCli(argv, &rows, &cli_cpu, true, row_key);
     ++calls;
     const double controller_cpu0 = ProcessCpuMs(controller.pid);
-    for (int i = 0; i < o.repeats; ++i) {
-      const double ms = TimeCli(argv, &rows, &cli_cpu);
+    for (int i = 0; i < repeats; ++i) {
+      const double ms = TimeCli(argv, &rows, &cli_cpu, true, row_key);
       ++calls;
       if (ms < 0) {
         ++failures;
@@ -457,7 +487,7 @@ int TimeCliAgainstController(const RankBenchOptions& o) {
       cli_cpu_ms.push_back(cli_cpu);
     }
     // The controller's CPU per call, averaged (its clock ticks are 10 ms).
-    s.cpu_ms = {(ProcessCpuMs(controller.pid) - controller_cpu0) / o.repeats};
+    s.cpu_ms = {(ProcessCpuMs(controller.pid) - controller_cpu0) / repeats};
     Print(s, absl::StrFormat(",\"rows\":%d,\"median_cli_process_cpu_ms\":%.1f", rows,
                              Median(cli_cpu_ms)));
   }
@@ -481,25 +511,7 @@ int TimeCliAgainstController(const RankBenchOptions& o) {
     s.cpu_ms = cli_cpu_ms;
     Print(s, "");
   }
-  // What ranking a large history costs the controller in memory (RSS
-  // counts the mmap'ed database pages it touched as well).
-  {
-    std::FILE* f = std::fopen(absl::StrCat("/proc/", controller.pid, "/status").c_str(), "r");
-    char line[256];
-    std::string rss, hwm, anon;
-    while (f != nullptr && std::fgets(line, sizeof line, f) != nullptr) {
-      long kb = 0;
-      if (std::sscanf(line, "VmRSS: %ld", &kb) == 1) rss = absl::StrCat(kb);
-      if (std::sscanf(line, "VmHWM: %ld", &kb) == 1) hwm = absl::StrCat(kb);
-      if (std::sscanf(line, "RssAnon: %ld", &kb) == 1) anon = absl::StrCat(kb);
-    }
-    if (f != nullptr) std::fclose(f);
-    std::printf("{\"what\":\"controller memory after the CLI calls\",\"calls\":%d,"
-                "\"agents\":%d,\"rss_kb\":%s,\"peak_rss_kb\":%s,\"anon_kb\":%s}\n",
-                calls, load.pid > 0 ? o.agents : 0, rss.empty() ? "0" : rss.c_str(),
-                hwm.empty() ? "0" : hwm.c_str(), anon.empty() ? "0" : anon.c_str());
-    std::fflush(stdout);
-  }
+  print_memory("after the CLI calls");
   if (load.pid > 0) {
     kill(load.pid, SIGTERM);
     waitpid(load.pid, nullptr, 0);
@@ -604,7 +616,7 @@ int Usage(const std::string& error) {
   std::cerr << "fleetbench_rank_bench: " << error << "\n"
             << "usage: fleetbench_rank_bench --fleetbench PATH [--db FILE] [--nodes 1000]\n"
             << "         [--runs 1000] [--samples-per-task 1] [--repeats 10] [--reuse 1] [--cli 1]\n"
-            << "         [--raw 1] [--load PATH/fleetbench_load --agents N]\n";
+            << "         [--raw 1] [--load PATH/fleetbench_load --agents N] [--findings 0]\n";
   return 2;
 }
 
@@ -633,7 +645,7 @@ int main(int argc, char** argv) {
   if (!take_int("nodes", &o.nodes) || !take_int("runs", &o.runs) ||
       !take_int("samples-per-task", &o.samples_per_task) || !take_int("repeats", &o.repeats) ||
       !take_int("reuse", &reuse) || !take_int("cli", &cli) || !take_int("raw", &raw) ||
-      !take_int("agents", &o.agents)) {
+      !take_int("agents", &o.agents) || !take_int("findings", &o.findings)) {
     return Usage("numeric flags want a count >= 0");
   }
   o.reuse = reuse != 0;

@@ -4,6 +4,8 @@
 // each metric's runs in the window for every node, the facts history, the
 // samples of the run judged — within fixed bounds, and checks the caller's
 // deadline between reads.
+#include <malloc.h>
+
 #include <algorithm>
 #include <cstddef>
 #include <map>
@@ -140,10 +142,24 @@ void ToProto(const diagnosis::HourProfile& p, v1::HourProfile* out) {
   out->set_slow_hours(p.slow_hours);
 }
 
+// Hands the memory a judging call freed back to the system when the call
+// ends. The call holds every node's newest runs at once (hundreds of MB
+// for 1,000 nodes x 2,500 runs) and glibc keeps such freed heap mapped:
+// without this a controller's RSS stayed at the call's peak.
+class ReturnFreedMemoryOnExit {
+ public:
+  ReturnFreedMemoryOnExit() = default;
+  ReturnFreedMemoryOnExit(const ReturnFreedMemoryOnExit&) = delete;
+  ReturnFreedMemoryOnExit& operator=(const ReturnFreedMemoryOnExit&) = delete;
+  ~ReturnFreedMemoryOnExit() { malloc_trim(0); }
+};
+
 }  // namespace
 
 absl::StatusOr<v1::ListFindingsResponse> FleetCore::ListFindings(
     const v1::ListFindingsRequest& request, absl::Time deadline) {
+  // First, so that it runs after every other local is gone.
+  const ReturnFreedMemoryOnExit return_freed_memory;
   if (request.node().size() > kMaxNodeNameBytes || request.run_id().size() > kMaxNameLength) {
     return absl::InvalidArgumentError(absl::StrCat("node is longer than ", kMaxNodeNameBytes,
                                                    " bytes or run_id longer than ",
@@ -322,6 +338,7 @@ absl::StatusOr<v1::ListFindingsResponse> FleetCore::ListFindings(
 
 absl::StatusOr<v1::VarianceResponse> FleetCore::Variance(const v1::VarianceRequest& request,
                                                          absl::Time deadline) {
+  const ReturnFreedMemoryOnExit return_freed_memory;
   if (request.metric().empty()) {
     return absl::InvalidArgumentError("--metric is required, e.g. gemm.cpu.fp32.tflops");
   }
