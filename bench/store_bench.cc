@@ -6,7 +6,8 @@
 //
 // FLEETBENCH_STORAGE_BENCH_NODES and _RUNS size the ranking data set
 // (default 1000 x 1000 = 1,000,000 samples of one metric, 1000 per commit);
-// FLEETBENCH_STORAGE_BENCH_SCHEMA=10 writes schema 10's samples layout.
+// FLEETBENCH_STORAGE_BENCH_SCHEMA=10 writes schema 10's samples layout;
+// FLEETBENCH_STORAGE_BENCH_KEEP=FILE keeps the history file there.
 // Files go to the gtest temp dir (TEST_TMPDIR or /tmp).
 #include <stdlib.h>
 #include <time.h>
@@ -71,6 +72,13 @@ class StoreBench : public ::testing::Test {
     if (!path_.empty()) {
       std::printf("file size: %.1f MiB\n",
                   std::filesystem::file_size(path_) / (1024.0 * 1024.0));
+    }
+    // FLEETBENCH_STORAGE_BENCH_KEEP=FILE keeps the history there (e.g. a
+    // schema 10 file, to time its migration).
+    if (const char* keep = getenv("FLEETBENCH_STORAGE_BENCH_KEEP");
+        keep != nullptr && *keep != '\0' && !path_.empty()) {
+      std::filesystem::rename(path_, keep);
+      std::printf("kept %s\n", keep);
     }
     std::error_code ignored;
     if (!dir_.empty()) std::filesystem::remove_all(dir_, ignored);

@@ -236,6 +236,9 @@ absl::StatusOr<v1::ListFindingsResponse> FleetCore::ListFindings(
     if (table->points.empty()) continue;
     evidence.metrics[d.name()] = d;
     evidence.series[d.name()] = RunSeries(*table);
+    // The series view these strings; moving the vector keeps each string
+    // where it is.
+    evidence.run_id_tables.push_back(std::move(table->run_ids));
     for (const auto& [node, runs] : evidence.series[d.name()]) {
       diagnosis::RunValue& l = latest[node];
       if (runs.back().time_unix_ms >= l.time_unix_ms) l = runs.back();
@@ -289,16 +292,17 @@ absl::StatusOr<v1::ListFindingsResponse> FleetCore::ListFindings(
     if (!request.run_id().empty()) {
       node_evidence.samples = run_samples[node];
     } else if (auto l = latest.find(node); l != latest.end()) {
-      auto cached = latest_runs.find(l->second.run_id);
+      const std::string latest_run(l->second.run_id);
+      auto cached = latest_runs.find(latest_run);
       if (cached == latest_runs.end()) {
-        auto samples = store_->ListSamplesForRun(l->second.run_id);
+        auto samples = store_->ListSamplesForRun(latest_run);
         if (!samples.ok()) return samples.status();
-        cached = latest_runs.emplace(l->second.run_id, std::move(*samples)).first;
+        cached = latest_runs.emplace(latest_run, std::move(*samples)).first;
       }
       for (const v1::Sample& s : cached->second) {
         if (s.node() == node) node_evidence.samples.push_back(s);
       }
-      node_evidence.run_id = l->second.run_id;
+      node_evidence.run_id = latest_run;
       node_evidence.time_unix_ms = l->second.time_unix_ms;
     }
     if (!node_evidence.run_id.empty()) {

@@ -79,7 +79,7 @@ v1::Finding NewFinding(const char* code, const std::string& node, const RunValue
   f.set_severity(shortfall >= o.critical_relative ? v1::SEVERITY_CRITICAL
                                                   : v1::SEVERITY_WARNING);
   f.mutable_subject()->set_node(node);
-  f.set_run_id(run.run_id);
+  f.set_run_id(std::string(run.run_id));
   f.set_time_unix_ms(run.time_unix_ms);
   return f;
 }
@@ -378,8 +378,8 @@ PeerShift PeersMoved(const FleetEvidence& e, const FleetNode& node,
   PeerShift shift;
   const std::string group = PeerGroupOf(node);
   if (group.empty() || step <= from) return shift;
-  std::set<std::string> before_ids;
-  std::set<std::string> after_ids;
+  std::set<absl::string_view> before_ids;
+  std::set<absl::string_view> after_ids;
   for (int i = from; i < step; ++i) before_ids.insert(runs[i].run_id);
   for (int i = step; i <= at; ++i) after_ids.insert(runs[i].run_id);
   std::vector<double> ratios;

@@ -43,8 +43,12 @@ namespace fleetbench::diagnosis {
 
 // One run's value of one metric on one node: the median of the run's
 // samples of that metric (a run may measure it at several sizes).
+// The run id is a view: a fleet's evidence holds millions of these (1,000
+// nodes x 2,000 runs) over a few thousand distinct runs, so the strings live
+// once, with whoever filled the evidence (the controller keeps them in
+// FleetEvidence::run_id_tables) and must outlive it.
 struct RunValue {
-  std::string run_id;
+  absl::string_view run_id;
   double value = 0;
   int64_t time_unix_ms = 0;
 };
@@ -107,6 +111,9 @@ struct FleetEvidence {
   std::map<std::string, std::map<std::string, std::vector<RunValue>>> series;
   // node -> its facts versions, oldest first.
   std::map<std::string, std::vector<FactsVersion>> facts_history;
+  // Storage for the run ids that `series` views, for callers that have no
+  // longer-lived copy (each metric's read moves its run table here).
+  std::vector<std::vector<std::string>> run_id_tables;
   FleetRuleOptions options;
 };
 

@@ -1,5 +1,9 @@
 #include "diagnosis/fleet_rules.h"
 
+#include <deque>
+#include <string>
+
+#include "absl/strings/string_view.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/civil_time.h"
@@ -61,7 +65,7 @@ class FleetRulesTest : public ::testing::Test {
             int first_day = 1) {
     auto& runs = e_.series[metric][node];
     for (int i = 0; i < count; ++i) {
-      runs.push_back({absl::StrCat("run", i), static_cast<double>(value(i)),
+      runs.push_back({Id(absl::StrCat("run", i)), static_cast<double>(value(i)),
                       Hour(first_day, 0) + i * 3600000LL});
     }
   }
@@ -74,6 +78,10 @@ class FleetRulesTest : public ::testing::Test {
     return codes;
   }
 
+  // A run id that lives as long as the test (RunValue holds a view).
+  absl::string_view Id(std::string id) { return ids_.emplace_back(std::move(id)); }
+
+  std::deque<std::string> ids_;
   FleetEvidence e_;
 };
 
@@ -285,7 +293,7 @@ TEST_F(FleetRulesTest, DaySlowNightFastIsATimeOfDayFindingWithTheHours) {
     const int64_t t = Hour(1, 5) + i * 2 * 3600000LL;  // 00:00 local on day 1
     const int local_hour = (i * 2) % 24;
     const bool by_day = local_hour >= 8 && local_hour < 20;
-    runs.push_back({absl::StrCat("run", i), (by_day ? 0.6 : 1.0) * (1 + Jitter(i)), t});
+    runs.push_back({Id(absl::StrCat("run", i)), (by_day ? 0.6 : 1.0) * (1 + Jitter(i)), t});
   }
   std::vector<v1::Finding> f = DiagnoseFleetNode(e_, "n");
   std::vector<v1::Finding> tod;
