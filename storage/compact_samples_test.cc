@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "common/ulid.h"
@@ -149,6 +150,30 @@ TEST_F(StoreTest, APluginsRepeatedFieldsAreStoredOnceInHalfTheBytes) {
   ASSERT_TRUE(read.ok()) << read.status();
   ExpectSameSamples(*read, first_run);
   EXPECT_TRUE(store_->CheckIntegrity().ok());
+}
+
+TEST_F(StoreTest, KindsPastTheCacheAreFoundAgainInTheTable) {
+  // A plugin whose params hold per-run statistics makes a kind per sample:
+  // more than the store caches (8192), so later samples of early kinds are
+  // looked up in sample_kinds again and must name the same rows.
+  AddNodeAndRun("n1", "r1");
+  std::vector<v1::Sample> written;
+  for (int i = 0; i < 9000; ++i) {
+    v1::Sample s = MakeSample(absl::StrCat("s", i), "r1", "n1", kMetric, i, ToUnixMillis(kT0) + i);
+    (*s.mutable_params())["max_tflops"] = absl::StrCat(i % 8500);  // 8500 kinds
+    written.push_back(s);
+  }
+  Store::ReportWrite report;
+  report.samples = written;
+  ASSERT_EQ(*store_->CommitReports({report}), 9000);
+  auto read = store_->ListSamplesForRun("r1");
+  ASSERT_TRUE(read.ok()) << read.status();
+  ASSERT_EQ(read->size(), 9000u);
+  for (const v1::Sample& s : *read) {
+    int i = 0;
+    ASSERT_TRUE(absl::SimpleAtoi(s.id().substr(1), &i)) << s.id();
+    EXPECT_EQ(s.params().at("max_tflops"), absl::StrCat(i % 8500)) << s.id();
+  }
 }
 
 TEST_F(StoreTest, AVersionTenHistoryMovesToTheCompactLayoutWithEveryField) {

@@ -44,6 +44,9 @@ constexpr int64_t kFoldPoints = 65536;
 constexpr int64_t kFoldRows = 256;
 // Chunks grow by merging up to this many points (2.5 MiB).
 constexpr int64_t kMaxChunkPoints = 65536;
+// Sample kinds cached in memory (each key holds its params: up to a few
+// hundred bytes, so a few MiB at most).
+constexpr size_t kMaxCachedKinds = 8192;
 
 // A sample's params are stored as the serialization of a Sample holding only
 // `params`; parsing that blob into the output Sample restores them. Written
@@ -178,6 +181,9 @@ absl::StatusOr<int64_t> SqliteStore::SampleKindLocked(const std::string& benchma
     if (!row) return absl::InternalError("adding a sample kind returned no id");
     id = s.Int(0);
   }
+  // Bounded: some plugins put per-run statistics in their params, so their
+  // kinds are as many as their samples; the cache keeps the recent ones.
+  if (sample_kinds_.size() >= kMaxCachedKinds) sample_kinds_.clear();
   sample_kinds_.emplace(kind_key_, id);
   return id;
 }
