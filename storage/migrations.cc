@@ -307,6 +307,31 @@ INSERT INTO compact_samples(run_key, node_id, metric_id, time_ms, id, kind, valu
 DROP TABLE samples;
 ALTER TABLE compact_samples RENAME TO samples;
 )sql"},
+      {12, "measured params stored with the sample, not in its kind (issue 13)",
+       R"sql(
+-- A plugin's params that are numbers (runs, min_/max_/p10_/p90_<unit>,
+-- spread ...) change with every sample: kept in samples.measured, their
+-- keys in the kind (storage/sample_params.h), so a kind is what repeats.
+-- A kind keeps its first sample's values as measured_default and a sample
+-- only the fields that differ (NULL: none does). Existing kinds keep all
+-- their params, and their samples read them back as before.
+CREATE TABLE sample_kinds_12 (
+  id            INTEGER PRIMARY KEY,
+  benchmark     TEXT NOT NULL,
+  unit          TEXT NOT NULL,
+  params        BLOB NOT NULL,           -- the text params; x'' for none
+  measured_keys BLOB NOT NULL DEFAULT x'', -- the measured params' keys
+  measured_default TEXT NOT NULL DEFAULT '', -- its first sample's measured values
+  UNIQUE (benchmark, unit, params, measured_keys)
+);
+INSERT INTO sample_kinds_12(id, benchmark, unit, params)
+  SELECT id, benchmark, unit, params FROM sample_kinds;
+DROP TABLE sample_kinds;
+ALTER TABLE sample_kinds_12 RENAME TO sample_kinds;
+-- The measured values in the kind's key order, joined by ',', a field
+-- left empty where it is the default's; NULL: all the default's.
+ALTER TABLE samples ADD COLUMN measured TEXT;
+)sql"},
   };
   return *kMigrations;
 }

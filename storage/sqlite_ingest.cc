@@ -15,10 +15,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "common/status_macros.h"
-#include "google/protobuf/io/coded_stream.h"
-#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
-#include "google/protobuf/map.h"
 #include "storage/ranking_points.h"
+#include "storage/sample_params.h"
 #include "storage/sqlite_sample_ids.h"
 #include "storage/sqlite_statement.h"
 #include "storage/sqlite_store_impl.h"
@@ -28,8 +26,8 @@ namespace fleetbench::storage {
 namespace {
 
 constexpr char kInsertSample[] =
-    "INSERT OR IGNORE INTO samples(run_key, node_id, metric_id, time_ms, id, kind, value) "
-    "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)";
+    "INSERT OR IGNORE INTO samples(run_key, node_id, metric_id, time_ms, id, kind, value, "
+    "measured) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
 // Schema 1-10's layout, written only into files a test made with an older
 // migration list (storage/migrations_test.cc makes its old files this way).
 constexpr char kInsertSampleBefore11[] =
@@ -48,42 +46,6 @@ constexpr int64_t kMaxChunkPoints = 65536;
 // hundred bytes, so a few MiB at most).
 constexpr size_t kMaxCachedKinds = 8192;
 
-// A sample's params are stored as the serialization of a Sample holding only
-// `params`; parsing that blob into the output Sample restores them. Written
-// by hand (map entry = {1: key, 2: value}) in sorted key order so equal maps
-// give equal bytes without copying the map into a carrier message.
-void SerializeParams(const google::protobuf::Map<std::string, std::string>& params,
-                     std::string& out) {
-  out.clear();
-  if (params.empty()) return;
-  std::vector<const google::protobuf::Map<std::string, std::string>::value_type*>
-      entries;
-  entries.reserve(params.size());
-  for (const auto& entry : params) entries.push_back(&entry);
-  std::sort(entries.begin(), entries.end(),
-            [](const auto* a, const auto* b) { return a->first < b->first; });
-  google::protobuf::io::StringOutputStream raw(&out);
-  google::protobuf::io::CodedOutputStream coded(&raw);
-  constexpr uint32_t kLengthDelimited = 2;
-  for (const auto* entry : entries) {
-    const size_t entry_size =
-        1 + google::protobuf::io::CodedOutputStream::VarintSize32(
-                static_cast<uint32_t>(entry->first.size())) +
-        entry->first.size() + 1 +
-        google::protobuf::io::CodedOutputStream::VarintSize32(
-            static_cast<uint32_t>(entry->second.size())) +
-        entry->second.size();
-    coded.WriteTag((v1::Sample::kParamsFieldNumber << 3) | kLengthDelimited);
-    coded.WriteVarint32(static_cast<uint32_t>(entry_size));
-    coded.WriteTag((1 << 3) | kLengthDelimited);
-    coded.WriteVarint32(static_cast<uint32_t>(entry->first.size()));
-    coded.WriteRaw(entry->first.data(), static_cast<int>(entry->first.size()));
-    coded.WriteTag((2 << 3) | kLengthDelimited);
-    coded.WriteVarint32(static_cast<uint32_t>(entry->second.size()));
-    coded.WriteRaw(entry->second.data(), static_cast<int>(entry->second.size()));
-  }
-}
-
 }  // namespace
 
 void SqliteStore::PendingPoints::Add(absl::string_view point, int64_t time_ms) {
@@ -99,7 +61,7 @@ void SqliteStore::PendingPoints::Add(absl::string_view point, int64_t time_ms) {
 
 absl::Status SqliteStore::InsertSampleLocked(Statement& insert,
                                              const v1::Sample& sample,
-                                             std::string& params_buffer,
+                                             SplitParams& params,
                                              PendingPoints& points,
                                              int& inserted) {
   if (sample.id().empty()) {
@@ -123,22 +85,30 @@ absl::Status SqliteStore::InsertSampleLocked(Statement& insert,
   }
   FLEETBENCH_ASSIGN_OR_RETURN(int64_t metric_id,
                               MetricIdLocked(sample.metric(), true));
-  SerializeParams(sample.params(), params_buffer);
-
   if (compact_samples_) {
+    // The numbers among the params stay with the sample (sample_params.h).
+    SplitSampleParams(sample.params(), params);
     FLEETBENCH_ASSIGN_OR_RETURN(
-        int64_t kind, SampleKindLocked(sample.benchmark(), sample.unit(), params_buffer));
+        const SampleKind* kind,
+        SampleKindLocked(sample.benchmark(), sample.unit(), params.kind_params,
+                         params.measured_keys, params.measured_values));
     const StoredSampleId id(sample.id());
     insert.BindAll(*run_key, *node_id, metric_id, sample.time_unix_ms());
     id.BindTo(insert, 5);
-    insert.Bind(6, kind);
+    insert.Bind(6, kind->id);
     insert.Bind(7, sample.value());
+    // Only what differs from the kind's default (sample_params.h).
+    measured_ = MeasuredDifference(params.measured_values, kind->measured_default);
+    std::optional<absl::string_view> measured;
+    if (!measured_.empty()) measured = measured_;
+    insert.Bind(8, measured);
   } else {
     // No params were stored as NULL, not as an empty blob.
-    std::optional<SqlBlob> params;
-    if (!params_buffer.empty()) params = SqlBlob{params_buffer};
+    SerializeParams(sample.params(), params.kind_params);
+    std::optional<SqlBlob> blob;
+    if (!params.kind_params.empty()) blob = SqlBlob{params.kind_params};
     insert.BindAll(sample.id(), *run_key, *node_id, metric_id, sample.benchmark(),
-                   sample.value(), sample.unit(), params, sample.time_unix_ms());
+                   sample.value(), sample.unit(), blob, sample.time_unix_ms());
   }
   FLEETBENCH_RETURN_IF_ERROR(insert.Run("storing sample"));
   const int changed = insert.Changes();
@@ -153,39 +123,42 @@ absl::Status SqliteStore::InsertSampleLocked(Statement& insert,
   return absl::OkStatus();
 }
 
-absl::StatusOr<int64_t> SqliteStore::SampleKindLocked(const std::string& benchmark,
-                                                      const std::string& unit,
-                                                      const std::string& params) {
-  // Lengths first, so no two triples join to the same key.
+absl::StatusOr<const SqliteStore::SampleKind*> SqliteStore::SampleKindLocked(
+    const std::string& benchmark, const std::string& unit, const std::string& params,
+    const std::string& measured_keys, const std::string& measured_values) {
+  // Lengths first, so no two tuples join to the same key.
   kind_key_.clear();
-  absl::StrAppend(&kind_key_, benchmark.size(), ":", unit.size(), ":", benchmark, unit,
-                  params);
-  if (auto it = sample_kinds_.find(kind_key_); it != sample_kinds_.end()) return it->second;
+  absl::StrAppend(&kind_key_, benchmark.size(), ":", unit.size(), ":", params.size(), ":",
+                  benchmark, unit, params, measured_keys);
+  if (auto it = sample_kinds_.find(kind_key_); it != sample_kinds_.end()) return &it->second;
   const SqlBlob params_blob{params};
-  int64_t id = 0;
+  const SqlBlob keys_blob{measured_keys};
+  SampleKind kind;
   {
     FLEETBENCH_ASSIGN_OR_RETURN(
-        Statement s, Prepare("SELECT id FROM sample_kinds "
-                             "WHERE benchmark = ?1 AND unit = ?2 AND params = ?3"));
-    s.BindAll(benchmark, unit, params_blob);
+        Statement s, Prepare("SELECT id, measured_default FROM sample_kinds WHERE "
+                             "benchmark = ?1 AND unit = ?2 AND params = ?3 AND "
+                             "measured_keys = ?4"));
+    s.BindAll(benchmark, unit, params_blob, keys_blob);
     FLEETBENCH_ASSIGN_OR_RETURN(bool row, s.Step("looking up a sample kind"));
-    if (row) id = s.Int(0);
+    if (row) kind = {s.Int(0), s.Text(1)};
     s.Reset();
   }
-  if (id == 0) {
+  if (kind.id == 0) {
+    // A new kind's default is its first sample's measured values.
     FLEETBENCH_ASSIGN_OR_RETURN(
-        Statement s, Prepare("INSERT INTO sample_kinds(benchmark, unit, params) "
-                             "VALUES (?1, ?2, ?3) RETURNING id"));
-    s.BindAll(benchmark, unit, params_blob);
+        Statement s, Prepare("INSERT INTO sample_kinds(benchmark, unit, params, "
+                             "measured_keys, measured_default) VALUES (?1, ?2, ?3, ?4, ?5) "
+                             "RETURNING id"));
+    s.BindAll(benchmark, unit, params_blob, keys_blob, absl::string_view(measured_values));
     FLEETBENCH_ASSIGN_OR_RETURN(bool row, s.Step("adding a sample kind"));
     if (!row) return absl::InternalError("adding a sample kind returned no id");
-    id = s.Int(0);
+    kind = {s.Int(0), measured_values};
   }
-  // Bounded: some plugins put per-run statistics in their params, so their
-  // kinds are as many as their samples; the cache keeps the recent ones.
+  // Bounded: a plugin whose text params change with every sample makes a
+  // kind per sample; the cache keeps the recent ones.
   if (sample_kinds_.size() >= kMaxCachedKinds) sample_kinds_.clear();
-  sample_kinds_.emplace(kind_key_, id);
-  return id;
+  return &sample_kinds_.emplace(kind_key_, std::move(kind)).first->second;
 }
 
 absl::Status SqliteStore::StagePointsLocked(const PendingPoints& points) {
@@ -292,7 +265,7 @@ absl::StatusOr<int> SqliteStore::CommitReports(
     const std::vector<ReportWrite>& reports) {
   absl::MutexLock lock(&mu_);
   int inserted = 0;
-  std::string params_buffer;
+  SplitParams params;
   PendingPoints points;
   absl::Status status = InTransaction(TxnKind::kWrite, [&]() -> absl::Status {
     FLEETBENCH_ASSIGN_OR_RETURN(
@@ -300,7 +273,7 @@ absl::StatusOr<int> SqliteStore::CommitReports(
     for (const ReportWrite& report : reports) {
       for (const v1::Sample& sample : report.samples) {
         FLEETBENCH_RETURN_IF_ERROR(InsertSampleLocked(
-            insert, sample, params_buffer, points, inserted));
+            insert, sample, params, points, inserted));
       }
       if (report.task != nullptr) {
         FLEETBENCH_RETURN_IF_ERROR(UpdateTaskLocked(*report.task));

@@ -40,6 +40,7 @@
 #include "absl/time/time.h"
 #include "storage/migrations.h"
 #include "storage/ranking_points.h"
+#include "storage/sample_params.h"
 #include "storage/sqlite_statement.h"
 #include "storage/store.h"
 
@@ -240,14 +241,23 @@ class SqliteStore final : public Store {
   // Inserts the sample unless it is stored; adds its ranking point to
   // `points` when it was new.
   absl::Status InsertSampleLocked(Statement& insert, const v1::Sample& sample,
-                                  std::string& params_buffer,
+                                  SplitParams& params,
                                   PendingPoints& points, int& inserted)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // The sample_kinds id of (benchmark, unit, serialized params), added when
-  // new.
-  absl::StatusOr<int64_t> SampleKindLocked(const std::string& benchmark,
-                                           const std::string& unit,
-                                           const std::string& params)
+  // A row of sample_kinds: its id and the measured values its samples
+  // store as NULL.
+  struct SampleKind {
+    int64_t id = 0;
+    std::string measured_default;
+  };
+  // The kind of (benchmark, unit, kind params, measured keys) in their
+  // stored forms (storage/sample_params.h), added when new with
+  // `measured_values` as its default. Valid until the next call.
+  absl::StatusOr<const SampleKind*> SampleKindLocked(const std::string& benchmark,
+                                                     const std::string& unit,
+                                                     const std::string& params,
+                                                     const std::string& measured_keys,
+                                                     const std::string& measured_values)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Appends a commit's points to recent_points, and folds recent_points into
   // per-metric chunks once they have grown past the thresholds.
@@ -319,19 +329,22 @@ class SqliteStore final : public Store {
   absl::flat_hash_map<std::string, int64_t> run_keys_ ABSL_GUARDED_BY(mu_);
   absl::node_hash_map<int64_t, std::string> run_ids_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, int64_t> metric_ids_ ABSL_GUARDED_BY(mu_);
-  // (benchmark, unit, params) -> sample_kinds id; the key is the three
-  // joined with their lengths, built in kind_key_.
-  absl::flat_hash_map<std::string, int64_t> sample_kinds_ ABSL_GUARDED_BY(mu_);
+  // (benchmark, unit, params, measured keys) -> sample_kinds id; the key is
+  // the four joined with their lengths, built in kind_key_.
+  absl::flat_hash_map<std::string, SampleKind> sample_kinds_ ABSL_GUARDED_BY(mu_);
   std::string kind_key_ ABSL_GUARDED_BY(mu_);
+  // A sample's stored measured values, bound until its insert has run.
+  std::string measured_ ABSL_GUARDED_BY(mu_);
   // Size of recent_points; -1 when not known (read on next use).
   int64_t recent_points_ ABSL_GUARDED_BY(mu_) = -1;
   int64_t recent_rows_ ABSL_GUARDED_BY(mu_) = -1;
   // Whether the schema has metric_day_summaries (a test's older migration
   // list may not); set by BuildPendingDaySummaries.
   bool has_day_summaries_ ABSL_GUARDED_BY(mu_) = false;
-  // Whether samples has schema 11's compact layout (with sample_kinds);
-  // false only under a test's older migration list, whose files the ingest
-  // path then writes in the old layout. Set by ReadSamplesLayout.
+  // Whether samples has the compact layout (sample_kinds, measured values;
+  // schema 12); false only under a test's older migration list, whose files
+  // the ingest path then writes in the layout before schema 11. Set by
+  // ReadSamplesLayout, which refuses schema 11 itself.
   bool compact_samples_ ABSL_GUARDED_BY(mu_) = false;
 };
 
