@@ -155,6 +155,7 @@ TEST(NetParamsTest, BadValuesNameTheParameter) {
 TEST(NetSamplesTest, MetricsUnitsAndParams) {
   NetConfig config;
   config.peer = "10.0.0.2:4000";
+  config.peer_address = {"10.0.0.2", 4000};
   config.peer_node = "b";
   config.streams = 4;
   config.duration_s = 10;
@@ -195,7 +196,8 @@ TEST(NetSamplesTest, MetricsUnitsAndParams) {
   EXPECT_EQ(fwd.at("streams"), "4");
   EXPECT_EQ(fwd.at("duration_s"), "10");
   EXPECT_EQ(fwd.at("warmup_s"), "2");
-  EXPECT_EQ(fwd.at("peer"), "10.0.0.2:4000");
+  EXPECT_EQ(fwd.at("peer"), "10.0.0.2");
+  EXPECT_EQ(fwd.at("peer_port"), "4000");
   EXPECT_EQ(fwd.at("peer_node"), "b");
   EXPECT_EQ(fwd.at("direction"), "forward");
   EXPECT_FALSE(fwd.at("method").empty());

@@ -202,6 +202,8 @@ TEST(RdmaSamplesTest, NamesUnitsAndParams) {
     }
     EXPECT_EQ(s.params().at("device"), "mlx5_0");
     EXPECT_EQ(s.params().at("peer_node"), "b");
+    EXPECT_EQ(s.params().at("peer"), "10.0.0.2");
+    EXPECT_EQ(s.params().at("peer_port"), "7000");
   }
   EXPECT_EQ(samples[0].params().at("size"), "65536");
   EXPECT_EQ(samples[0].params().at("iterations"), "5000");
