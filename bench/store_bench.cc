@@ -7,6 +7,8 @@
 // FLEETBENCH_STORAGE_BENCH_NODES and _RUNS size the ranking data set
 // (default 1000 x 1000 = 1,000,000 samples of one metric, 1000 per commit);
 // FLEETBENCH_STORAGE_BENCH_SCHEMA=10 writes schema 10's samples layout;
+// FLEETBENCH_STORAGE_BENCH_STATISTICS=1 gives each sample the real gemm
+// plugin's per-run statistics as params;
 // FLEETBENCH_STORAGE_BENCH_KEEP=FILE keeps the history file there.
 // Files go to the gtest temp dir (TEST_TMPDIR or /tmp).
 #include <stdlib.h>
@@ -141,8 +143,26 @@ v1::Sample BenchSample(const std::string& run_id, int node, const std::string& m
   s.set_metric(metric);
   s.set_value(value);
   s.set_unit("tflops");
-  (*s.mutable_params())["size"] = "4096";
-  (*s.mutable_params())["dtype"] = "fp32";
+  auto& p = *s.mutable_params();
+  p["size"] = "4096";
+  p["dtype"] = "fp32";
+  // FLEETBENCH_STORAGE_BENCH_STATISTICS=1: the params the real gemm plugin
+  // sends (agent/benchmarks/sample_summary.cc), its spread new in every
+  // sample, which schema 12 keeps with the sample.
+  static const bool statistics = EnvInt("FLEETBENCH_STORAGE_BENCH_STATISTICS", 0) != 0;
+  if (statistics) {
+    p["blas"] = "OpenBLAS 0.3.21 NO_LAPACKE DYNAMIC_ARCH NO_AFFINITY Haswell MAX_THREADS=64";
+    p["method"] = "openblas cblas_?gemm, median of timed runs after warm-up";
+    p["transa"] = "N";
+    p["transb"] = "N";
+    p["warmup_runs"] = "1";
+    p["runs"] = absl::StrCat(6 + node % 7);
+    p["min_tflops"] = absl::StrCat(value - 0.0123);
+    p["max_tflops"] = absl::StrCat(value + 0.0071);
+    p["p10_tflops"] = absl::StrCat(value - 0.0091);
+    p["p90_tflops"] = absl::StrCat(value + 0.0043);
+    p["spread"] = absl::StrCat(0.01 + 0.00001 * (node % 4099));
+  }
   s.set_time_unix_ms(absl::ToUnixMillis(when));
   return s;
 }
