@@ -23,6 +23,15 @@
 #               and the summary gives fio/fio beside fleetbench/fio: how far
 #               fio disagrees with itself on this disk at the same moment.
 #               0: skip it.
+#   CPUS [empty]  a taskset CPU list (e.g. 1) that both tools run on; empty:
+#               wherever the scheduler puts them. At iodepth=1 the latency of
+#               every I/O depends on whether the submitting thread sits on the
+#               CPU that takes the disk's completion interrupt: on this
+#               2-vCPU VM (virtio-blk, one queue, its IRQ on CPU1) a thread on
+#               CPU0 sees 1.5x the write p50 and 0.8x the IOPS of one on CPU1,
+#               for fio and the plugin alike, and the scheduler picks per run.
+#               Unpinned, a depth-1 ratio compares two placements, not two
+#               tools (docs/benchmarks.md, "fsync'd 4 KiB writes").
 #   ROUNDS [1]  each round runs every case once with each tool; the order
 #               (ours first or fio first) alternates between rounds, and the
 #               summary gives the median, min and max over rounds of the
@@ -54,6 +63,9 @@ iodepth=${IODEPTH:-}
 cases=${CASES:-${WORKLOADS:-seq_read seq_write rand_read_4k rand_write_4k}}
 rounds=${ROUNDS:-1}
 control=${CONTROL:-1}
+cpus=${CPUS:-}
+pin=()
+[[ -n $cpus ]] && pin=(taskset -c "$cpus")
 
 for tool in fio jq; do
   command -v "$tool" >/dev/null || { echo "$0: needs $tool" >&2; exit 2; }
@@ -68,6 +80,14 @@ echo "# $(date -u +%Y-%m-%dT%H:%MZ) $(uname -r) $(fio --version) load $(cut -d' 
 echo "# scratch $dir ($(findmnt -no FSTYPE,SOURCE -T "$dir" 2>/dev/null || echo '?'))"
 echo "# file ${file_mib} MiB, ramp ${ramp} s, runtime ${runtime} s, jobs ${jobs}, iodepth ${iodepth:-per case}"
 [[ $control == 1 ]] && echo "# CONTROL: each round also runs fio a second time (fio/fio column)"
+echo "# CPUs: ${cpus:-unpinned}$([[ -n $cpus ]] && echo " (both tools under taskset -c $cpus)")"
+for irq in /proc/irq/*/effective_affinity_list; do
+  d=${irq%/effective_affinity_list}
+  # The block device's completion interrupts and the CPUs that take them.
+  if ls "$d" 2>/dev/null | grep -Eq '^virtio[0-9]+-req|^nvme[0-9]+q[0-9]+'; then
+    echo "# disk IRQ $(basename "$d") ($(ls "$d" | grep -E 'virtio|nvme' | head -1)) on CPU $(cat "$irq")"
+  fi
+done
 
 fill=(fio --name=fill --filename="$fio_file" --rw=write --bs=1M
       --size="${file_mib}M" --direct=1 --ioengine=io_uring --iodepth=8
@@ -143,8 +163,8 @@ run_ours() {  # case out.json
       ;;
     *) while read -r kv; do args+=("$kv"); done < <(case_options "$1") ;;
   esac
-  echo "\$ $cli ${args[*]}" >&2
-  "$cli" "${args[@]}" 2>/dev/null | jq -s . >"$2"
+  echo "\$ ${pin[*]} $cli ${args[*]}" >&2
+  "${pin[@]}" "$cli" "${args[@]}" 2>/dev/null | jq -s . >"$2"
 }
 
 run_fio() {  # case out.json
@@ -156,9 +176,9 @@ run_fio() {  # case out.json
   while read -r kv; do cmd+=("--$kv"); done < <(case_options "$1")
   ((jobs > 1)) && cmd+=(--offset_increment="${region_mib}M")
   [[ " ${cmd[*]} " == *" --rw=rand"* ]] && cmd+=(--norandommap --randrepeat=0)
-  echo "\$ ${cmd[*]}" >&2
+  echo "\$ ${pin[*]} ${cmd[*]}" >&2
   refill_fio_file
-  "${cmd[@]}" >"$2"
+  "${pin[@]}" "${cmd[@]}" >"$2"
   # The plugin removes its file as soon as it is done, and on a disk
   # mounted with -o discard the freed blocks go back to the host then; fio's
   # file goes the same way at the same point, so that every run starts
