@@ -11,8 +11,9 @@ set -euo pipefail
 rounds=$1; IFS='|' read -r -a variants <<<"$2"
 dir=/var/tmp/fsync-scratch; f=$dir/ab.dat; mib=${FILE_MIB:-512}
 here=$(dirname "$(realpath "$0")")
-AB=${AB:-/work/wt-fsync/bin_fsync_ab}
-CLI=${CLI:-/work/wt-fsync/bin/host_bench_cli}
+# AB: fsync_ab built as its header says; CLI: a build's host_bench_cli.
+AB=${AB:-$here/fsync_ab}
+CLI=${CLI:-$here/../../build/agent/benchmarks/host/host_bench_cli}
 refill() {
   rm -f "$f"; fallocate -l ${mib}MiB "$f"
   fio --name=fill --filename="$f" --rw=write --bs=1M --size=${mib}M --direct=1 --ioengine=io_uring --iodepth=8 --end_fsync=1 --output-format=terse >/dev/null
