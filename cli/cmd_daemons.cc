@@ -147,6 +147,9 @@ int ControllerCommand(const Argv& argv) {
        "another name or address clients dial, for the server certificate (repeatable)"},
       {"node-cert-validity", true, false,
        "how long a node certificate lasts, 20s to 397d; nodes renew at 2/3 (default 90d)"},
+      {"verify-inline-mib", true, false,
+       "check (quick_check) a history up to this many MiB before serving, a larger one "
+       "beside serving; damage found then stops the writes (default 1024; 0: always beside)"},
   };
   auto args = ParseArgs(argv, flags);
   if (!args.ok()) return Usage("controller", std::string(args.status().message()), flags);
@@ -202,6 +205,15 @@ int ControllerCommand(const Argv& argv) {
       return Usage("controller", "--schedule-grace wants a duration like 1h or 30m, or 0", flags);
     }
     options.fleet.schedule_grace = d;
+  }
+  if (args->Has("verify-inline-mib")) {
+    int64_t mib = 0;
+    if (!absl::SimpleAtoi(args->Get("verify-inline-mib"), &mib) || mib < 0 ||
+        mib > (int64_t{1} << 30)) {
+      return Usage("controller", "--verify-inline-mib wants a whole number of MiB, 0 to 2^30",
+                   flags);
+    }
+    options.verify_inline_max_bytes = mib << 20;
   }
   if (args->Has("retain-days")) {
     int days = 0;

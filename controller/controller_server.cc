@@ -1,8 +1,12 @@
 #include "controller/controller_server.h"
 
+#include <cstdint>
 #include <filesystem>
+#include <string>
+#include <system_error>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
 #include "common/logging.h"
 #include "common/pem_files.h"
 #include "common/wire_limits.h"
@@ -35,6 +39,30 @@ absl::StatusOr<std::unique_ptr<ControllerServer>> ControllerServer::Start(
   // A damaged file is refused at start (issue 9), not served as a smaller
   // history.
   sqlite.verify_on_open = true;
+  // A large one is checked beside serving: a restart should not wait
+  // minutes for a read of the whole file. What the check finds is logged;
+  // damage also stops the writes, which `nodes` and /metrics then show as
+  // the store failing (docs/storage.md, Checks at open).
+  sqlite.verify_inline_max_bytes = options.verify_inline_max_bytes;
+  const std::string db_path = options.db_path;
+  sqlite.on_verified = [db_path](const absl::Status& status, absl::Duration took) {
+    if (status.ok()) {
+      LOG(INFO) << "history " << db_path << " checked beside serving: ok ("
+                << absl::FormatDuration(absl::Trunc(took, absl::Milliseconds(1))) << ")";
+    } else if (status.code() == absl::StatusCode::kDataLoss) {
+      LOG(ERROR) << status.message() << "; writes are refused from now on";
+    } else {
+      LOG(WARNING) << "history " << db_path << " could not be checked: " << status.message();
+    }
+  };
+  std::error_code no_size;
+  const uintmax_t db_bytes = std::filesystem::file_size(options.db_path, no_size);
+  if (!no_size && options.verify_inline_max_bytes >= 0 &&
+      static_cast<int64_t>(db_bytes) > options.verify_inline_max_bytes) {
+    LOG(INFO) << "history " << options.db_path << " is larger than "
+              << (options.verify_inline_max_bytes >> 20)
+              << " MiB: checking it beside serving (unless a schema step is pending)";
+  }
   auto store = storage::OpenSqliteStore(sqlite);
   if (!store.ok()) return store.status();
   server->store_ = std::move(*store);

@@ -52,6 +52,10 @@ struct ControllerOptions {
   std::vector<std::string> tls_sans;  // names clients dial, beyond the defaults
   // How long an enrolled node's certificate is valid.
   absl::Duration node_cert_validity = absl::Hours(24 * 90);
+  // A history file up to this size is checked (quick_check) before serving;
+  // a larger one beside serving, and a damage found then stops its writes
+  // (storage::SqliteOptions::verify_inline_max_bytes; docs/storage.md).
+  int64_t verify_inline_max_bytes = int64_t{1} << 30;
 };
 
 class ControllerServer {

@@ -20,6 +20,7 @@
 #include "storage/sqlite_sample_ids.h"
 #include "storage/sqlite_statement.h"
 #include "storage/sqlite_store_impl.h"
+#include "storage/sqlite_verify.h"
 #include "storage/store.h"
 
 namespace fleetbench::storage {
@@ -86,31 +87,11 @@ absl::Status RefuseEmptyFile(const std::string& path) {
       "file or name one that does not exist"));
 }
 
-// DATA_LOSS saying that `path` is corrupt, quoting what SQLite found.
-absl::Status CorruptError(const std::string& path, absl::string_view found) {
-  return absl::DataLossError(absl::StrCat(
-      "database ", path, " is corrupt (", found,
-      "); restore it from a backup, or salvage what is readable with `sqlite3 ", path,
-      " .recover`"));
-}
-
-// PRAGMA quick_check: the b-trees and their pages are well formed (not the
-// contents of each blob). DATA_LOSS quoting what SQLite found.
-absl::Status QuickCheck(sqlite3* db, const std::string& path) {
-  const std::string what = absl::StrCat("checking ", path);
-  FLEETBENCH_ASSIGN_OR_RETURN(
-      Statement s, Statement::PrepareOnce(db, "PRAGMA quick_check(5)", what));
-  std::vector<std::string> problems;
-  while (true) {
-    absl::StatusOr<bool> row = s.Step(what);
-    if (!row.ok()) {
-      return CorruptError(path, absl::StrCat("quick_check: ", row.status().message()));
-    }
-    if (!*row) break;
-    if (s.Text(0) != "ok") problems.push_back(s.Text(0));
-  }
-  if (problems.empty()) return absl::OkStatus();
-  return CorruptError(path, absl::StrCat("quick_check: ", absl::StrJoin(problems, "; ")));
+// The main file's size in bytes; 0 when it cannot be read (a new file).
+int64_t FileBytes(const std::string& path) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0) return 0;
+  return static_cast<int64_t>(st.st_size);
 }
 
 absl::Status CheckMigrationList(const std::vector<SchemaMigration>& migrations) {
@@ -237,8 +218,20 @@ absl::StatusOr<std::unique_ptr<Store>> Open(
   if (status.code() == absl::StatusCode::kDataLoss) {
     status = CorruptError(options.path, status.message());
   }
-  // Checked before migrating: a corrupt file is not written to.
-  if (status.ok() && options.verify_on_open) status = QuickCheck(db, options.path);
+  // Checked before migrating: a corrupt file is not written to. A large
+  // file with no schema step pending is checked beside serving instead
+  // (sqlite_verify.h): its first writes go in before the check has read
+  // every page, a risk taken for a start in seconds rather than minutes.
+  bool verify_later = false;
+  if (status.ok() && options.verify_on_open) {
+    absl::StatusOr<int64_t> version =
+        QueryInt(db, "PRAGMA user_version", absl::StrCat("reading ", options.path));
+    if (!version.ok()) status = version.status();
+    verify_later = version.ok() && *version == migrations.back().version &&
+                   options.verify_inline_max_bytes >= 0 &&
+                   FileBytes(options.path) > options.verify_inline_max_bytes;
+    if (status.ok() && !verify_later) status = QuickCheck(db, options.path);
+  }
   if (status.ok()) status = Migrate(db, options.path, migrations);
   if (status.ok() && options.max_page_count > 0) {
     status = Exec(db,
@@ -252,6 +245,7 @@ absl::StatusOr<std::unique_ptr<Store>> Open(
   auto store = std::make_unique<SqliteStore>(db, options.path);
   FLEETBENCH_RETURN_IF_ERROR(store->ReadSamplesLayout());
   FLEETBENCH_RETURN_IF_ERROR(store->BuildPendingDaySummaries());
+  if (verify_later) store->VerifyInBackground(options.on_verified);
   return store;
 }
 

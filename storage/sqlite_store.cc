@@ -4,6 +4,8 @@
 #include <sqlite3.h>
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -21,6 +23,7 @@
 #include "storage/ranking_points.h"
 #include "storage/sqlite_statement.h"
 #include "storage/sqlite_store_impl.h"
+#include "storage/sqlite_verify.h"
 
 namespace fleetbench::storage {
 
@@ -28,6 +31,8 @@ SqliteStore::SqliteStore(sqlite3* db, std::string path)
     : db_(db), path_(std::move(path)), statements_(db) {}
 
 SqliteStore::~SqliteStore() {
+  // Before the lock: a check that is ending may be waiting for it.
+  verifier_.reset();
   absl::MutexLock lock(&mu_);
   statements_.Clear();  // SQLite closes no connection with statements left
   sqlite3_close(db_);
@@ -46,6 +51,7 @@ void SqliteStore::ForgetCaches() {
 
 absl::Status SqliteStore::InTransaction(TxnKind kind,
                                         absl::FunctionRef<absl::Status()> body) {
+  if (kind == TxnKind::kWrite && !damaged_.ok()) return damaged_;
   const absl::string_view begin =
       kind == TxnKind::kWrite ? "BEGIN IMMEDIATE" : "BEGIN";
   FLEETBENCH_RETURN_IF_ERROR(RunCached(begin, begin));
@@ -189,6 +195,22 @@ absl::Status SqliteStore::CheckIntegrity() {
   if (problems.empty()) return absl::OkStatus();
   return absl::DataLossError(absl::StrCat(path_, " failed its integrity check: ",
                                           absl::StrJoin(problems, "; ")));
+}
+
+void SqliteStore::VerifyInBackground(
+    std::function<void(const absl::Status&, absl::Duration)> done) {
+  verifier_ = std::make_unique<HistoryVerifier>(
+      path_, [this, done = std::move(done)](const absl::Status& status, absl::Duration took) {
+        if (status.code() == absl::StatusCode::kDataLoss) MarkDamaged(status);
+        if (done) done(status, took);
+      });
+}
+
+void SqliteStore::MarkDamaged(const absl::Status& damage) {
+  absl::MutexLock lock(&mu_);
+  damaged_ = damage;
+  // Best effort: damaged_ already refuses the store's write paths.
+  (void)Exec(db_, "PRAGMA query_only = ON", "refusing writes to a damaged history");
 }
 
 }  // namespace fleetbench::storage

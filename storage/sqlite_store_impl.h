@@ -42,6 +42,7 @@
 #include "storage/ranking_points.h"
 #include "storage/sample_params.h"
 #include "storage/sqlite_statement.h"
+#include "storage/sqlite_verify.h"
 #include "storage/store.h"
 
 // sqlite3.h stays inside the storage/sqlite_*.cc files.
@@ -114,6 +115,10 @@ class SqliteStore final : public Store {
   // Reads which samples layout the file has (a test's older migration list
   // may stop before schema 11); OpenSqliteStore calls it.
   absl::Status ReadSamplesLayout();
+  // Checks the file beside serving (storage/sqlite_verify.h); damage found
+  // makes every later write fail (MarkDamaged). `done` as
+  // SqliteOptions::on_verified. OpenSqliteStore calls it for a large file.
+  void VerifyInBackground(std::function<void(const absl::Status&, absl::Duration)> done);
   absl::StatusOr<int64_t> CountSamples() override;
   absl::Status CheckIntegrity() override;
   absl::Status BackupTo(const std::string& dest_path, int pages_per_step) override;
@@ -185,6 +190,7 @@ class SqliteStore final : public Store {
   absl::StatusOr<int> RowsChangedBy(absl::string_view sql, absl::string_view what,
                                     const Args&... args)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (!damaged_.ok()) return damaged_;
     absl::StatusOr<Statement> s = Prepare(sql);
     if (!s.ok()) return s.status();
     s->BindAll(args...);
@@ -192,6 +198,10 @@ class SqliteStore final : public Store {
     return s->Changes();
   }
   void ForgetCaches() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // From the background check: `damage` (DATA_LOSS) is every later write's
+  // answer, and the connection becomes query_only, so that a write path
+  // that does not ask damaged_ is refused by SQLite too.
+  void MarkDamaged(const absl::Status& damage) ABSL_LOCKS_EXCLUDED(mu_);
 
   // One cached name -> key lookup through `sql` (?1 the name, one integer
   // column); nullopt when there is no such row. `what` labels the step.
@@ -322,6 +332,8 @@ class SqliteStore final : public Store {
   absl::Mutex mu_;
   sqlite3* const db_;
   const std::string path_;
+  // OK until a background check finds the file damaged.
+  absl::Status damaged_ ABSL_GUARDED_BY(mu_);
   StatementCache statements_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, int64_t> node_ids_ ABSL_GUARDED_BY(mu_);
   // node_hash_map: readers hold pointers to the names across insertions.
@@ -346,6 +358,9 @@ class SqliteStore final : public Store {
   // the ingest path then writes in the layout before schema 11. Set by
   // ReadSamplesLayout, which refuses schema 11 itself.
   bool compact_samples_ ABSL_GUARDED_BY(mu_) = false;
+  // The background check, if one was started; stopped first on destruction
+  // (it calls MarkDamaged).
+  std::unique_ptr<HistoryVerifier> verifier_;
 };
 
 }  // namespace fleetbench::storage

@@ -23,6 +23,7 @@
 #define FLEETBENCH_STORAGE_STORE_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -480,6 +481,17 @@ struct SqliteOptions {
   // that fails it (DATA_LOSS quoting SQLite). Reads the whole file: the
   // controller sets it at start; tools and tests that reopen often need not.
   bool verify_on_open = false;
+  // With verify_on_open, a file larger than this with no schema step
+  // pending is checked in the background instead (storage/sqlite_verify.h):
+  // the open returns at once, and if the check finds damage every later
+  // write fails with its DATA_LOSS while reads go on. 0: always in the
+  // background; negative: never.
+  int64_t verify_inline_max_bytes = int64_t{1} << 30;
+  // Called once, from the checking thread, when a background check ends:
+  // OK, DATA_LOSS (the file is damaged), or another error (it could not be
+  // checked), and how long it took. Not called when the store is closed
+  // first.
+  std::function<void(const absl::Status&, absl::Duration)> on_verified = nullptr;
 };
 
 // Opens (creating if needed) the SQLite file and applies pending schema

@@ -1,6 +1,7 @@
 // Damaged history files (issue 9): an emptied file, pages overwritten on
 // disk, a ranking chunk whose bytes changed. Each must be refused or fail
 // loudly, never read as a smaller history.
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
@@ -13,7 +14,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/synchronization/notification.h"
 #include "gtest/gtest.h"
+#include "storage/migrations.h"
 #include "storage/store.h"
 #include "storage/store_test_util.h"
 
@@ -100,6 +103,123 @@ TEST(StoreCorruptionTest, OverwrittenPagesAreRefusedAtOpenByQuickCheck) {
   EXPECT_EQ(store.status().code(), absl::StatusCode::kDataLoss) << store.status();
   EXPECT_NE(store.status().message().find("is corrupt"), std::string::npos) << store.status();
   EXPECT_NE(store.status().message().find(".recover"), std::string::npos) << store.status();
+}
+
+// Overwrites `pages` pages of b-tree in the file, as a bad sector or a
+// stray write leaves them; `at` picks each page (0..1 of the file).
+void DamagePages(const std::string& path, std::vector<double> at) {
+  std::string bytes = ReadAll(path);
+  constexpr size_t kPage = 8192;
+  const size_t pages = bytes.size() / kPage;
+  ASSERT_GT(pages, 8u);
+  for (double where : at) {
+    const size_t page = std::max<size_t>(1, static_cast<size_t>(where * pages));
+    for (size_t i = 0; i < kPage; ++i) bytes[page * kPage + i] = static_cast<char>(0xA5 ^ i);
+  }
+  WriteAll(path, bytes);
+}
+
+// The background check's answer, when it comes.
+struct Verified {
+  absl::Notification done;
+  absl::Status status;
+  absl::Duration took;
+};
+
+absl::StatusOr<std::unique_ptr<Store>> OpenCheckedBeside(const std::string& path,
+                                                         Verified& verified) {
+  SqliteOptions options;
+  options.path = path;
+  options.verify_on_open = true;
+  options.verify_inline_max_bytes = 0;  // every file counts as large
+  options.on_verified = [&verified](const absl::Status& status, absl::Duration took) {
+    verified.status = status;
+    verified.took = took;
+    verified.done.Notify();
+  };
+  return OpenSqliteStore(options);
+}
+
+TEST(StoreCorruptionTest, ALargeHistoryIsCheckedBesideServingAndDamageRefusesLaterWrites) {
+  TempDir dir;
+  const std::string path = dir.File("history.db");
+  ASSERT_NO_FATAL_FAILURE(FillThreeNodes(path));
+  ASSERT_NO_FATAL_FAILURE(DamagePages(path, {0.5}));
+  // Opened at once (a 16.9 GB file would be read for minutes first) ...
+  Verified verified;
+  auto store = OpenCheckedBeside(path, verified);
+  ASSERT_TRUE(store.ok()) << store.status();
+  // ... and the check that ends beside it finds the damage.
+  verified.done.WaitForNotification();
+  EXPECT_EQ(verified.status.code(), absl::StatusCode::kDataLoss) << verified.status;
+  EXPECT_NE(verified.status.message().find("is corrupt"), std::string::npos) << verified.status;
+  // From then on nothing is written to it, through any write path, and
+  // each says why; reads go on.
+  Store& s = **store;
+  Store::ReportWrite w;
+  w.samples.push_back(MakeSample("late", "r1", "n1", kMetric, 1, absl::ToUnixMillis(kT0)));
+  auto committed = s.CommitReports({w});
+  ASSERT_FALSE(committed.ok());
+  EXPECT_EQ(committed.status().code(), absl::StatusCode::kDataLoss) << committed.status();
+  EXPECT_NE(committed.status().message().find("is corrupt"), std::string::npos);
+  EXPECT_EQ(s.TouchNode("n1", kT0 + absl::Hours(1)).code(), absl::StatusCode::kDataLoss);
+  EXPECT_EQ(s.CreateRun(MakeRun("r2", kT0), {}).code(), absl::StatusCode::kDataLoss);
+  EXPECT_EQ(s.PutSetting("k", "v").code(), absl::StatusCode::kDataLoss);
+  auto nodes = s.ListNodes();
+  ASSERT_TRUE(nodes.ok()) << nodes.status();
+  EXPECT_EQ(nodes->size(), 3u);
+}
+
+TEST(StoreCorruptionTest, AnIntactLargeHistoryIsCheckedBesideServingAndStaysWritable) {
+  TempDir dir;
+  const std::string path = dir.File("history.db");
+  ASSERT_NO_FATAL_FAILURE(FillThreeNodes(path));
+  Verified verified;
+  auto store = OpenCheckedBeside(path, verified);
+  ASSERT_TRUE(store.ok()) << store.status();
+  // Written to while the check reads its snapshot.
+  EXPECT_TRUE((*store)->TouchNode("n1", kT0 + absl::Hours(1)).ok());
+  verified.done.WaitForNotification();
+  EXPECT_TRUE(verified.status.ok()) << verified.status;
+  Store::ReportWrite w;
+  w.samples.push_back(MakeSample("late", "r1", "n1", kMetric, 1, absl::ToUnixMillis(kT0)));
+  auto committed = (*store)->CommitReports({w});
+  ASSERT_TRUE(committed.ok()) << committed.status();
+  EXPECT_EQ(*committed, 1);
+  // A store closed while its check runs stops the check and says nothing.
+  Verified unfinished;
+  auto again = OpenCheckedBeside(dir.File("other.db"), unfinished);
+  ASSERT_TRUE(again.ok()) << again.status();
+  again->reset();
+  store->reset();
+}
+
+TEST(StoreCorruptionTest, ALargeHistoryWithASchemaStepPendingIsCheckedBeforeItIsMigrated) {
+  // A schema step rewrites tables: a damaged file must not be migrated, so
+  // the check runs first whatever the file's size.
+  TempDir dir;
+  const std::string path = dir.File("history.db");
+  {
+    const std::vector<SchemaMigration> v10(SchemaMigrations().begin(),
+                                           SchemaMigrations().begin() + 10);
+    auto old = OpenSqliteStoreWithMigrations({.path = path}, v10);
+    ASSERT_TRUE(old.ok()) << old.status();
+    ASSERT_TRUE((*old)->UpsertNode(MakeNode("n1", "6.1", kT0)).ok());
+    ASSERT_TRUE((*old)->CreateRun(MakeRun("r1", kT0), {}).ok());
+    Store::ReportWrite w;
+    for (int i = 0; i < 20'000; ++i) {
+      w.samples.push_back(MakeSample(absl::StrFormat("S%08d", i), "r1", "n1", kMetric, i,
+                                     absl::ToUnixMillis(kT0) + i));
+    }
+    ASSERT_TRUE((*old)->CommitReports({w}).ok());
+  }
+  ASSERT_NO_FATAL_FAILURE(DamagePages(path, {0.5}));
+  Verified verified;
+  auto store = OpenCheckedBeside(path, verified);
+  ASSERT_FALSE(store.ok());
+  EXPECT_EQ(store.status().code(), absl::StatusCode::kDataLoss) << store.status();
+  EXPECT_NE(store.status().message().find("is corrupt"), std::string::npos) << store.status();
+  EXPECT_FALSE(verified.done.HasBeenNotified());
 }
 
 TEST(StoreCorruptionTest, ARankingChunkWithADamagedPointFailsTheScanInsteadOfDroppingANode) {
