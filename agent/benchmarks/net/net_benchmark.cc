@@ -39,16 +39,7 @@ v1::Sample& AddSample(std::vector<v1::Sample>& samples, const NetConfig& config,
   p["streams"] = absl::StrCat(streams);
   p["duration_s"] = FormatNumber(config.duration_s);
   p["warmup_s"] = FormatNumber(config.warmup_s);
-  // The server's port is new in every pairing: apart, as a number, so the
-  // store keeps it with the sample and the rest of the params repeat
-  // (storage/sample_params.h).
-  if (!config.peer_address.host.empty()) {
-    p["peer"] = config.peer_address.host;
-    p["peer_port"] = absl::StrCat(config.peer_address.port);
-  } else {
-    p["peer"] = config.peer;
-  }
-  p["peer_node"] = config.peer_node;
+  pairwise::AddPeerParams(config.peer, config.peer_address, config.peer_node, p);
   p["direction"] = direction;
   p["method"] = method;
   return sample;

@@ -51,6 +51,18 @@ absl::StatusOr<PairSide> ParsePairSide(const Params& params, absl::string_view p
   return side;
 }
 
+void AddPeerParams(const std::string& peer, const HostPort& peer_address,
+                   const std::string& peer_node,
+                   google::protobuf::Map<std::string, std::string>& params) {
+  if (!peer_address.host.empty()) {
+    params["peer"] = peer_address.host;
+    params["peer_port"] = absl::StrCat(peer_address.port);
+  } else {
+    params["peer"] = peer;
+  }
+  params["peer_node"] = peer_node;
+}
+
 absl::StatusOr<std::string> ParseBindAddress(const Params& params, absl::string_view plugin) {
   const std::string bind = Get(params, "bind", "0.0.0.0");
   if (bind.empty() || bind.find_first_of(" \t[]") != std::string::npos) {

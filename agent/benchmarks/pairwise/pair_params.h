@@ -12,6 +12,7 @@
 #include "absl/strings/string_view.h"
 #include "agent/benchmarks/benchmark.h"
 #include "agent/benchmarks/pairwise/tcp_socket.h"
+#include "google/protobuf/map.h"
 
 namespace fleetbench::agent::pairwise {
 
@@ -27,6 +28,15 @@ struct PairSide {
 // (e.g. "the port it published") in the message for a client without peer.
 absl::StatusOr<PairSide> ParsePairSide(const Params& params, absl::string_view plugin,
                                        absl::string_view published);
+
+// A sample's peer params: `peer` the server's host and `peer_port` its
+// port, apart, since the port is new in every pairing and as a number the
+// store keeps it with the sample (storage/sample_params.h), so the rest of
+// the params repeat; `peer` as given when it was not parsed (the server
+// side); `peer_node` as given.
+void AddPeerParams(const std::string& peer, const HostPort& peer_address,
+                   const std::string& peer_node,
+                   google::protobuf::Map<std::string, std::string>& params);
 
 // The server's listen address, "0.0.0.0" when absent; INVALID_ARGUMENT as
 // above when it cannot be an address.

@@ -68,14 +68,7 @@ v1::Sample& AddSample(std::vector<v1::Sample>& samples,
   p["gid_index"] = absl::StrCat(config.gid_index);
   p["link_layer"] = report.facts.link_layer;
   p["path_mtu"] = absl::StrCat(report.path_mtu);
-  // Host and port apart, as in net: the port is new in every pairing.
-  if (!config.peer_address.host.empty()) {
-    p["peer"] = config.peer_address.host;
-    p["peer_port"] = absl::StrCat(config.peer_address.port);
-  } else {
-    p["peer"] = config.peer;
-  }
-  p["peer_node"] = config.peer_node;
+  pairwise::AddPeerParams(config.peer, config.peer_address, config.peer_node, p);
   p["method"] = method;
   return sample;
 }
