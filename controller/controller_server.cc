@@ -3,7 +3,6 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
-#include <system_error>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
@@ -55,14 +54,10 @@ absl::StatusOr<std::unique_ptr<ControllerServer>> ControllerServer::Start(
       LOG(WARNING) << "history " << db_path << " could not be checked: " << status.message();
     }
   };
-  std::error_code no_size;
-  const uintmax_t db_bytes = std::filesystem::file_size(options.db_path, no_size);
-  if (!no_size && options.verify_inline_max_bytes >= 0 &&
-      static_cast<int64_t>(db_bytes) > options.verify_inline_max_bytes) {
-    LOG(INFO) << "history " << options.db_path << " is larger than "
-              << (options.verify_inline_max_bytes >> 20)
-              << " MiB: checking it beside serving (unless a schema step is pending)";
-  }
+  sqlite.on_verify_started = [db_path](int64_t file_bytes) {
+    LOG(INFO) << "history " << db_path << " (" << (file_bytes >> 20)
+              << " MiB) is over --verify-inline-mib: checking it beside serving";
+  };
   auto store = storage::OpenSqliteStore(sqlite);
   if (!store.ok()) return store.status();
   server->store_ = std::move(*store);

@@ -141,7 +141,9 @@ absl::Status Migrate(sqlite3* db, const std::string& path,
   return absl::OkStatus();
 }
 
-absl::Status Configure(sqlite3* db, const SqliteOptions& options, int latest) {
+// The connection's pragmas; answers the file's schema version as it was
+// before any migration.
+absl::StatusOr<int64_t> Configure(sqlite3* db, const SqliteOptions& options, int latest) {
   const std::string& path = options.path;
   sqlite3_extended_result_codes(db, 1);
   FLEETBENCH_RETURN_IF_ERROR(RegisterSampleIdFunction(db));
@@ -188,7 +190,7 @@ absl::Status Configure(sqlite3* db, const SqliteOptions& options, int latest) {
   FLEETBENCH_RETURN_IF_ERROR(Exec(
       db, absl::StrCat("PRAGMA wal_autocheckpoint = ", kWalCheckpointPages),
       "setting the WAL checkpoint interval"));
-  return absl::OkStatus();
+  return version;
 }
 
 // The mode and pragmas of a connection, then migrations, then the test cap.
@@ -212,7 +214,8 @@ absl::StatusOr<std::unique_ptr<Store>> Open(
     sqlite3_close(db);
     return status;
   }
-  absl::Status status = Configure(db, options, migrations.back().version);
+  absl::StatusOr<int64_t> version = Configure(db, options, migrations.back().version);
+  absl::Status status = version.status();
   // Reading the header and the schema already meets a damaged first page
   // or schema page: said the way quick_check's findings are.
   if (status.code() == absl::StatusCode::kDataLoss) {
@@ -224,13 +227,12 @@ absl::StatusOr<std::unique_ptr<Store>> Open(
   // every page, a risk taken for a start in seconds rather than minutes.
   bool verify_later = false;
   if (status.ok() && options.verify_on_open) {
-    absl::StatusOr<int64_t> version =
-        QueryInt(db, "PRAGMA user_version", absl::StrCat("reading ", options.path));
-    if (!version.ok()) status = version.status();
-    verify_later = version.ok() && *version == migrations.back().version &&
+    const int64_t file_bytes = FileBytes(options.path);
+    verify_later = *version == migrations.back().version &&
                    options.verify_inline_max_bytes >= 0 &&
-                   FileBytes(options.path) > options.verify_inline_max_bytes;
-    if (status.ok() && !verify_later) status = QuickCheck(db, options.path);
+                   file_bytes > options.verify_inline_max_bytes;
+    if (verify_later && options.on_verify_started) options.on_verify_started(file_bytes);
+    if (!verify_later) status = QuickCheck(db, options.path);
   }
   if (status.ok()) status = Migrate(db, options.path, migrations);
   if (status.ok() && options.max_page_count > 0) {

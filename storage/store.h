@@ -487,6 +487,9 @@ struct SqliteOptions {
   // write fails with its DATA_LOSS while reads go on. 0: always in the
   // background; negative: never.
   int64_t verify_inline_max_bytes = int64_t{1} << 30;
+  // Called once, at the open, when the file (of `file_bytes`) is to be
+  // checked in the background.
+  std::function<void(int64_t file_bytes)> on_verify_started = nullptr;
   // Called once, from the checking thread, when a background check ends:
   // OK, DATA_LOSS (the file is damaged), or another error (it could not be
   // checked), and how long it took. Not called when the store is closed
