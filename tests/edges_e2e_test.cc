@@ -352,5 +352,40 @@ TEST_F(EdgesTest, AgentRefusesAReadOnlySpoolAndQuarantinesBadReports) {
   EXPECT_EQ(lines, 3) << log;
 }
 
+// `fleetbench` is the lean client; controller, agent and probe run in
+// fleetbenchd, which it execs from its own folder (cli/dispatch.h). The
+// controller keeps the process id it was started with (what systemd's
+// MAINPID and a Kubernetes container's PID 1 rely on), and a client
+// installed without fleetbenchd says in one line where it looked instead
+// of half-running a daemon.
+TEST_F(EdgesTest, TheDaemonCommandsRunInFleetbenchdBesideTheClientInTheSameProcess) {
+  StartController();
+  char exe[4096];
+  const ssize_t n =
+      readlink(absl::StrCat("/proc/", controller_->pid(), "/exe").c_str(), exe, sizeof(exe) - 1);
+  ASSERT_GT(n, 0) << std::strerror(errno);
+  EXPECT_TRUE(absl::EndsWith(std::string(exe, static_cast<size_t>(n)), "/fleetbenchd"))
+      << std::string(exe, static_cast<size_t>(n));
+  EXPECT_EQ(Cli({"nodes"}).exit_code, 0) << "the controller serves after the exec";
+
+  const std::string lone = dir_ + "/client-alone";
+  fs::create_directories(lone);
+  fs::copy_file(FLEETBENCH_BINARY, lone + "/fleetbench");
+  fs::permissions(lone + "/fleetbench", fs::perms::owner_all);
+  for (const char* command : {"controller", "agent", "probe"}) {
+    CommandResult r = RunCommand({lone + "/fleetbench", command, "--help"}, env_);
+    EXPECT_EQ(r.exit_code, 127) << command << ": " << r.err;
+    EXPECT_EQ(Lines(r.err), 1) << r.err;
+    EXPECT_NE(r.err.find(lone + "/fleetbenchd"), std::string::npos) << r.err;
+  }
+  // Its own commands need nothing beside it.
+  CommandResult nodes = RunCommand({lone + "/fleetbench", "nodes", "--controller", address_}, env_);
+  EXPECT_EQ(nodes.exit_code, 0) << nodes.err;
+  // And beside it, the daemon's own flags.
+  CommandResult help = RunCommand({FLEETBENCH_BINARY, "controller", "--help"}, env_);
+  EXPECT_EQ(help.exit_code, 0) << help.err;
+  EXPECT_NE(help.out.find("--db"), std::string::npos) << help.out;
+}
+
 }  // namespace
 }  // namespace fleetbench::testing

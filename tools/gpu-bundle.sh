@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Packs a build for a GPU machine that has no package registry: the
-# fleetbench binary, the GPU module and every shared library they need that
+# fleetbench binaries (the client and fleetbenchd, which it execs for
+# probe/agent/controller), the GPU module and every shared library they need that
 # is not part of the base system (per ldd), plus tools/gpu-selfcheck.sh.
 #   tools/gpu-bundle.sh [BUILD_DIR] [OUT_DIR]     (defaults: build, out/gpu-bundle)
 # On the GPU machine: OUT_DIR/gpu-selfcheck.sh
@@ -8,11 +9,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${1:-build}
 OUT=${2:-out/gpu-bundle}
-[ -x "$BUILD/cli/fleetbench" ] || { echo "gpu-bundle: no $BUILD/cli/fleetbench; build first" >&2; exit 1; }
+for b in fleetbench fleetbenchd; do
+  [ -x "$BUILD/cli/$b" ] || { echo "gpu-bundle: no $BUILD/cli/$b; build first" >&2; exit 1; }
+done
 [ -f "$BUILD/cli/libfleetbench_gpu.so" ] || { echo "gpu-bundle: no GPU module in $BUILD/cli (configure with FLEETBENCH_WITH_CUDA=ON)" >&2; exit 1; }
 rm -rf "$OUT"
 mkdir -p "$OUT/lib"
-cp "$BUILD/cli/fleetbench" "$BUILD/cli/libfleetbench_gpu.so" "$OUT/"
+cp "$BUILD/cli/fleetbench" "$BUILD/cli/fleetbenchd" "$BUILD/cli/libfleetbench_gpu.so" "$OUT/"
 cp tools/gpu-selfcheck.sh bench/nccl_gpu_check.sh "$OUT/"
 # Libraries every Linux has (glibc, the loader) stay behind; the driver's
 # libcuda/libnvidia-ml must come from the GPU machine itself. cuBLAS(Lt) and
@@ -25,14 +28,14 @@ skip='^(linux-vdso|ld-linux|libc\.so|libm\.so|libpthread|libdl\.so|librt\.so|lib
 # carry it by name, and what it needs (libgfortran, ...) through the loop.
 blas=$(ldconfig -p | awk '/libopenblas\.so\.0 .*x86-64/ {print $NF; exit}')
 [ -n "$blas" ] && cp -L "$blas" "$OUT/lib/libopenblas.so.0"
-for f in "$OUT/fleetbench" "$OUT/libfleetbench_gpu.so" ${blas:+"$OUT/lib/libopenblas.so.0"}; do
+for f in "$OUT/fleetbench" "$OUT/fleetbenchd" "$OUT/libfleetbench_gpu.so" ${blas:+"$OUT/lib/libopenblas.so.0"}; do
   LD_LIBRARY_PATH=/usr/local/cuda/lib64 ldd "$f" | awk '/=> \//{print $1, $3}' | while read -r name path; do
     [[ "$name" =~ $skip ]] && continue
     [ -e "$OUT/lib/$name" ] || cp -L "$path" "$OUT/lib/$name"
   done
 done
 # Debug info is for here; the bundle has to fit a 64 MiB carry.
-strip --strip-debug "$OUT/fleetbench" "$OUT/libfleetbench_gpu.so" "$OUT"/lib/*.so* 2>/dev/null || true
+strip --strip-debug "$OUT/fleetbench" "$OUT/fleetbenchd" "$OUT/libfleetbench_gpu.so" "$OUT"/lib/*.so* 2>/dev/null || true
 echo "gpu-bundle: $OUT"
 du -sh "$OUT" "$OUT/lib"
 ls -la "$OUT/lib" | awk 'NR>1{printf "  %10d  %s\n", $5, $9}'
