@@ -352,6 +352,33 @@ absl::StatusOr<CertInfo> ParseCert(const std::string& pem) {
   return info;
 }
 
+absl::Status CheckCertPem(const std::string& pem) {
+  Bio bio = ReadBio(pem);
+  unsigned char* der = nullptr;
+  long size = 0;
+  char* name = nullptr;
+  if (PEM_bytes_read_bio(&der, &size, &name, PEM_STRING_X509, bio.get(), nullptr, nullptr) != 1) {
+    ERR_clear_error();
+    return absl::InvalidArgumentError("not a PEM certificate");
+  }
+  OPENSSL_free(name);
+  // DER: tag 0x30 (SEQUENCE), then the length in short or long form.
+  bool whole = size >= 2 && der[0] == 0x30;
+  if (whole) {
+    size_t length = der[1], header = 2;
+    if (der[1] & 0x80) {
+      const size_t digits = der[1] & 0x7f;
+      whole = digits >= 1 && digits <= 4 && size >= static_cast<long>(2 + digits);
+      length = 0;
+      for (size_t i = 0; whole && i < digits; ++i) length = (length << 8) | der[2 + i];
+      header = 2 + digits;
+    }
+    whole = whole && header + length == static_cast<size_t>(size);
+  }
+  OPENSSL_free(der);
+  return whole ? absl::OkStatus() : absl::InvalidArgumentError("a PEM certificate block that is not DER");
+}
+
 absl::StatusOr<std::vector<std::string>> SplitPemChain(const std::string& pem) {
   Bio bio = ReadBio(pem);
   std::vector<std::string> out;

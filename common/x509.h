@@ -57,6 +57,11 @@ absl::StatusOr<std::string> SignClientCsr(const KeyAndCert& ca, const std::strin
                                           absl::Duration validity);
 // The first certificate in `pem`.
 absl::StatusOr<CertInfo> ParseCert(const std::string& pem);
+// OK when `pem` opens with a PEM CERTIFICATE block whose DER is one whole
+// ASN.1 SEQUENCE; its contents are not parsed. For a client's --ca, which
+// the TLS handshake reads in full anyway: this catches the wrong file
+// (a key, a log, an empty file) before dialling, for a fraction of a parse.
+absl::Status CheckCertPem(const std::string& pem);
 // Every certificate in `pem`, in order (a chain).
 absl::StatusOr<std::vector<std::string>> SplitPemChain(const std::string& pem);
 // OK when `cert_pem` is signed by the key of `ca_pem` and issued by its subject.

@@ -1,5 +1,6 @@
 #include "common/x509.h"
 
+#include "absl/status/status.h"
 #include "gtest/gtest.h"
 
 namespace fleetbench::x509 {
@@ -82,6 +83,29 @@ TEST(X509, MalformedInputIsRefusedInOneLine) {
   bent[bent.size() / 2] = bent[bent.size() / 2] == 'A' ? 'B' : 'A';
   EXPECT_FALSE(SignClientCsr(*ca, bent, "n", absl::Now(), absl::Hours(1)).ok());
   EXPECT_TRUE(absl::IsInvalidArgument(ParseCert("garbage").status()));
+}
+
+// A client's --ca is checked for its shape only: a certificate block of
+// whole DER passes; another file, another PEM block, or a block cut short
+// is refused before any dialling.
+TEST(X509, CheckCertPemTakesACertificateAndRefusesOtherFiles) {
+  absl::StatusOr<KeyAndCert> ca = NewCa("ca", absl::Hours(24));
+  ASSERT_TRUE(ca.ok());
+  EXPECT_TRUE(CheckCertPem(ca->cert_pem).ok());
+  EXPECT_TRUE(CheckCertPem("# a comment first\n" + ca->cert_pem).ok());
+  EXPECT_TRUE(absl::IsInvalidArgument(CheckCertPem("")));
+  EXPECT_TRUE(absl::IsInvalidArgument(CheckCertPem("garbage\n")));
+  EXPECT_TRUE(absl::IsInvalidArgument(CheckCertPem(ca->key_pem)));  // the CA's key, not its cert
+  // A certificate block whose base64 holds something other than one DER
+  // SEQUENCE: "hello world" encoded.
+  EXPECT_TRUE(absl::IsInvalidArgument(
+      CheckCertPem("-----BEGIN CERTIFICATE-----\naGVsbG8gd29ybGQ=\n-----END CERTIFICATE-----\n")));
+  // The same certificate with its last line of base64 gone: DER cut short.
+  std::string cut = ca->cert_pem;
+  const size_t end = cut.find("-----END");
+  const size_t last_line = cut.rfind('\n', end - 2);
+  cut.erase(last_line + 1, end - last_line - 1);
+  EXPECT_TRUE(absl::IsInvalidArgument(CheckCertPem(cut))) << cut;
 }
 
 TEST(X509, FingerprintsAreNormalized) {
