@@ -34,10 +34,16 @@ std::string KeyOf(Members members) {
 std::string Gbps(double v) { return absl::StrFormat("%.2f GBps", v); }
 
 // The results that ended, by pass and member set (a repeated group: the last).
+// A run's view hands over every group it has; one still queued or running
+// has not ended and must count neither as a result nor as a failure.
 class Results {
  public:
   explicit Results(const std::vector<v1::GroupResult>& done) {
     for (const v1::GroupResult& g : done) {
+      if (g.state() == v1::TASK_STATE_QUEUED || g.state() == v1::TASK_STATE_RUNNING ||
+          g.state() == v1::TASK_STATE_UNSPECIFIED) {
+        continue;
+      }
       by_pass_[g.pass()][KeyOf({g.members().begin(), g.members().end()})] = &g;
     }
   }

@@ -338,6 +338,32 @@ TEST(IsolationTest, IncompleteWhileAPassRuns) {
   EXPECT_THAT(NextIsolationPass(Isolate(), nodes, done).groups, IsEmpty());
 }
 
+// The controller's view of a run judges every group it has, the running
+// ones too: a group still queued or running has not ended, so it neither
+// fails the first pass nor counts toward it. (The demo printed "no pair of
+// the first pass succeeded ... (paris-1-tokyo-1 running)" mid-pass.)
+TEST(IsolationTest, GroupsStillQueuedOrRunningHaveNotEnded) {
+  const auto nodes = Nodes(3);
+  const IsolationPass first = NextIsolationPass(Isolate(), nodes, {});
+  ASSERT_EQ(first.groups.size(), 3u);
+  std::vector<v1::GroupResult> all;
+  const v1::TaskState states[] = {v1::TASK_STATE_SUCCEEDED, v1::TASK_STATE_RUNNING,
+                                  v1::TASK_STATE_QUEUED};
+  for (size_t i = 0; i < first.groups.size(); ++i) {
+    v1::GroupResult& g = all.emplace_back();
+    g.set_pass(1);
+    for (const auto& n : first.groups[i]) g.add_members(n);
+    g.set_state(states[i]);
+    if (i == 0) g.set_busbw_gbps(10);
+  }
+  const v1::IsolationVerdict v = JudgeIsolationResults(Isolate(), nodes, all);
+  EXPECT_FALSE(v.complete());
+  EXPECT_EQ(v.summary(), "pass 1 running: 1 of 3 pairs ended");
+  all[0].set_state(v1::TASK_STATE_RUNNING);  // none ended yet: still running, not "none succeeded"
+  EXPECT_EQ(JudgeIsolationResults(Isolate(), nodes, all).summary(),
+            "pass 1 running: 0 of 3 pairs ended");
+}
+
 TEST(IsolationTest, BisectionNamesTheSlowNodeWithFewerTests) {
   const Outcome out = Drive(Bisect(), Nodes(8), SlowNode("n6"));
   EXPECT_THAT(Names(out.verdict.bad_nodes()), ElementsAre("n6"));
