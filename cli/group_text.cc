@@ -241,13 +241,17 @@ std::string RenderIsolation(const v1::Run& run) {
 
 std::string FormatBytes(int64_t bytes) {
   static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  // Four significant digits: a collective's size is rounded down to a
+  // multiple of ranks x element (2 MiB over 3 ranks of float32 is 2097144
+  // bytes), which reads as "2 MiB", not "1.99999 MiB"; one that would read
+  // as 1024 of a unit is 1 of the next. The exact bytes are in --json.
   double value = static_cast<double>(bytes);
   int unit = 0;
-  while (value >= 1024 && unit + 1 < static_cast<int>(std::size(kUnits))) {
+  while (value >= 1023.5 && unit + 1 < static_cast<int>(std::size(kUnits))) {
     value /= 1024;
     ++unit;
   }
-  return absl::StrCat(absl::StrFormat("%g", value), " ", kUnits[unit]);
+  return absl::StrCat(absl::StrFormat("%.4g", value), " ", kUnits[unit]);
 }
 
 std::string RenderGroups(const v1::Run& run) {

@@ -46,6 +46,19 @@ TEST(FormatBytesTest, PowersOfTwo) {
   EXPECT_EQ(FormatBytes(3LL << 29), "1.5 GiB");
 }
 
+// Sizes rounded to a multiple of ranks x element, as a 3-node all-reduce
+// of float32 runs them (the demo printed "1024 KiB" and "1.99999 MiB").
+TEST(FormatBytesTest, SizesRoundedForTheRanksReadAsTheSizeAskedFor) {
+  EXPECT_EQ(FormatBytes(1048572), "1 MiB");
+  EXPECT_EQ(FormatBytes(2097144), "2 MiB");
+  EXPECT_EQ(FormatBytes(8388600), "8 MiB");
+  EXPECT_EQ(FormatBytes(1000), "1000 B");
+  EXPECT_EQ(FormatBytes(1023), "1023 B");
+  EXPECT_EQ(FormatBytes(1024 * 1024 - 400), "0.9996 MiB");  // never "1024 KiB"
+  EXPECT_EQ(FormatBytes(1536), "1.5 KiB");
+  EXPECT_EQ(FormatBytes(1234567), "1.177 MiB");
+}
+
 TEST(GroupTextTest, MatrixOrdersNodesNaturally) {
   v1::Run run;
   run.mutable_group()->set_mode(v1::GROUP_MODE_ISOLATE);
