@@ -234,42 +234,6 @@ int ControllerExitCode(FleetTest* t, std::string* err) {
   return code.value_or(-1);
 }
 
-using HistoryFileTest = FleetTest;
-
-// Issue 9 #7: a history with two damaged pages started without complaint,
-// and `rank` then left out nodes silently.
-TEST_F(HistoryFileTest, AControllerRefusesADamagedHistoryAtStart) {
-  StartController();
-  for (const char* name : {"d1", "d2", "d3"}) StartAgent(name, {"price_per_hour=1"});
-  ASSERT_TRUE(WaitForOnlineNodes(3, absl::Seconds(30)));
-  v1::Run run;
-  int code = -1;
-  ASSERT_TRUE(CliJson({"run", "--bench", "gemm", "--param", "gemm.sizes=128", "--param",
-                       "gemm.min_seconds=0.2", "--param", "gemm.threads=1", "--max-parallel",
-                       "1", "--wait"},
-                      &run, &code));
-  ASSERT_EQ(code, 0);
-  for (auto& [name, agent] : agents_) agent->Signal(SIGKILL);
-  agents_.clear();
-  KillController(SIGTERM);  // a clean stop: the WAL is checkpointed
-  std::string bytes = ReadFile(db_path_);
-  constexpr size_t kPage = 8192;
-  const size_t pages = bytes.size() / kPage;
-  ASSERT_GE(pages, 4u);
-  for (size_t page : {size_t{1}, pages - 2}) {
-    for (size_t i = 0; i < kPage; ++i) bytes[page * kPage + i] = static_cast<char>(0x5A ^ i);
-  }
-  {
-    std::ofstream out(db_path_, std::ios::binary | std::ios::trunc);
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  }
-  std::string err;
-  EXPECT_EQ(ControllerExitCode(this, &err), 1) << err;
-  EXPECT_NE(err.find("is corrupt"), std::string::npos) << err;
-  EXPECT_NE(err.find(db_path_), std::string::npos) << err;
-  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;  // one line
-}
-
 // The pages of `table` in the SQLite file at `path` (0-based page indexes
 // in the file), from SQLite's dbstat table.
 std::vector<int64_t> PagesOf(const std::string& path, const std::string& table) {
@@ -288,35 +252,69 @@ std::vector<int64_t> PagesOf(const std::string& path, const std::string& table) 
   return pages;
 }
 
+// A history with real runs in it, then damaged the way a bad disk does it.
+class HistoryFileTest : public FleetTest {
+ protected:
+  static constexpr size_t kPage = 8192;
+
+  // Starts the controller and `agents`, runs a small gemm on them (into
+  // `run` when given), then stops everything cleanly (the WAL checkpointed
+  // into the file).
+  void RunGemmAndStop(const std::vector<std::string>& agents, v1::Run* run = nullptr) {
+    v1::Run finished;
+    StartController();
+    for (const std::string& name : agents) StartAgent(name, {"price_per_hour=1"});
+    ASSERT_TRUE(WaitForOnlineNodes(static_cast<int>(agents.size()), absl::Seconds(30)));
+    int code = -1;
+    ASSERT_TRUE(CliJson({"run", "--bench", "gemm", "--param", "gemm.sizes=128", "--param",
+                         "gemm.min_seconds=0.2", "--param", "gemm.threads=1", "--max-parallel",
+                         "1", "--wait"},
+                        &finished, &code));
+    ASSERT_EQ(code, 0);
+    for (auto& [name, agent] : agents_) agent->Signal(SIGKILL);
+    agents_.clear();
+    KillController(SIGTERM);
+    if (run != nullptr) *run = finished;
+  }
+
+  // Overwrites each of `pages` (0-based) of the history with a pattern no
+  // page has, as a bad sector leaves it.
+  void OverwritePages(const std::vector<size_t>& pages) {
+    std::string bytes = ReadFile(db_path_);
+    for (size_t page : pages) {
+      ASSERT_LE((page + 1) * kPage, bytes.size()) << "page " << page;
+      for (size_t i = 0; i < kPage; ++i) bytes[page * kPage + i] = static_cast<char>(0x5A ^ i);
+    }
+    std::ofstream out(db_path_, std::ios::binary | std::ios::trunc);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  }
+};
+
+// Issue 9 #7: a history with two damaged pages started without complaint,
+// and `rank` then left out nodes silently.
+TEST_F(HistoryFileTest, AControllerRefusesADamagedHistoryAtStart) {
+  ASSERT_NO_FATAL_FAILURE(RunGemmAndStop({"d1", "d2", "d3"}));
+  const size_t pages = ReadFile(db_path_).size() / kPage;
+  ASSERT_GE(pages, 4u);
+  ASSERT_NO_FATAL_FAILURE(OverwritePages({1, pages - 2}));
+  std::string err;
+  EXPECT_EQ(ControllerExitCode(this, &err), 1) << err;
+  EXPECT_NE(err.find("is corrupt"), std::string::npos) << err;
+  EXPECT_NE(err.find(db_path_), std::string::npos) << err;
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;  // one line
+}
+
 // Issue 13: quick_check of a 16.9 GB history kept a restarting controller
 // from serving for minutes. A file over --verify-inline-mib is checked
 // beside serving: the controller listens at once, and the damage the check
 // finds is logged and stops the writes, each refused write saying why.
 TEST_F(HistoryFileTest, ALargeHistoryIsServedAtOnceAndDamageFoundBesideStopsItsWrites) {
-  StartController();
-  StartAgent("d1", {"price_per_hour=1"});
-  ASSERT_TRUE(WaitForOnlineNodes(1, absl::Seconds(30)));
   v1::Run run;
-  int code = -1;
-  ASSERT_TRUE(CliJson({"run", "--bench", "gemm", "--param", "gemm.sizes=128", "--param",
-                       "gemm.min_seconds=0.2", "--param", "gemm.threads=1", "--wait"},
-                      &run, &code));
-  ASSERT_EQ(code, 0);
-  for (auto& [name, agent] : agents_) agent->Signal(SIGKILL);
-  agents_.clear();
-  KillController(SIGTERM);  // a clean stop: the WAL is checkpointed
-  // A page of the samples table overwritten, as a bad sector leaves it.
+  ASSERT_NO_FATAL_FAILURE(RunGemmAndStop({"d1"}, &run));
+  // A page of the samples table.
   const std::vector<int64_t> pages = PagesOf(db_path_, "samples");
   ASSERT_FALSE(pages.empty());
-  std::string bytes = ReadFile(db_path_);
-  constexpr size_t kPage = 8192;
-  const size_t page = static_cast<size_t>(pages.back());
-  ASSERT_LT((page + 1) * kPage, bytes.size() + 1);
-  for (size_t i = 0; i < kPage; ++i) bytes[page * kPage + i] = static_cast<char>(0x5A ^ i);
-  {
-    std::ofstream out(db_path_, std::ios::binary | std::ios::trunc);
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  }
+  ASSERT_NO_FATAL_FAILURE(OverwritePages({static_cast<size_t>(pages.back())}));
   // Every file counts as large: the controller serves before the check.
   ASSERT_NO_FATAL_FAILURE(StartController({"--verify-inline-mib", "0"}));
   const std::string log = dir_ + "/controller.log";
