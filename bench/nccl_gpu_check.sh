@@ -43,6 +43,13 @@ for mod in ("nvidia.cublas", "nvidia.nccl", "nvidia.cuda_runtime"):
     except Exception:
         pass
 print(":".join(dirs))' 2>/dev/null)
+# A bundle carries OpenBLAS xz-compressed (tools/gpu-bundle.sh): unpack it
+# once, with xz or, where xz is missing, Python's lzma.
+if [ -f "$HERE/lib/libopenblas.so.0.xz" ] && [ ! -f "$HERE/lib/libopenblas.so.0" ]; then
+  xz -dk "$HERE/lib/libopenblas.so.0.xz" 2>/dev/null ||
+    python3 -c 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[1][:-3], "wb"))' \
+      "$HERE/lib/libopenblas.so.0.xz"
+fi
 export LD_LIBRARY_PATH="$HERE/lib:/usr/local/cuda/lib64${cuda_libs:+:$cuda_libs}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export FLEETBENCH_GPU_MODULE="${FLEETBENCH_GPU_MODULE:-$(dirname "$FB")/libfleetbench_gpu.so}"
 RESULTS=${OUT:-$PWD/nccl-gpu-check}
