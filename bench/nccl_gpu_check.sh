@@ -29,29 +29,9 @@
 # nodes.
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
-FB="$HERE/fleetbench"
-[ -x "$FB" ] || FB="$HERE/../build/cli/fleetbench"
-# cuBLAS(Lt) and NCCL from the machine: the toolkit, or PyTorch's wheels (as
-# tools/gpu-selfcheck.sh finds them).
-cuda_libs=$(python3 -c '
-import importlib, os
-dirs = []
-for mod in ("nvidia.cublas", "nvidia.nccl", "nvidia.cuda_runtime"):
-    try:
-        for p in importlib.import_module(mod).__path__:
-            if os.path.isdir(os.path.join(p, "lib")): dirs.append(os.path.join(p, "lib"))
-    except Exception:
-        pass
-print(":".join(dirs))' 2>/dev/null)
-# A bundle carries OpenBLAS xz-compressed (tools/gpu-bundle.sh): unpack it
-# once, with xz or, where xz is missing, Python's lzma.
-if [ -f "$HERE/lib/libopenblas.so.0.xz" ] && [ ! -f "$HERE/lib/libopenblas.so.0" ]; then
-  xz -dk "$HERE/lib/libopenblas.so.0.xz" 2>/dev/null ||
-    python3 -c 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[1][:-3], "wb"))' \
-      "$HERE/lib/libopenblas.so.0.xz"
-fi
-export LD_LIBRARY_PATH="$HERE/lib:/usr/local/cuda/lib64${cuda_libs:+:$cuda_libs}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-export FLEETBENCH_GPU_MODULE="${FLEETBENCH_GPU_MODULE:-$(dirname "$FB")/libfleetbench_gpu.so}"
+# The binary, its libraries and the GPU module (shared with the other GPU
+# script): tools/gpu-env.sh, copied into the bundle beside this one.
+if [ -f "$HERE/gpu-env.sh" ]; then . "$HERE/gpu-env.sh"; else . "$HERE/../tools/gpu-env.sh"; fi
 RESULTS=${OUT:-$PWD/nccl-gpu-check}
 STATE=$(mktemp -d)
 mkdir -p "$RESULTS"

@@ -16,7 +16,7 @@ done
 rm -rf "$OUT"
 mkdir -p "$OUT/lib"
 cp "$BUILD/cli/fleetbench" "$BUILD/cli/fleetbenchd" "$BUILD/cli/libfleetbench_gpu.so" "$OUT/"
-cp tools/gpu-selfcheck.sh bench/nccl_gpu_check.sh "$OUT/"
+cp tools/gpu-selfcheck.sh tools/gpu-env.sh bench/nccl_gpu_check.sh "$OUT/"
 # Libraries every Linux has (glibc, the loader) stay behind; the driver's
 # libcuda/libnvidia-ml must come from the GPU machine itself. cuBLAS(Lt) and
 # NCCL (750 MB together) are found there too (the CUDA toolkit, or the
