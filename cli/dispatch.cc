@@ -59,11 +59,10 @@ int Dispatch(const char* program, std::span<const Command> commands, int argc, c
     if (name != c.name) continue;
     for (const std::string& a : args) {
       if (a == "--help" || a == "-h") {
-        // Every command answers --help with its flags on stdout; asked
-        // for, it is not an error. A daemon command whose fleetbenchd is
-        // missing could not answer at all: that is.
-        const int code = c.run({"--help"});
-        return code == kExitNoDaemon ? code : kExitOk;
+        // Every command answers --help with its flags on stdout and exit
+        // 0; a daemon command whose fleetbenchd is missing cannot answer,
+        // and its exit code says so.
+        return c.run({"--help"});
       }
     }
     return c.run(args);

@@ -34,6 +34,12 @@ struct Command {
   const char* help;
 };
 
+// The daemon commands' lines in both programs' usage.
+inline constexpr const char* kControllerHelp = "serve the fleet: gRPC API + SQLite history";
+inline constexpr const char* kAgentHelp = "run on a node: dial the controller, run benchmarks";
+inline constexpr const char* kProbeHelp =
+    "run the suite on this machine, no controller; findings and a PASS/WARN/FAIL verdict";
+
 // Signals as every fleetbench process wants them, set before any thread
 // exists: SIGINT and SIGTERM blocked, for a daemon to take with sigwait on
 // a thread of its choosing (an exec keeps the mask); SIGPIPE ignored, so a

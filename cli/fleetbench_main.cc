@@ -12,9 +12,9 @@ using fleetbench::cli::ExecFleetbenchd;
 
 constexpr Command kCommands[] = {
     {"controller", [](const Argv& a) { return ExecFleetbenchd("controller", a); },
-     "serve the fleet: gRPC API + SQLite history"},
+     fleetbench::cli::kControllerHelp},
     {"agent", [](const Argv& a) { return ExecFleetbenchd("agent", a); },
-     "run on a node: dial the controller, run benchmarks"},
+     fleetbench::cli::kAgentHelp},
     {"nodes", fleetbench::cli::NodesCommand, "list nodes, their status, labels and facts"},
     {"run", fleetbench::cli::RunCommand, "start a benchmark run (--wait to follow it)"},
     {"results", fleetbench::cli::ResultsCommand, "show a run's state and samples"},
@@ -25,7 +25,7 @@ constexpr Command kCommands[] = {
     {"prices", fleetbench::cli::PricesCommand, "import or list the price catalog (CSV)"},
     {"cost", fleetbench::cli::CostCommand, "how long and how much W units of work take per offer"},
     {"probe", [](const Argv& a) { return ExecFleetbenchd("probe", a); },
-     "run the suite on this machine, no controller; findings and a PASS/WARN/FAIL verdict"},
+     fleetbench::cli::kProbeHelp},
     {"findings", fleetbench::cli::FindingsCommand, "what the controller concludes about the nodes"},
     {"variance", fleetbench::cli::VarianceCommand, "a metric's 24-hour profile and day/night gap"},
     {"schedule", fleetbench::cli::ScheduleCommand,

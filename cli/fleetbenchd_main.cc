@@ -10,10 +10,9 @@ namespace {
 using fleetbench::cli::Command;
 
 constexpr Command kCommands[] = {
-    {"controller", fleetbench::cli::ControllerCommand, "serve the fleet: gRPC API + SQLite history"},
-    {"agent", fleetbench::cli::AgentCommand, "run on a node: dial the controller, run benchmarks"},
-    {"probe", fleetbench::cli::ProbeCommand,
-     "run the suite on this machine, no controller; findings and a PASS/WARN/FAIL verdict"},
+    {"controller", fleetbench::cli::ControllerCommand, fleetbench::cli::kControllerHelp},
+    {"agent", fleetbench::cli::AgentCommand, fleetbench::cli::kAgentHelp},
+    {"probe", fleetbench::cli::ProbeCommand, fleetbench::cli::kProbeHelp},
 };
 
 }  // namespace
