@@ -40,10 +40,7 @@ class Results {
  public:
   explicit Results(const std::vector<v1::GroupResult>& done) {
     for (const v1::GroupResult& g : done) {
-      if (g.state() == v1::TASK_STATE_QUEUED || g.state() == v1::TASK_STATE_RUNNING ||
-          g.state() == v1::TASK_STATE_UNSPECIFIED) {
-        continue;
-      }
+      if (!IsTerminal(g.state())) continue;
       by_pass_[g.pass()][KeyOf({g.members().begin(), g.members().end()})] = &g;
     }
   }
