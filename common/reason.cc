@@ -1,5 +1,6 @@
 #include "common/reason.h"
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 
 namespace fleetbench {
@@ -21,6 +22,12 @@ std::string ClipInput(absl::string_view input, size_t max) {
   size_t keep = max;
   while (keep > 0 && (static_cast<unsigned char>(input[keep]) & 0xC0) == 0x80) --keep;
   return absl::StrCat(input.substr(0, keep), "...");
+}
+
+std::string ReasonOf(absl::string_view name, absl::string_view message) {
+  const std::string prefix = absl::StrCat(name, ": ");
+  if (absl::StartsWith(message, prefix)) return std::string(message);
+  return absl::StrCat(prefix, message);
 }
 
 }  // namespace fleetbench

@@ -28,6 +28,11 @@ inline constexpr size_t kMaxEchoLength = 64;  // bytes
 // an error: a 128 KiB value must not come back as a 128 KiB message.
 std::string ClipInput(absl::string_view input, size_t max = kMaxEchoLength);
 
+// `message` about the benchmark `name`, said once: "NAME: message", unless
+// the message already opens with "NAME: " (plugins name themselves in their
+// own errors: "allreduce: backend=nccl: ...").
+std::string ReasonOf(absl::string_view name, absl::string_view message);
+
 }  // namespace fleetbench
 
 #endif  // FLEETBENCH_COMMON_REASON_H_

@@ -52,5 +52,15 @@ TEST(ClipInputTest, ShortInputIsUnchangedLongInputIsCut) {
   EXPECT_EQ(cut, "éé...");
 }
 
+// A failed task's reason was "allreduce: allreduce: backend=nccl: no NVIDIA
+// driver": the runner named the benchmark, and so had the plugin.
+TEST(ReasonOfTest, NamesTheBenchmarkOnce) {
+  EXPECT_EQ(ReasonOf("gemm", "boom"), "gemm: boom");
+  EXPECT_EQ(ReasonOf("allreduce", "allreduce: backend=nccl: no driver"),
+            "allreduce: backend=nccl: no driver");
+  EXPECT_EQ(ReasonOf("net", "network: down"), "net: network: down");
+  EXPECT_EQ(ReasonOf("gemm", "gemm:"), "gemm: gemm:");  // not "NAME: " at its head
+}
+
 }  // namespace
 }  // namespace fleetbench

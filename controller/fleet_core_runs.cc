@@ -30,12 +30,8 @@ absl::Status FleetCore::ValidateSpecs(const v1::StartRunRequest& request,
     const absl::Status valid = options_.validate_spec(
         pairwise.contains(spec.name()) ? SplitPairSpec(spec, "", "").server : spec);
     if (valid.ok()) continue;
-    // Plugins' messages name the plugin already ("gemm: sizes: ..."); say
-    // it once. Cut, as a reason is: the message quotes the user's value.
-    const std::string prefix = absl::StrCat(spec.name(), ": ");
-    std::string message(valid.message());
-    if (!absl::StartsWith(message, prefix)) message = absl::StrCat(prefix, message);
-    return absl::InvalidArgumentError(TruncateReason(message));
+    // Cut, as a reason is: the message quotes the user's value.
+    return absl::InvalidArgumentError(TruncateReason(ReasonOf(spec.name(), valid.message())));
   }
   return absl::OkStatus();
 }

@@ -212,7 +212,7 @@ void TaskRunner::Execute(const v1::RunTask& task, const std::atomic<bool>& cance
   std::string reason;
   for (const auto& o : outcomes) {
     if (o.state() == v1::TASK_STATE_FAILED) {
-      reason = absl::StrCat(o.benchmark(), ": ", o.reason());
+      reason = ReasonOf(o.benchmark(), o.reason());
       break;
     }
   }
