@@ -47,14 +47,20 @@ TEST_F(SchedulesTest, AScheduleForTheNextMinuteFiresAndItsRunCompletes) {
   Process* agent = StartAgent("n1", {"pool=e2e"});
   ASSERT_TRUE(WaitForOnlineNodes(1, absl::Seconds(30)));
 
-  // The next whole minute at least 10 s away, as Paris' wall clock has it.
+  // The controller fires nothing until 15 s (its schedule_settle) after it
+  // loaded the schedules, which it did before it served the agent: a slot
+  // earlier than that is reported, rightly, as the settle's end instead.
+  const absl::Time settled = absl::Now() + absl::Seconds(15);
+
+  // The next whole minute at least 10 s away and past the settle, as Paris'
+  // wall clock has it.
   const absl::TimeZone paris = [] {
     absl::TimeZone z;
     EXPECT_TRUE(absl::LoadTimeZone("Europe/Paris", &z));
     return z;
   }();
   absl::Time due = absl::FromUnixSeconds((absl::ToUnixSeconds(absl::Now()) / 60 + 1) * 60);
-  if (due - absl::Now() < absl::Seconds(10)) due += absl::Minutes(1);
+  while (due - absl::Now() < absl::Seconds(10) || due < settled) due += absl::Minutes(1);
   const absl::CivilMinute wall(absl::ToCivilSecond(due, paris));
   const std::string cron = absl::StrCat(wall.minute(), " ", wall.hour(), " * * *");
   const std::vector<std::string> add = {
