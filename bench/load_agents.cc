@@ -175,8 +175,8 @@ class IngestStream {
     grpc::ChannelArguments args;
     args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);  // a connection of its own
     args.SetMaxSendMessageSize(16 << 20);
-    auto channel = grpc::CreateCustomChannel(options_.controller,
-                                             ChannelCredentialsFor(options_.tls), args);
+    auto channel = grpc::CreateCustomChannel(
+        options_.controller, ChannelCredentialsFor(options_.controller, options_.tls), args);
     auto stub = v1::AgentGateway::NewStub(channel);
     grpc::ClientContext context;
     context.AddMetadata(kAuthMetadataKey, "Bearer " + options_.token);
@@ -551,7 +551,7 @@ int RunIdle(const LoadOptions& options) {
     args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 10000);
     args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
     stubs.push_back(v1::AgentGateway::NewStub(grpc::CreateCustomChannel(
-        options.controller, ChannelCredentialsFor(options.tls), args)));
+        options.controller, ChannelCredentialsFor(options.controller, options.tls), args)));
     char name[80];
     std::snprintf(name, sizeof name, "%s-%04d", options.prefix.c_str(), i);
     agents.push_back(std::make_unique<IdleAgent>(options, name));

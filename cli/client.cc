@@ -9,8 +9,10 @@
 
 namespace fleetbench::cli {
 
-const FlagSpec kControllerFlag{"controller", true, false,
-                               "controller address (default $FLEETBENCH_CONTROLLER or 127.0.0.1:7070)"};
+const FlagSpec kControllerFlag{
+    "controller", true, false,
+    "controller address, HOST:PORT or unix:PATH for its local socket (default "
+    "$FLEETBENCH_CONTROLLER or 127.0.0.1:7070)"};
 const FlagSpec kTokenFlag{"token-file", true, false, "file with the token (else $FLEETBENCH_TOKEN)"};
 const FlagSpec kJsonFlag{"json", false, false, "print protobuf JSON (snake_case field names)"};
 const FlagSpec kCaFlag{"ca", true, false,
@@ -38,7 +40,15 @@ absl::StatusOr<Client> Client::Connect(const Args& args) {
   c.address_ = address;
   c.token_ = *token;
   c.tls_.insecure = args.Has("insecure");
-  if (!c.tls_.insecure) {
+  // The controller's local socket carries no TLS (common/transport.h): no
+  // CA to find or read.
+  if (IsLocalAddress(address)) {
+    if (args.Has("ca") || c.tls_.insecure) {
+      return absl::InvalidArgumentError(
+          "--ca and --insecure are for TCP addresses; a unix: socket is local, "
+          "without TLS");
+    }
+  } else if (!c.tls_.insecure) {
     absl::StatusOr<std::string> ca = LoadCaPem(args.Get("ca"));
     if (!ca.ok()) return absl::InvalidArgumentError(ca.status().message());
     c.tls_.ca_pem = *ca;
@@ -50,8 +60,8 @@ absl::StatusOr<Client> Client::Connect(const Args& args) {
   grpc::ChannelArguments channel_args;
   channel_args.SetMaxReceiveMessageSize(kMaxMessageBytes);
   channel_args.SetMaxSendMessageSize(kMaxMessageBytes);
-  c.stub_ = v1::Fleet::NewStub(grpc::CreateCustomChannel(
-      address, ChannelCredentialsFor(c.tls_), channel_args));
+  c.stub_ = v1::Fleet::NewStub(
+      grpc::CreateCustomChannel(address, ChannelCredentialsFor(address, c.tls_), channel_args));
   return c;
 }
 

@@ -51,8 +51,9 @@ class Client {
     grpc::Status s = (stub_.get()->*method)(&context, request, response);
     if (s.ok()) return absl::OkStatus();
     if (s.error_code() == grpc::StatusCode::UNAVAILABLE) {
-      return absl::UnavailableError(absl::StrCat("cannot reach the controller at ", address_, ": ",
-                                                 ExplainUnavailable(tls_, s.error_message())));
+      return absl::UnavailableError(
+          absl::StrCat("cannot reach the controller at ", address_, ": ",
+                       ExplainUnavailable(address_, tls_, s.error_message())));
     }
     return absl::Status(static_cast<absl::StatusCode>(s.error_code()), s.error_message());
   }

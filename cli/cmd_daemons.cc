@@ -143,6 +143,9 @@ int ControllerCommand(const Argv& argv) {
       {"insecure", false, false,
        "serve plaintext, no TLS (tokens and results readable on the wire; default: TLS with a "
        "CA made beside --db)"},
+      {"local-socket", true, false,
+       "also serve clients on this host at this Unix socket, without TLS, mode 0600 "
+       "(fleetbench --controller unix:PATH; default DB.sock; off: none)"},
       {"tls-san", true, true,
        "another name or address clients dial, for the server certificate (repeatable)"},
       {"node-cert-validity", true, false,
@@ -253,6 +256,24 @@ int ControllerCommand(const Argv& argv) {
     }
     options.node_cert_validity = d;
   }
+  // The local socket: asked for, it must be made; by default, a path too
+  // long for a socket's name only costs the local clients their shortcut.
+  const std::string local_socket = args->Get("local-socket", options.db_path + ".sock");
+  if (local_socket != "off") {
+    if (local_socket.size() <= controller::kMaxLocalSocketPath) {
+      options.local_socket = local_socket;
+    } else if (args->Has("local-socket")) {
+      return Usage(
+          "controller",
+          absl::StrCat("--local-socket: ", local_socket.size(), " bytes is longer than ",
+                       controller::kMaxLocalSocketPath, ", the most a Unix socket's name holds"),
+          flags);
+    } else {
+      LOG(WARNING) << "no local socket: " << local_socket << " is longer than "
+                   << controller::kMaxLocalSocketPath
+                   << " bytes, the most a Unix socket's name holds (--local-socket PATH)";
+    }
+  }
   auto server = controller::ControllerServer::Start(options);
   if (!server.ok()) {
     std::cerr << "fleetbench controller: " << server.status().message() << "\n";
@@ -267,6 +288,11 @@ int ControllerCommand(const Argv& argv) {
   } else {
     LOG(WARNING) << "--insecure: serving PLAINTEXT; tokens and results can be read and "
                     "changed on the wire";
+  }
+  if (!options.local_socket.empty()) {
+    std::cerr << "local socket " << options.local_socket
+              << " (on this host: export FLEETBENCH_CONTROLLER=unix:" << options.local_socket
+              << ")\n";
   }
   LOG(INFO) << "controller listening on port " << (*server)->port() << ", history in "
             << options.db_path;

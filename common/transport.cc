@@ -10,7 +10,11 @@
 
 namespace fleetbench {
 
-std::shared_ptr<grpc::ChannelCredentials> ChannelCredentialsFor(const ClientTls& tls) {
+bool IsLocalAddress(const std::string& address) { return absl::StartsWith(address, "unix:"); }
+
+std::shared_ptr<grpc::ChannelCredentials> ChannelCredentialsFor(const std::string& address,
+                                                                const ClientTls& tls) {
+  if (IsLocalAddress(address)) return grpc::experimental::LocalCredentials(UDS);
   if (tls.insecure) return grpc::InsecureChannelCredentials();
   grpc::SslCredentialsOptions ssl;
   ssl.pem_root_certs = tls.ca_pem;
@@ -47,7 +51,13 @@ absl::StatusOr<std::string> LoadCaPem(const std::string& flag) {
   return *pem;
 }
 
-std::string ExplainUnavailable(const ClientTls& tls, const std::string& message) {
+std::string ExplainUnavailable(const std::string& address, const ClientTls& tls,
+                               const std::string& message) {
+  if (IsLocalAddress(address)) {
+    return absl::StrCat(message,
+                        " (is the controller running? It makes its local socket, DB.sock by "
+                        "default, at start)");
+  }
   if (tls.insecure) {
     return absl::StrCat(message,
                         " (this client speaks plaintext (--insecure); a controller started "

@@ -2,6 +2,9 @@
 // controller: TLS verified against the controller's CA by default, with
 // the node's own certificate when it has one (mTLS), plaintext only when
 // asked for with --insecure (docs/security.md, "Transport and node identity").
+// A unix:PATH address (the controller's local socket) is dialled with
+// gRPC's local credentials: no TLS, the kernel carries the bytes and the
+// socket file's permissions and the token are the gate.
 #ifndef FLEETBENCH_COMMON_TRANSPORT_H_
 #define FLEETBENCH_COMMON_TRANSPORT_H_
 
@@ -20,7 +23,13 @@ struct ClientTls {
   std::string key_pem;
 };
 
-std::shared_ptr<grpc::ChannelCredentials> ChannelCredentialsFor(const ClientTls& tls);
+// "unix:PATH": a Unix socket on this host.
+bool IsLocalAddress(const std::string& address);
+
+// The credentials to dial `address` with: local ones for a unix: address
+// (`tls` unused), else TLS or plaintext as `tls` says.
+std::shared_ptr<grpc::ChannelCredentials> ChannelCredentialsFor(const std::string& address,
+                                                                const ClientTls& tls);
 
 // The CA file to trust: `flag` (--ca), else $FLEETBENCH_CA, else, beside a
 // controller-made token ($FLEETBENCH_TOKEN_FILE = DB.token), DB.tls/ca.pem
@@ -31,7 +40,8 @@ absl::StatusOr<std::string> LoadCaPem(const std::string& flag);
 
 // `message` of an UNAVAILABLE call, with a hint when it looks like the two
 // sides disagree on TLS (one --insecure, the other not) or on the CA.
-std::string ExplainUnavailable(const ClientTls& tls, const std::string& message);
+std::string ExplainUnavailable(const std::string& address, const ClientTls& tls,
+                               const std::string& message);
 
 }  // namespace fleetbench
 

@@ -1,6 +1,10 @@
 #include "controller/controller_server.h"
 
+#include <sys/stat.h>
+
+#include <cerrno>
 #include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <string>
 
@@ -8,12 +12,13 @@
 #include "absl/time/time.h"
 #include "common/logging.h"
 #include "common/pem_files.h"
+#include "common/transport.h"
 #include "common/wire_limits.h"
 #include "controller/agent_gateway_service.h"
 #include "controller/audit_log.h"
-#include "controller/fleet_service.h"
 #include "controller/dashboard/dashboard.h"
 #include "controller/dashboard/html_page.h"
+#include "controller/fleet_service.h"
 #include "controller/http_server.h"
 #include "controller/metrics_page.h"
 #include "controller/node_identity.h"
@@ -119,7 +124,23 @@ absl::StatusOr<std::unique_ptr<ControllerServer>> ControllerServer::Start(
   }
 
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(options.listen, credentials, &server->port_);
+  // A unix: address is on this host: gRPC's local credentials, the same
+  // rule as the clients' (common/transport.h).
+  builder.AddListeningPort(options.listen,
+                           IsLocalAddress(options.listen)
+                               ? grpc::experimental::LocalServerCredentials(UDS)
+                               : credentials,
+                           &server->port_);
+  int local_bound = 0;
+  if (!options.local_socket.empty()) {
+    if (options.local_socket.size() > kMaxLocalSocketPath) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("local socket path ", options.local_socket, " is longer than ",
+                       kMaxLocalSocketPath, " bytes, the most a Unix socket's name holds"));
+    }
+    builder.AddListeningPort("unix:" + options.local_socket,
+                             grpc::experimental::LocalServerCredentials(UDS), &local_bound);
+  }
   builder.RegisterService(server->gateway_.get());
   builder.RegisterService(server->fleet_.get());
   // The limit every peer agrees on (common/wire_limits.h); inputs are
@@ -132,8 +153,20 @@ absl::StatusOr<std::unique_ptr<ControllerServer>> ControllerServer::Start(
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 5000);
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
   server->server_ = builder.BuildAndStart();
-  if (server->server_ == nullptr || server->port_ == 0) {
-    return absl::UnavailableError(absl::StrCat("cannot listen on ", options.listen));
+  if (server->server_ == nullptr || server->port_ == 0 ||
+      (!options.local_socket.empty() && local_bound == 0)) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot listen on ", options.listen,
+                     options.local_socket.empty() ? "" : " and unix:" + options.local_socket));
+  }
+  if (!options.local_socket.empty()) {
+    // gRPC binds with the process's umask; only the owner may connect. A
+    // caller between the bind and this chmod still needs a token.
+    if (chmod(options.local_socket.c_str(), 0600) != 0) {
+      return absl::PermissionDeniedError(absl::StrCat("cannot make the local socket ",
+                                                      options.local_socket,
+                                                      " owner-only: ", std::strerror(errno)));
+    }
   }
   if (!options.http_listen.empty()) {
     MetricsPageOptions page;

@@ -1,6 +1,8 @@
 // controller/controller_server.h — wires a Store, a FleetCore and both gRPC
-// services onto one listening port, and, when asked, the HTTP server with
-// /metrics and the dashboard (controller/http_server.h, controller/dashboard/). Used by `fleetbench controller`.
+// services onto one listening port and a local Unix socket, and, when
+// asked, the HTTP server with /metrics and the dashboard
+// (controller/http_server.h, controller/dashboard/). Used by `fleetbench
+// controller`.
 #ifndef FLEETBENCH_CONTROLLER_CONTROLLER_SERVER_H_
 #define FLEETBENCH_CONTROLLER_CONTROLLER_SERVER_H_
 
@@ -31,6 +33,9 @@ class MetricsPage;
 class TokenAuthenticator;
 class NodeIdentities;
 
+// sizeof(sockaddr_un::sun_path) less its terminating NUL.
+inline constexpr size_t kMaxLocalSocketPath = 107;
+
 struct ControllerOptions {
   std::string listen = "127.0.0.1:7070";
   std::string db_path;
@@ -50,6 +55,14 @@ struct ControllerOptions {
   bool insecure = false;
   std::string tls_dir;
   std::vector<std::string> tls_sans;  // names clients dial, beyond the defaults
+  // A Unix socket serving the same services to clients on this host
+  // (`fleetbench --controller unix:PATH`), "" for none. gRPC's local
+  // credentials: no TLS handshake (most of a short CLI call's cost), the
+  // same tokens; the file is made mode 0600, so only the controller's own
+  // user (who can read DB.token and DB.tls/ anyway) connects. gRPC replaces
+  // a stale file at start and removes it at shutdown. Its path fits
+  // sockaddr_un: at most kMaxLocalSocketPath bytes.
+  std::string local_socket;
   // How long an enrolled node's certificate is valid.
   absl::Duration node_cert_validity = absl::Hours(24 * 90);
   // A history file up to this size is checked (quick_check) before serving;

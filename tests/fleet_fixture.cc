@@ -108,7 +108,7 @@ std::shared_ptr<grpc::ChannelCredentials> FleetTest::Credentials() const {
   EXPECT_TRUE(ca.ok()) << ca.status();
   ClientTls tls;
   tls.ca_pem = ca.value_or("");
-  return ChannelCredentialsFor(tls);
+  return ChannelCredentialsFor(address_, tls);
 }
 
 bool FleetTest::WaitForOnlineNodes(int count, absl::Duration timeout) {

@@ -63,7 +63,7 @@ class TlsTest : public FleetTest {
     tls.cert_pem = cert;
     tls.key_pem = key;
     return v1::AgentGateway::NewStub(
-        grpc::CreateChannel(address_, ChannelCredentialsFor(tls)));
+        grpc::CreateChannel(address_, ChannelCredentialsFor(address_, tls)));
   }
   // Opens a stream, says hello as `name`, answers the stream's status
   // (OK when it was welcomed).

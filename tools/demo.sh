@@ -51,6 +51,9 @@ start_agent() {
 start_agent tokyo-1 --label provider=acme --label region=ap-tokyo --label instance_type=c6.large --label price_per_hour=0.34
 start_agent ohio-1  --label provider=acme --label region=us-ohio  --label instance_type=c6.large
 start_agent paris-1 --label provider=zeta --label region=eu-paris --label instance_type=z2.std   --label spot=true
+# The CLI on the controller's host may use its local socket: no TLS
+# handshake, the same token (docs/security.md, "The local socket").
+[ -S "$DB.sock" ] && export FLEETBENCH_CONTROLLER="unix:$DB.sock"
 "$FB" prices import deploy/prices.example.csv
 "$FB" prices list
 

@@ -56,8 +56,8 @@ std::unique_ptr<v1::AgentGateway::Stub> Agent::NewStub() {
   // The limit every peer agrees on (common/wire_limits.h).
   args.SetMaxReceiveMessageSize(kMaxMessageBytes);
   args.SetMaxSendMessageSize(kMaxMessageBytes);
-  return v1::AgentGateway::NewStub(
-      grpc::CreateCustomChannel(options_.controller, ChannelCredentialsFor(tls), args));
+  return v1::AgentGateway::NewStub(grpc::CreateCustomChannel(
+      options_.controller, ChannelCredentialsFor(options_.controller, tls), args));
 }
 
 absl::Status Agent::Run() {

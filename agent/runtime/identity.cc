@@ -64,8 +64,8 @@ absl::StatusOr<std::string> ResolveCa(const AgentTlsOptions& options, const std:
 absl::StatusOr<std::string> EnrollOnce(const AgentTlsOptions& options, const ClientTls& server_only,
                                        const std::string& csr, v1::EnrollResponse* response) {
   grpc::ChannelArguments args;
-  auto stub = v1::AgentGateway::NewStub(
-      grpc::CreateCustomChannel(options.controller, ChannelCredentialsFor(server_only), args));
+  auto stub = v1::AgentGateway::NewStub(grpc::CreateCustomChannel(
+      options.controller, ChannelCredentialsFor(options.controller, server_only), args));
   v1::EnrollRequest request;
   request.set_node_name(options.name);
   request.set_csr_pem(csr);
@@ -80,14 +80,16 @@ absl::StatusOr<std::string> EnrollOnce(const AgentTlsOptions& options, const Cli
                         s.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) &&
                        absl::Now() < give_up;
     if (!retry) {
-      return absl::Status(static_cast<absl::StatusCode>(s.error_code()),
-                          absl::StrCat("enrolling as ", options.name, ": ",
-                                       s.error_code() == grpc::StatusCode::UNAVAILABLE
-                                           ? ExplainUnavailable(server_only, s.error_message())
-                                           : s.error_message()));
+      return absl::Status(
+          static_cast<absl::StatusCode>(s.error_code()),
+          absl::StrCat("enrolling as ", options.name, ": ",
+                       s.error_code() == grpc::StatusCode::UNAVAILABLE
+                           ? ExplainUnavailable(options.controller, server_only, s.error_message())
+                           : s.error_message()));
     }
     LOG(WARNING) << "enrolling: controller " << options.controller << ": "
-                 << ExplainUnavailable(server_only, s.error_message()) << "; trying again";
+                 << ExplainUnavailable(options.controller, server_only, s.error_message())
+                 << "; trying again";
     absl::SleepFor(absl::Seconds(1));  // a wait between attempts, not a synchronisation
   }
 }

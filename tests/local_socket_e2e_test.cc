@@ -1,0 +1,154 @@
+// The controller's local socket (issue 13): a real controller makes DB.sock
+// beside its history, owner-only; the CLI on the same host reaches it with
+// `--controller unix:PATH`, no CA and no TLS handshake, and still needs a
+// token. The socket goes with the controller, a stale one left by a kill is
+// replaced at the next start, and a path too long for a socket's name is
+// refused at the door.
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "fleetbench/v1/node.pb.h"
+#include "fleetbench/v1/security.pb.h"
+#include "google/protobuf/util/json_util.h"
+#include "gtest/gtest.h"
+#include "tests/fleet_fixture.h"
+#include "tests/process.h"
+
+namespace fleetbench::testing {
+namespace {
+
+class LocalSocketTest : public FleetTest {
+ protected:
+  std::string SocketPath() const { return db_path_ + ".sock"; }
+
+  // `fleetbench ARGS --controller unix:SOCKET` with the fixture's token and
+  // no CA anywhere: the local socket needs none.
+  CommandResult Local(std::vector<std::string> args,
+                      std::map<std::string, std::string> env_changes = {}) {
+    std::map<std::string, std::string> env = env_;
+    env.erase("FLEETBENCH_CA");
+    for (const auto& [key, value] : env_changes) env[key] = value;
+    args.insert(args.begin(), FLEETBENCH_BINARY);
+    args.push_back("--controller");
+    args.push_back("unix:" + (socket_.empty() ? SocketPath() : socket_));
+    return RunCommand(args, env);
+  }
+
+  // The socket file's type and permission bits; 0 when there is none.
+  mode_t SocketMode(const std::string& path) const {
+    struct stat st;
+    return stat(path.c_str(), &st) == 0 ? st.st_mode : 0;
+  }
+
+  std::string socket_;  // another path than DB.sock, when a test sets one
+};
+
+TEST_F(LocalSocketTest, TheCliOnTheControllersHostTalksThroughItsSocketWithAToken) {
+  StartController();
+  StartAgent("n1", {"pool=local"});
+  ASSERT_TRUE(WaitForOnlineNodes(1, absl::Seconds(30)));
+
+  const mode_t mode = SocketMode(SocketPath());
+  ASSERT_TRUE(S_ISSOCK(mode)) << SocketPath() << " is not a socket";
+  EXPECT_EQ(mode & 0777, 0600u) << "only the controller's user may connect";
+
+  // A read, as over TCP and TLS.
+  CommandResult nodes = Local({"nodes", "--json"});
+  ASSERT_EQ(nodes.exit_code, 0) << nodes.err;
+  v1::ListNodesResponse listed;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(nodes.out, &listed).ok()) << nodes.out;
+  ASSERT_EQ(listed.nodes_size(), 1);
+  EXPECT_EQ(listed.nodes(0).name(), "n1");
+  EXPECT_EQ(listed.nodes(0).status(), v1::NODE_STATUS_ONLINE);
+
+  // A write, and its result used through the socket too: the roles hold.
+  CommandResult created = Local({"token", "create", "viewer1", "--role", "viewer", "--json"});
+  ASSERT_EQ(created.exit_code, 0) << created.err;
+  v1::CreateTokenResponse token;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(created.out, &token).ok()) << created.out;
+  CommandResult viewer_reads = Local({"nodes"}, {{"FLEETBENCH_TOKEN", token.secret()}});
+  EXPECT_EQ(viewer_reads.exit_code, 0) << viewer_reads.err;
+  CommandResult viewer_runs =
+      Local({"run", "--bench", "gemm"}, {{"FLEETBENCH_TOKEN", token.secret()}});
+  EXPECT_EQ(viewer_runs.exit_code, 1);
+  EXPECT_NE(viewer_runs.err.find("'viewer1' is viewer; this needs operator"), std::string::npos)
+      << viewer_runs.err;
+
+  // No TLS is no free pass: a wrong token is refused by the controller.
+  CommandResult wrong = Local({"nodes"}, {{"FLEETBENCH_TOKEN", "not-the-token"}});
+  EXPECT_EQ(wrong.exit_code, 1);
+  EXPECT_NE(wrong.err.find("wrong token"), std::string::npos) << wrong.err;
+
+  // TLS flags make no sense for a local socket, and say so.
+  CommandResult with_ca = Local({"nodes", "--ca", CaPath()});
+  EXPECT_EQ(with_ca.exit_code, 2);
+  EXPECT_NE(with_ca.err.find("a unix: socket is local, without TLS"), std::string::npos)
+      << with_ca.err;
+}
+
+TEST_F(LocalSocketTest, TheSocketGoesWithTheControllerAndAStaleOneIsReplacedAtStart) {
+  StartController();
+  ASSERT_TRUE(S_ISSOCK(SocketMode(SocketPath())));
+
+  // Stopped: the file goes, and the CLI says where it looked.
+  KillController(SIGTERM);
+  EXPECT_EQ(SocketMode(SocketPath()), 0u) << SocketPath() << " outlived its controller";
+  CommandResult gone = Local({"nodes"});
+  EXPECT_EQ(gone.exit_code, 1);
+  EXPECT_NE(gone.err.find("cannot reach the controller at unix:" + SocketPath()), std::string::npos)
+      << gone.err;
+  EXPECT_NE(gone.err.find("is the controller running?"), std::string::npos) << gone.err;
+
+  // Killed: the file stays behind, and the next start takes its place.
+  StartController();
+  KillController(SIGKILL);
+  ASSERT_TRUE(S_ISSOCK(SocketMode(SocketPath()))) << "a killed controller cannot remove it";
+  StartController();
+  CommandResult again = Local({"nodes"});
+  EXPECT_EQ(again.exit_code, 0) << again.err;
+}
+
+TEST_F(LocalSocketTest, ThePathIsTheUsersToChooseOrTurnOffAndIsCheckedAtTheDoor) {
+  socket_ = dir_ + "/elsewhere.sock";
+  StartController({"--local-socket", socket_});
+  EXPECT_EQ(SocketMode(SocketPath()), 0u);
+  EXPECT_TRUE(S_ISSOCK(SocketMode(socket_)));
+  CommandResult nodes = Local({"nodes"});
+  EXPECT_EQ(nodes.exit_code, 0) << nodes.err;
+  KillController(SIGTERM);
+
+  StartController({"--local-socket", "off"});
+  EXPECT_EQ(SocketMode(socket_), 0u);
+  EXPECT_EQ(SocketMode(SocketPath()), 0u);
+  KillController(SIGTERM);
+
+  // A file that is not a socket is not the controller's to replace.
+  std::ofstream(socket_) << "a user's file\n";
+  CommandResult taken = RunCommand({FLEETBENCH_BINARY, "controller", "--listen", "127.0.0.1:0",
+                                    "--db", db_path_, "--local-socket", socket_},
+                                   env_);
+  EXPECT_EQ(taken.exit_code, 1);
+  EXPECT_NE(taken.err.find("cannot listen on 127.0.0.1:0 and unix:" + socket_), std::string::npos)
+      << taken.err;
+  std::ifstream kept(socket_);
+  std::string line;
+  EXPECT_TRUE(std::getline(kept, line) && line == "a user's file");
+
+  // 108 bytes: one more than a socket's name holds.
+  const std::string too_long = dir_ + "/" + std::string(108 - dir_.size() - 1, 's');
+  ASSERT_EQ(too_long.size(), 108u);
+  CommandResult refused = RunCommand({FLEETBENCH_BINARY, "controller", "--listen", "127.0.0.1:0",
+                                      "--db", db_path_, "--local-socket", too_long},
+                                     env_);
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_NE(refused.err.find("--local-socket: 108 bytes is longer than 107"), std::string::npos)
+      << refused.err;
+}
+
+}  // namespace
+}  // namespace fleetbench::testing
