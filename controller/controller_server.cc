@@ -37,6 +37,9 @@ absl::StatusOr<std::unique_ptr<ControllerServer>> ControllerServer::Start(
     return absl::InvalidArgumentError("the controller needs a token");
   }
   std::unique_ptr<ControllerServer> server(new ControllerServer);
+  absl::StatusOr<HistoryLock> lock = HistoryLock::Take(options.db_path);
+  if (!lock.ok()) return lock.status();
+  server->history_lock_ = std::move(*lock);
   storage::SqliteOptions sqlite;
   sqlite.path = options.db_path;
   sqlite.synchronous_full = options.synchronous_full;

@@ -7,11 +7,13 @@
 #define FLEETBENCH_CONTROLLER_CONTROLLER_SERVER_H_
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "controller/fleet_core.h"
+#include "controller/history_lock.h"
 #include "controller/server_tls.h"
 #include "storage/store.h"
 
@@ -73,7 +75,8 @@ struct ControllerOptions {
 
 class ControllerServer {
  public:
-  // Opens the store, recovers unfinished runs and starts serving.
+  // Takes the history (one controller per file: controller/history_lock.h),
+  // opens the store, recovers unfinished runs and starts serving.
   static absl::StatusOr<std::unique_ptr<ControllerServer>> Start(const ControllerOptions& options);
   ~ControllerServer();
 
@@ -101,6 +104,8 @@ class ControllerServer {
  private:
   ControllerServer() = default;
 
+  // Held from before the store opens until after everything is gone.
+  std::optional<HistoryLock> history_lock_;
   std::unique_ptr<storage::Store> store_;
   // Before the services, which hold a pointer to it.
   std::unique_ptr<Authenticator> authenticator_;

@@ -3,7 +3,8 @@
 // `--controller unix:PATH`, no CA and no TLS handshake, and still needs a
 // token. The socket goes with the controller, a stale one left by a kill is
 // replaced at the next start, and a path too long for a socket's name is
-// refused at the door.
+// refused at the door. A second controller on the same history is refused
+// (controller/history_lock.h) before it can take the first one's socket.
 #include <signal.h>
 #include <sys/stat.h>
 
@@ -12,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "fleetbench/v1/node.pb.h"
 #include "fleetbench/v1/security.pb.h"
 #include "google/protobuf/util/json_util.h"
@@ -148,6 +150,27 @@ TEST_F(LocalSocketTest, ThePathIsTheUsersToChooseOrTurnOffAndIsCheckedAtTheDoor)
   EXPECT_EQ(refused.exit_code, 2);
   EXPECT_NE(refused.err.find("--local-socket: 108 bytes is longer than 107"), std::string::npos)
       << refused.err;
+}
+
+TEST_F(LocalSocketTest, ASecondControllerOnTheSameHistoryIsRefusedAndTheFirstServesOn) {
+  StartController();
+  CommandResult second =
+      RunCommand({FLEETBENCH_BINARY, "controller", "--listen", "127.0.0.1:0", "--db", db_path_},
+                 env_);
+  EXPECT_EQ(second.exit_code, 1);
+  EXPECT_NE(second.err.find(absl::StrCat("another controller (pid ", controller_->pid(),
+                                         ") serves the history ", db_path_)),
+            std::string::npos)
+      << second.err;
+  // Its socket is still the first one's, and the first still answers.
+  CommandResult nodes = Local({"nodes"});
+  EXPECT_EQ(nodes.exit_code, 0) << nodes.err;
+
+  // A killed holder leaves no lock behind: the kernel drops it.
+  KillController(SIGKILL);
+  StartController();
+  CommandResult after = Local({"nodes"});
+  EXPECT_EQ(after.exit_code, 0) << after.err;
 }
 
 }  // namespace
