@@ -41,8 +41,6 @@ class AgentGatewayService final : public v1::AgentGateway::CallbackService {
   NodeIdentities* identities_ = nullptr;
 };
 
-// INVALID_ARGUMENT when the hello's name or labels are out of bounds.
-absl::Status CheckHello(const v1::Hello& hello);
 // The host part of grpc's peer string, "" when it has none (unix sockets).
 std::string HostOfGrpcPeer(const std::string& peer);
 

@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/logging.h"
 #include "common/reason.h"
-#include "controller/agent_gateway_service.h"
+#include "controller/report_limits.h"
 
 namespace fleetbench::controller {
 namespace {

@@ -7,6 +7,54 @@
 #include "common/ulid.h"
 
 namespace fleetbench::controller {
+namespace {
+
+bool IsNodeNameChar(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+         c == '-' || c == '_' || c == '.';
+}
+
+}  // namespace
+
+absl::Status CheckHello(const v1::Hello& hello) {
+  const std::string& name = hello.name();
+  if (name.empty() || name.size() > kMaxNodeNameBytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("node name must be 1..", kMaxNodeNameBytes, " characters"));
+  }
+  for (char c : name) {
+    if (!IsNodeNameChar(c)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "node name '", ClipInput(name), "' may use only letters, digits, '-', '_', '.'"));
+    }
+  }
+  // Sizes before contents: whatever a hello stores comes back in every
+  // ListNodes answer, for every user. Facts first: the likelier culprit.
+  if (const size_t bytes = hello.facts().ByteSizeLong(); bytes > kMaxFactsBytes) {
+    return absl::InvalidArgumentError(absl::StrCat("node facts are ", bytes, " bytes; at most ",
+                                                   kMaxFactsBytes, " (docs/protocol.md, Bounds)"));
+  }
+  if (const size_t bytes = hello.ByteSizeLong(); bytes > kMaxHelloBytes) {
+    return absl::InvalidArgumentError(absl::StrCat("hello is ", bytes, " bytes; at most ",
+                                                   kMaxHelloBytes));
+  }
+  if (hello.labels_size() > kMaxLabels) {
+    return absl::InvalidArgumentError(absl::StrCat("at most ", kMaxLabels, " labels"));
+  }
+  for (const auto& [k, v] : hello.labels()) {
+    if (absl::Status s = CheckLabel("label", k, v); !s.ok()) return s;
+  }
+  if (hello.advertise_addr().size() > 255) {
+    return absl::InvalidArgumentError("advertise_addr too long");
+  }
+  if (hello.capabilities_size() > 256 || hello.finished_task_ids_size() > 10000) {
+    return absl::InvalidArgumentError("hello lists too many entries");
+  }
+  for (const v1::Capability& capability : hello.capabilities()) {
+    if (absl::Status s = CheckDeclaredMetrics(capability); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
 
 bool IsValidMetricName(const std::string& name) {
   if (name.size() < 3 || name.size() > kMaxNameLength) return false;

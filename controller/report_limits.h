@@ -1,5 +1,5 @@
 // controller/report_limits.h — bounds on what an agent may send. Every
-// field of a report is checked before it reaches the store.
+// field of a hello and of a report is checked before it reaches the store.
 #ifndef FLEETBENCH_CONTROLLER_REPORT_LIMITS_H_
 #define FLEETBENCH_CONTROLLER_REPORT_LIMITS_H_
 
@@ -52,6 +52,10 @@ std::string DropRefusedSamples(v1::Report* report,
 // description of at most 256 characters, and a benchmark that is empty or
 // the capability's. INVALID_ARGUMENT naming the first offending metric.
 absl::Status CheckDeclaredMetrics(const v1::Capability& capability);
+// INVALID_ARGUMENT when a hello's name (1..64 of letters, digits, '-', '_',
+// '.'), facts, labels or lists are out of bounds; its capabilities face
+// CheckDeclaredMetrics.
+absl::Status CheckHello(const v1::Hello& hello);
 // Metric names: lower-case letters, digits, '_' and '.', 3..128 chars,
 // at least one dot (the unit is the last component).
 bool IsValidMetricName(const std::string& name);
