@@ -48,6 +48,8 @@ absl::StatusOr<Client> Client::Connect(const Args& args) {
           "--ca and --insecure are for TCP addresses; a unix: socket is local, "
           "without TLS");
     }
+    // No TLS proves who listens there; the file's owner must.
+    if (absl::Status s = CheckLocalSocketOwner(address); !s.ok()) return s;
   } else if (!c.tls_.insecure) {
     absl::StatusOr<std::string> ca = LoadCaPem(args.Get("ca"));
     if (!ca.ok()) return absl::InvalidArgumentError(ca.status().message());

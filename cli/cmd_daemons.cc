@@ -167,6 +167,12 @@ int ControllerCommand(const Argv& argv) {
       !s.ok()) {
     return Usage("controller", std::string(s.message()), flags);
   }
+  if (IsLocalAddress(options.listen)) {
+    return Usage("controller",
+                 "--listen wants HOST:PORT (TLS, for agents and remote clients); a Unix socket "
+                 "for clients on this host is --local-socket PATH",
+                 flags);
+  }
   if (args->Has("http-listen")) {
     options.http_listen = args->Get("http-listen");
     if (absl::StartsWith(options.http_listen, "unix:")) {
@@ -346,6 +352,14 @@ int AgentCommand(const Argv& argv) {
   options.controller = args->Get("controller", DefaultController());
   if (absl::Status s = CheckHostPort("--controller", options.controller); !s.ok()) {
     return Usage("agent", std::string(s.message()), flags);
+  }
+  // The local socket carries no certificate: an enrolled node could never
+  // prove who it is there.
+  if (IsLocalAddress(options.controller)) {
+    return Usage("agent",
+                 "--controller: agents dial the controller's TCP port (HOST:PORT); its unix: "
+                 "socket is for the CLI on its host and carries no node certificate",
+                 flags);
   }
   char host[256] = {};
   gethostname(host, sizeof(host) - 1);

@@ -1,5 +1,8 @@
 #include "common/transport.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cstdlib>
 
 #include "absl/strings/match.h"
@@ -11,6 +14,22 @@
 namespace fleetbench {
 
 bool IsLocalAddress(const std::string& address) { return absl::StartsWith(address, "unix:"); }
+
+absl::Status CheckLocalSocketOwner(const std::string& address) {
+  // gRPC's spellings: unix:relative/or/absolute and unix:///absolute.
+  std::string path = address.substr(5);
+  if (absl::StartsWith(path, "//")) path = path.substr(2);
+  struct stat st;
+  if (lstat(path.c_str(), &st) != 0) return absl::OkStatus();
+  if (!S_ISSOCK(st.st_mode)) {
+    return absl::FailedPreconditionError(absl::StrCat(path, " is not a socket"));
+  }
+  if (st.st_uid != geteuid() && st.st_uid != 0) {
+    return absl::PermissionDeniedError(absl::StrCat(
+        path, " belongs to uid ", st.st_uid, ", not to you or root: the token is not sent there"));
+  }
+  return absl::OkStatus();
+}
 
 std::shared_ptr<grpc::ChannelCredentials> ChannelCredentialsFor(const std::string& address,
                                                                 const ClientTls& tls) {
@@ -55,8 +74,8 @@ std::string ExplainUnavailable(const std::string& address, const ClientTls& tls,
                                const std::string& message) {
   if (IsLocalAddress(address)) {
     return absl::StrCat(message,
-                        " (is the controller running? It makes its local socket, DB.sock by "
-                        "default, at start)");
+                        " (is the controller running, as you? Its local socket, DB.sock by "
+                        "default, is made at start and only its own user may connect)");
   }
   if (tls.insecure) {
     return absl::StrCat(message,

@@ -26,6 +26,12 @@ struct ClientTls {
 // "unix:PATH": a Unix socket on this host.
 bool IsLocalAddress(const std::string& address);
 
+// Before a token goes to a unix: address: the path, when it exists, must be
+// a socket owned by this user or root (the controller's is 0600, so no
+// other owner can be it); PERMISSION_DENIED saying whose it is otherwise. A
+// missing path is left to the dial, which says the controller is not there.
+absl::Status CheckLocalSocketOwner(const std::string& address);
+
 // The credentials to dial `address` with: local ones for a unix: address
 // (`tls` unused), else TLS or plaintext as `tls` says.
 std::shared_ptr<grpc::ChannelCredentials> ChannelCredentialsFor(const std::string& address,

@@ -1,8 +1,10 @@
 #include "controller/controller_server.h"
 
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
 
-#include <cerrno>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
@@ -30,6 +32,44 @@
 #include "grpcpp/security/tls_credentials_options.h"
 
 namespace fleetbench::controller {
+namespace {
+
+// gRPC replaces any socket file at the path it binds, a live one included:
+// refuse to take the socket of a process that still answers on it (another
+// controller given the same --local-socket, say). A stale file, left by a
+// killed controller, refuses the connection and is replaced.
+absl::Status CheckLocalSocketFree(const std::string& path) {
+  if (path.size() > kMaxLocalSocketPath) {
+    return absl::InvalidArgumentError(absl::StrCat("local socket path ", path, " is longer than ",
+                                                   kMaxLocalSocketPath,
+                                                   " bytes, the most a Unix socket's name holds"));
+  }
+  struct stat st;
+  if (lstat(path.c_str(), &st) != 0) return absl::OkStatus();
+  if (!S_ISSOCK(st.st_mode)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("the local socket path ", path,
+                     " is a file that is not a socket; it is left alone: give another "
+                     "--local-socket (or off)"));
+  }
+  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return absl::OkStatus();
+  sockaddr_un address = {};
+  address.sun_family = AF_UNIX;
+  std::memcpy(address.sun_path, path.data(), path.size());
+  const bool answers =
+      connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0;
+  close(fd);
+  if (answers) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("the local socket ", path,
+                     " is served by another process; give this controller another "
+                     "--local-socket (or off)"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<ControllerServer>> ControllerServer::Start(
     const ControllerOptions& options) {
@@ -126,21 +166,17 @@ absl::StatusOr<std::unique_ptr<ControllerServer>> ControllerServer::Start(
     credentials = grpc::experimental::TlsServerCredentials(tls_options);
   }
 
+  // The port agents and remote clients dial: TLS (or --insecure), never a
+  // unix: socket, which would carry no node certificate.
+  if (IsLocalAddress(options.listen)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "listen address ", options.listen, " is a Unix socket; that is local_socket's job"));
+  }
   grpc::ServerBuilder builder;
-  // A unix: address is on this host: gRPC's local credentials, the same
-  // rule as the clients' (common/transport.h).
-  builder.AddListeningPort(options.listen,
-                           IsLocalAddress(options.listen)
-                               ? grpc::experimental::LocalServerCredentials(UDS)
-                               : credentials,
-                           &server->port_);
+  builder.AddListeningPort(options.listen, credentials, &server->port_);
   int local_bound = 0;
   if (!options.local_socket.empty()) {
-    if (options.local_socket.size() > kMaxLocalSocketPath) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("local socket path ", options.local_socket, " is longer than ",
-                       kMaxLocalSocketPath, " bytes, the most a Unix socket's name holds"));
-    }
+    if (absl::Status free = CheckLocalSocketFree(options.local_socket); !free.ok()) return free;
     builder.AddListeningPort("unix:" + options.local_socket,
                              grpc::experimental::LocalServerCredentials(UDS), &local_bound);
   }
@@ -155,21 +191,25 @@ absl::StatusOr<std::unique_ptr<ControllerServer>> ControllerServer::Start(
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 10000);
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 5000);
   builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
-  server->server_ = builder.BuildAndStart();
+  {
+    // gRPC binds and listens inside BuildAndStart with the process's
+    // umask: the socket is made owner-only from its first instant, not
+    // chmod-ed after callers may have connected. The umask is the process's,
+    // so this holds it for as short as it can; the core's thread writes no
+    // new file at start.
+    const mode_t umask_before = umask(0177);
+    server->server_ = builder.BuildAndStart();
+    umask(umask_before);
+  }
+  // gRPC starts no port unless it can start them all.
   if (server->server_ == nullptr || server->port_ == 0 ||
       (!options.local_socket.empty() && local_bound == 0)) {
-    return absl::UnavailableError(
-        absl::StrCat("cannot listen on ", options.listen,
-                     options.local_socket.empty() ? "" : " and unix:" + options.local_socket));
-  }
-  if (!options.local_socket.empty()) {
-    // gRPC binds with the process's umask; only the owner may connect. A
-    // caller between the bind and this chmod still needs a token.
-    if (chmod(options.local_socket.c_str(), 0600) != 0) {
-      return absl::PermissionDeniedError(absl::StrCat("cannot make the local socket ",
-                                                      options.local_socket,
-                                                      " owner-only: ", std::strerror(errno)));
-    }
+    return absl::UnavailableError(absl::StrCat(
+        "cannot listen on ", options.listen,
+        options.local_socket.empty()
+            ? ""
+            : absl::StrCat(" or make the local socket ", options.local_socket,
+                           " (is its folder there?)")));
   }
   if (!options.http_listen.empty()) {
     MetricsPageOptions page;

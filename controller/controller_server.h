@@ -60,10 +60,11 @@ struct ControllerOptions {
   // A Unix socket serving the same services to clients on this host
   // (`fleetbench --controller unix:PATH`), "" for none. gRPC's local
   // credentials: no TLS handshake (most of a short CLI call's cost), the
-  // same tokens; the file is made mode 0600, so only the controller's own
-  // user (who can read DB.token and DB.tls/ anyway) connects. gRPC replaces
-  // a stale file at start and removes it at shutdown. Its path fits
-  // sockaddr_un: at most kMaxLocalSocketPath bytes.
+  // same tokens; the file is made mode 0600 (the umask at the bind), so
+  // only the controller's own user (who can read DB.token and DB.tls/
+  // anyway) connects. A socket another process answers on is refused;
+  // a stale one (a killed controller's) is replaced; gRPC removes it at
+  // shutdown. Its path fits sockaddr_un: at most kMaxLocalSocketPath bytes.
   std::string local_socket;
   // How long an enrolled node's certificate is valid.
   absl::Duration node_cert_validity = absl::Hours(24 * 90);

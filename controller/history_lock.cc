@@ -6,6 +6,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
+#include <system_error>
 #include <utility>
 
 #include "absl/strings/ascii.h"
@@ -15,7 +17,11 @@
 namespace fleetbench::controller {
 
 absl::StatusOr<HistoryLock> HistoryLock::Take(const std::string& db_path) {
-  const std::string path = db_path + ".lock";
+  // Beside the file itself, however it is reached: a history named through
+  // a symbolic link or by another spelling is the same history.
+  std::error_code error_code;
+  const std::filesystem::path real = std::filesystem::weakly_canonical(db_path, error_code);
+  const std::string path = (error_code ? db_path : real.string()) + ".lock";
   const int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0) {
     return absl::PermissionDeniedError(

@@ -20,8 +20,9 @@ namespace fleetbench::controller {
 
 class HistoryLock {
  public:
-  // Takes DB.lock for `db_path`, without waiting. FAILED_PRECONDITION naming
-  // the holder's pid when another process holds it.
+  // Takes DB.lock beside the real path of `db_path` (a history reached
+  // through a symbolic link is the same history), without waiting.
+  // FAILED_PRECONDITION naming the holder's pid when another process holds it.
   static absl::StatusOr<HistoryLock> Take(const std::string& db_path);
 
   HistoryLock(HistoryLock&& other) noexcept;

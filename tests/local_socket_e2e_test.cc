@@ -4,12 +4,20 @@
 // token. The socket goes with the controller, a stale one left by a kill is
 // replaced at the next start, and a path too long for a socket's name is
 // refused at the door. A second controller on the same history is refused
-// (controller/history_lock.h) before it can take the first one's socket.
+// (controller/history_lock.h) before it can take the first one's socket,
+// so is one on another history given a socket that still answers; and the
+// CLI sends its token only to a socket of its own user or root.
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
 
+#include <cstring>
 #include <fstream>
+#include <iterator>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -104,7 +112,7 @@ TEST_F(LocalSocketTest, TheSocketGoesWithTheControllerAndAStaleOneIsReplacedAtSt
   EXPECT_EQ(gone.exit_code, 1);
   EXPECT_NE(gone.err.find("cannot reach the controller at unix:" + SocketPath()), std::string::npos)
       << gone.err;
-  EXPECT_NE(gone.err.find("is the controller running?"), std::string::npos) << gone.err;
+  EXPECT_NE(gone.err.find("is the controller running, as you?"), std::string::npos) << gone.err;
 
   // Killed: the file stays behind, and the next start takes its place.
   StartController();
@@ -125,7 +133,6 @@ TEST_F(LocalSocketTest, ThePathIsTheUsersToChooseOrTurnOffAndIsCheckedAtTheDoor)
   KillController(SIGTERM);
 
   StartController({"--local-socket", "off"});
-  EXPECT_EQ(SocketMode(socket_), 0u);
   EXPECT_EQ(SocketMode(SocketPath()), 0u);
   KillController(SIGTERM);
 
@@ -135,33 +142,95 @@ TEST_F(LocalSocketTest, ThePathIsTheUsersToChooseOrTurnOffAndIsCheckedAtTheDoor)
                                     "--db", db_path_, "--local-socket", socket_},
                                    env_);
   EXPECT_EQ(taken.exit_code, 1);
-  EXPECT_NE(taken.err.find("cannot listen on 127.0.0.1:0 and unix:" + socket_), std::string::npos)
+  EXPECT_NE(taken.err.find("the local socket path " + socket_ +
+                           " is a file that is not a socket; it is left alone"),
+            std::string::npos)
       << taken.err;
   std::ifstream kept(socket_);
   std::string line;
   EXPECT_TRUE(std::getline(kept, line) && line == "a user's file");
 
-  // 108 bytes: one more than a socket's name holds.
-  const std::string too_long = dir_ + "/" + std::string(108 - dir_.size() - 1, 's');
-  ASSERT_EQ(too_long.size(), 108u);
+  // Longer than the 107 bytes a socket's name holds.
+  const std::string too_long = dir_ + "/" + std::string(120, 's');
   CommandResult refused = RunCommand({FLEETBENCH_BINARY, "controller", "--listen", "127.0.0.1:0",
                                       "--db", db_path_, "--local-socket", too_long},
                                      env_);
   EXPECT_EQ(refused.exit_code, 2);
-  EXPECT_NE(refused.err.find("--local-socket: 108 bytes is longer than 107"), std::string::npos)
+  EXPECT_NE(refused.err.find(absl::StrCat("--local-socket: ", too_long.size(),
+                                          " bytes is longer than 107")),
+            std::string::npos)
       << refused.err;
+
+  // The TCP port is TLS's; agents never dial the socket (it carries no
+  // node certificate).
+  CommandResult listen_unix = RunCommand(
+      {FLEETBENCH_BINARY, "controller", "--listen", "unix:" + dir_ + "/l.sock", "--db", db_path_},
+      env_);
+  EXPECT_EQ(listen_unix.exit_code, 2);
+  EXPECT_NE(listen_unix.err.find("a Unix socket for clients on this host is --local-socket PATH"),
+            std::string::npos)
+      << listen_unix.err;
+  CommandResult agent_unix =
+      RunCommand({FLEETBENCH_BINARY, "agent", "--controller", "unix:" + SocketPath(), "--name", "a",
+                  "--state-dir", dir_ + "/agent-a"},
+                 env_);
+  EXPECT_EQ(agent_unix.exit_code, 2);
+  EXPECT_NE(agent_unix.err.find("agents dial the controller's TCP port"), std::string::npos)
+      << agent_unix.err;
+}
+
+TEST_F(LocalSocketTest, ALiveSocketIsNotTakenAndATokenGoesOnlyToASocketOfThisUser) {
+  StartController();
+
+  // Another history, the same socket path: refused while the first answers.
+  CommandResult other = RunCommand({FLEETBENCH_BINARY, "controller", "--listen", "127.0.0.1:0",
+                                    "--db", dir_ + "/other.db", "--local-socket", SocketPath()},
+                                   env_);
+  EXPECT_EQ(other.exit_code, 1);
+  EXPECT_NE(other.err.find("the local socket " + SocketPath() + " is served by another process"),
+            std::string::npos)
+      << other.err;
+  CommandResult nodes = Local({"nodes"});
+  EXPECT_EQ(nodes.exit_code, 0) << nodes.err;
+
+  // A socket another user owns gets no token: whoever listens there is not
+  // the controller (its socket is its user's, 0600).
+  socket_ = dir_ + "/foreign.sock";
+  const int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_un address = {};
+  address.sun_family = AF_UNIX;
+  std::memcpy(address.sun_path, socket_.data(), socket_.size());
+  ASSERT_EQ(bind(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address), 0);
+  ASSERT_EQ(listen(fd, 4), 0);
+  if (chown(socket_.c_str(), 65534, 65534) != 0) {
+    close(fd);
+    GTEST_SKIP() << "giving a socket to another user needs root";
+  }
+  CommandResult foreign = Local({"nodes"});
+  close(fd);
+  EXPECT_EQ(foreign.exit_code, 1);
+  EXPECT_NE(foreign.err.find(socket_ + " belongs to uid 65534, not to you or root: the token is "
+                                       "not sent there"),
+            std::string::npos)
+      << foreign.err;
 }
 
 TEST_F(LocalSocketTest, ASecondControllerOnTheSameHistoryIsRefusedAndTheFirstServesOn) {
   StartController();
-  CommandResult second =
-      RunCommand({FLEETBENCH_BINARY, "controller", "--listen", "127.0.0.1:0", "--db", db_path_},
-                 env_);
-  EXPECT_EQ(second.exit_code, 1);
-  EXPECT_NE(second.err.find(absl::StrCat("another controller (pid ", controller_->pid(),
+  // Started, not run: without the lock it would serve on and never end.
+  Process second({FLEETBENCH_BINARY, "controller", "--listen", "127.0.0.1:0", "--db", db_path_},
+                 env_, dir_ + "/second.log");
+  const std::optional<int> second_code = second.WaitFor(absl::Seconds(30));
+  ASSERT_TRUE(second_code.has_value()) << "a second controller on the same history started";
+  EXPECT_EQ(*second_code, 1);
+  std::ifstream log(dir_ + "/second.log");
+  const std::string second_err((std::istreambuf_iterator<char>(log)),
+                               std::istreambuf_iterator<char>());
+  EXPECT_NE(second_err.find(absl::StrCat("another controller (pid ", controller_->pid(),
                                          ") serves the history ", db_path_)),
             std::string::npos)
-      << second.err;
+      << second_err;
   // Its socket is still the first one's, and the first still answers.
   CommandResult nodes = Local({"nodes"});
   EXPECT_EQ(nodes.exit_code, 0) << nodes.err;
