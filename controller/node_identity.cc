@@ -17,9 +17,7 @@ std::string When(absl::Time t) { return absl::FormatTime("%Y-%m-%d %H:%M:%S UTC"
 
 absl::StatusOr<v1::EnrollResponse> NodeIdentities::Enroll(const v1::EnrollRequest& request,
                                                           const Principal& by) {
-  v1::Hello name_only;
-  name_only.set_name(request.node_name());
-  if (absl::Status s = CheckHello(name_only); !s.ok()) return s;
+  if (absl::Status s = CheckNodeName(request.node_name()); !s.ok()) return s;
   if (request.csr_pem().size() > 16384) {
     return absl::InvalidArgumentError("the certificate request is over 16 KiB");
   }

@@ -16,8 +16,7 @@ bool IsNodeNameChar(char c) {
 
 }  // namespace
 
-absl::Status CheckHello(const v1::Hello& hello) {
-  const std::string& name = hello.name();
+absl::Status CheckNodeName(const std::string& name) {
   if (name.empty() || name.size() > kMaxNodeNameBytes) {
     return absl::InvalidArgumentError(
         absl::StrCat("node name must be 1..", kMaxNodeNameBytes, " characters"));
@@ -28,6 +27,11 @@ absl::Status CheckHello(const v1::Hello& hello) {
           "node name '", ClipInput(name), "' may use only letters, digits, '-', '_', '.'"));
     }
   }
+  return absl::OkStatus();
+}
+
+absl::Status CheckHello(const v1::Hello& hello) {
+  if (absl::Status s = CheckNodeName(hello.name()); !s.ok()) return s;
   // Sizes before contents: whatever a hello stores comes back in every
   // ListNodes answer, for every user. Facts first: the likelier culprit.
   if (const size_t bytes = hello.facts().ByteSizeLong(); bytes > kMaxFactsBytes) {

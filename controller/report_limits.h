@@ -3,6 +3,8 @@
 #ifndef FLEETBENCH_CONTROLLER_REPORT_LIMITS_H_
 #define FLEETBENCH_CONTROLLER_REPORT_LIMITS_H_
 
+#include <string>
+
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "common/reason.h"
@@ -52,9 +54,10 @@ std::string DropRefusedSamples(v1::Report* report,
 // description of at most 256 characters, and a benchmark that is empty or
 // the capability's. INVALID_ARGUMENT naming the first offending metric.
 absl::Status CheckDeclaredMetrics(const v1::Capability& capability);
-// INVALID_ARGUMENT when a hello's name (1..64 of letters, digits, '-', '_',
-// '.'), facts, labels or lists are out of bounds; its capabilities face
-// CheckDeclaredMetrics.
+// INVALID_ARGUMENT unless `name` is 1..64 of letters, digits, '-', '_', '.'.
+absl::Status CheckNodeName(const std::string& name);
+// INVALID_ARGUMENT when a hello's name (CheckNodeName), facts, labels or
+// lists are out of bounds; its capabilities face CheckDeclaredMetrics.
 absl::Status CheckHello(const v1::Hello& hello);
 // Metric names: lower-case letters, digits, '_' and '.', 3..128 chars,
 // at least one dot (the unit is the last component).
