@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # bench/fault_soak.sh — a bounded fault-injection soak against real
-# processes (issue 9): quick GEMM runs on three agents, each in its own
-# network namespace behind a bridge in the controller's, while the controller
-# is SIGKILLed mid-run, agents are SIGKILLed mid-run and restarted, an
+# processes, as users run them (TLS, every agent enrolled with its own
+# certificate): quick GEMM runs on three agents, each in its own network
+# namespace behind a bridge in the controller's, one of them under a cgroup
+# v1 CPU quota (30% of one core), while the controller is killed mid-run
+# (SIGKILL, or SIGTERM on every RESTART_TERM-th restart) and started again
+# after a gap in which the agents may fail to dial it, agents are SIGKILLed mid-run and restarted, an
 # agent's link is cut past the heartbeat timeout and restored, and the
 # controller's disk (a size-limited tmpfs) fills up and is freed. At the end
 # it reads the history with the sqlite3 shell and reports what
@@ -13,6 +16,9 @@
 #
 # Settings from the environment (defaults in brackets):
 #   CONTROLLER_KILLS [20]  runs with a controller SIGKILL mid-run
+#   RESTART_TERM [4]       every Nth of those is a SIGTERM instead (0: none)
+#   RESTART_GAP_MAX [1.5]  the controller stays away 0..this many seconds
+#   SLOW_QUOTA [30]        soak-c's CPU quota, % of one core (0: no cgroup)
 #   AGENT_KILLS [10]       runs with an agent SIGKILL (and restart) mid-run
 #   PARTITIONS [5]         runs with an agent's link down for 7 s mid-run
 #   DISK_FULL [1]          disk-full episodes (a run while the disk is full)
@@ -31,6 +37,9 @@ CONTROLLER_KILLS=${CONTROLLER_KILLS:-20}
 AGENT_KILLS=${AGENT_KILLS:-10}
 PARTITIONS=${PARTITIONS:-5}
 DISK_FULL=${DISK_FULL:-1}
+RESTART_TERM=${RESTART_TERM:-4}
+RESTART_GAP_MAX=${RESTART_GAP_MAX:-1.5}
+SLOW_QUOTA=${SLOW_QUOTA:-30}
 WORK=${WORK:-$(mktemp -d /tmp/fleetbench-soak.XXXXXX)}
 [[ -x $BIN ]] || { echo "no $BIN; build the fleetbench target" >&2; exit 2; }
 [[ $(id -u) == 0 ]] || { echo "needs root (a size-limited tmpfs, network namespaces)" >&2; exit 2; }
@@ -47,6 +56,12 @@ mount -t tmpfs -o size=64m tmpfs "$WORK/db"
 DB=$WORK/db/history.db
 CONTROLLER_PID=
 declare -A AGENT_PID AGENT_NS AGENT_LINK
+# Every agent enrolls on its first start (the shared token, an admin's,
+# enrolls, as in tools/demo.sh) and connects with its certificate after.
+ENROLL=$WORK/enroll.token
+(umask 077; printf '%s' "$FLEETBENCH_TOKEN" >"$ENROLL")
+export FLEETBENCH_CA=$DB.tls/ca.pem
+SLOW_CG=
 
 # The controller and the CLI in a hub namespace with a bridge; each agent in
 # its own namespace, its veth's hub end on the bridge.
@@ -80,6 +95,7 @@ cleanup() {
   umount -l "$WORK/db"
   for name in "${AGENTS[@]}"; do ip netns del "${AGENT_NS[$name]}"; done
   ip netns del "$HUB"
+  [[ -n $SLOW_CG ]] && rmdir "$SLOW_CG"
 }
 trap cleanup EXIT
 
@@ -103,9 +119,20 @@ start_controller() {
   wait_for 30 grep -q '^listening' "$WORK/controller.out"
 }
 
+# soak-c runs (and enrolls) under a CPU quota from its first instruction:
+# a shell moves itself into the cgroup and execs the agent.
+if ((SLOW_QUOTA > 0)); then
+  [[ -e /sys/fs/cgroup/cpu/cpu.cfs_quota_us ]] || { echo "no cgroup v1 cpu controller (SLOW_QUOTA=0 to skip)" >&2; exit 2; }
+  SLOW_CG=/sys/fs/cgroup/cpu/fbsoak-$SUF
+  mkdir "$SLOW_CG"
+  echo 100000 >"$SLOW_CG/cpu.cfs_period_us"
+  echo $((SLOW_QUOTA * 1000)) >"$SLOW_CG/cpu.cfs_quota_us"
+fi
 start_agent() {
-  ip netns exec "${AGENT_NS[$1]}" "$BIN" agent --name "$1" --state-dir "$WORK/agent-$1" \
-    --label price_per_hour=1 \
+  local prefix=()
+  [[ $1 == soak-c && -n $SLOW_CG ]] && prefix=(sh -c 'echo $$ >"$0" && exec "$@"' "$SLOW_CG/cgroup.procs")
+  ip netns exec "${AGENT_NS[$1]}" "${prefix[@]}" "$BIN" agent --name "$1" --state-dir "$WORK/agent-$1" \
+    --label price_per_hour=1 --enroll-token-file "$ENROLL" \
     --backoff-reset-after 1s 2>>"$WORK/agent-$1.log" &
   AGENT_PID[$1]=$!
 }
@@ -144,8 +171,12 @@ for ((i = 1; i <= CONTROLLER_KILLS; i++)); do
   RUNS+=("$run")
   wait_for 30 running "$run" || true
   sleep "0.$((RANDOM % 10))"  # somewhere in the run: it lasts about a second
-  kill -9 "$CONTROLLER_PID"
+  sig=KILL
+  ((RESTART_TERM > 0 && i % RESTART_TERM == 0)) && sig=TERM
+  kill -"$sig" "$CONTROLLER_PID"
   wait "$CONTROLLER_PID" 2>/dev/null || true
+  # Away for a while: the agents' redials find nobody listening.
+  sleep "$(awk -v r=$RANDOM -v m="$RESTART_GAP_MAX" 'BEGIN { printf "%.2f", r / 32768 * m }')"
   start_controller
   t0=$(now)
   wait_for 60 all_online || { echo "nodes did not return after restart $i" >&2; exit 1; }
@@ -233,4 +264,6 @@ echo "runs left non-terminal: $non_terminal"
 echo "integrity_check: $integrity"
 ((${#RETURNS[@]})) && echo "nodes back after a controller restart: $(stats "${RETURNS[@]}")"
 ((${#FULL_RECOVERY[@]})) && echo "run terminal after the disk was freed: $(stats "${FULL_RECOVERY[@]}")"
+echo "agents on their own certificate (mTLS): $(cat "$WORK"/agent-*.log | grep -c "certificate (mTLS)") agent starts of $((${#AGENTS[@]} + AGENT_KILLS))"
+echo "agent dials that found no controller: $(cat "$WORK"/agent-*.log | grep -c "failed to connect")"
 echo "logs and history in $WORK"

@@ -57,14 +57,17 @@ absl::StatusOr<Client> Client::Connect(const Args& args) {
   } else if (args.Has("ca")) {
     return absl::InvalidArgumentError("--ca and --insecure contradict each other");
   }
+  c.Redial();
+  return c;
+}
+
+void Client::Redial() {
   // The limit every peer agrees on (common/wire_limits.h); large reads
   // come in pages below it.
   grpc::ChannelArguments channel_args;
   channel_args.SetMaxReceiveMessageSize(kMaxMessageBytes);
   channel_args.SetMaxSendMessageSize(kMaxMessageBytes);
-  c.stub_ = v1::Fleet::NewStub(
-      grpc::CreateCustomChannel(address, ChannelCredentialsFor(address, c.tls_), channel_args));
-  return c;
+  stub_ = v1::Fleet::NewStub(DialController(address_, tls_, channel_args));
 }
 
 std::optional<Prepared> Prepare(const std::string& command, const Argv& argv,

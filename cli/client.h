@@ -87,6 +87,11 @@ class Client {
     return absl::Status(static_cast<absl::StatusCode>(s.error_code()), s.error_message());
   }
 
+  // A new channel to the same controller, for a caller that goes on after
+  // an UNAVAILABLE (run --wait through a controller restart): the old one
+  // would not reach a controller that came back (DialController).
+  void Redial();
+
  private:
   std::string address_;
   std::string token_;

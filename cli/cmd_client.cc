@@ -152,6 +152,9 @@ void PrintNextPage(const std::string& command, const std::string& token) {
 // How long after a first Ctrl-C a second one cancels the run: a double tap,
 // not a second thought.
 constexpr absl::Duration kCancelWindow = absl::Seconds(2);
+// How long `run --wait` waits on through a controller it cannot reach (a
+// restart takes seconds, an upgrade maybe a minute) before it gives up.
+constexpr absl::Duration kUnreachablePatience = absl::Minutes(2);
 
 // `run --wait` was interrupted by `sig`: stop waiting and say how to reach the
 // run, which goes on. After Ctrl-C, a second one within the window cancels
@@ -436,10 +439,40 @@ int RunCommand(const Argv& argv) {
   get.set_run_id(started.run_id());
   v1::Run run;
   std::string last_line;
+  // Since when the controller has not answered (a restart, say): the run
+  // goes on without it, so the wait does too, for a while.
+  std::optional<absl::Time> unreachable_since;
   while (true) {
     if (auto s = p->client->Call(&v1::Fleet::Stub::GetRun, get, &run); !s.ok()) {
-      return RemoteError("run", s);
+      const absl::Time now = absl::Now();
+      if (!absl::IsUnavailable(s) || now > give_up ||
+          (unreachable_since && now - *unreachable_since > kUnreachablePatience)) {
+        if (!json && tty) std::cerr << "\n";
+        return RemoteError("run", s);
+      }
+      if (!unreachable_since) {
+        unreachable_since = now;
+        if (!json) {
+          std::cerr << (tty ? "\n" : "") << s.message() << "; still waiting for run "
+                    << started.run_id() << " (it goes on without the controller) for up to "
+                    << absl::FormatDuration(kUnreachablePatience) << "\n";
+        }
+        last_line.clear();
+      }
+      p->client->Redial();
+      // A pause between dials, not a synchronisation point.
+      if (const int sig = WaitForInterrupt(absl::Seconds(1)); sig != 0) {
+        return StopWaiting(&*p->client, started.run_id(), sig);
+      }
+      continue;
     }
+    if (unreachable_since && !json) {
+      std::cerr << "controller back after "
+                << absl::FormatDuration(absl::Trunc(absl::Now() - *unreachable_since,
+                                                    absl::Milliseconds(100)))
+                << "\n";
+    }
+    unreachable_since.reset();
     if (RunDone(run)) break;
     if (absl::Now() > give_up) {
       return Fail("run", "timed out waiting for run " + run.run_id() + " (still " +

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/pem_files.h"
 #include "common/x509.h"
+#include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 
 namespace fleetbench {
@@ -40,6 +41,12 @@ std::shared_ptr<grpc::ChannelCredentials> ChannelCredentialsFor(const std::strin
   ssl.pem_private_key = tls.key_pem;
   ssl.pem_cert_chain = tls.cert_pem;
   return grpc::SslCredentials(ssl);
+}
+
+std::shared_ptr<grpc::Channel> DialController(const std::string& address, const ClientTls& tls,
+                                              grpc::ChannelArguments args) {
+  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+  return grpc::CreateCustomChannel(address, ChannelCredentialsFor(address, tls), args);
 }
 
 absl::StatusOr<std::string> FindCaFile(const std::string& flag) {

@@ -12,7 +12,9 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "grpcpp/channel.h"
 #include "grpcpp/security/credentials.h"
+#include "grpcpp/support/channel_arguments.h"
 
 namespace fleetbench {
 
@@ -36,6 +38,18 @@ absl::Status CheckLocalSocketOwner(const std::string& address);
 // (`tls` unused), else TLS or plaintext as `tls` says.
 std::shared_ptr<grpc::ChannelCredentials> ChannelCredentialsFor(const std::string& address,
                                                                 const ClientTls& tls);
+
+// A channel to the controller at `address` of its own: it never shares a
+// connection with another channel of this process (gRPC's global subchannel
+// pool would hand it an older channel's connection, failing one included).
+// Callers that redial after a failure make a new one for each attempt
+// rather than retry on the old: a gRPC 1.51 channel that failed to connect
+// (TRANSIENT_FAILURE) fails every call at once and goes on dialling in the
+// background, where nothing polls its socket, so a controller that came
+// back is never reached through it (docs/reliability.md, "Reconnecting").
+// A new channel's first call waits for its connection and drives it.
+std::shared_ptr<grpc::Channel> DialController(const std::string& address, const ClientTls& tls,
+                                              grpc::ChannelArguments args);
 
 // The CA file to trust: `flag` (--ca), else $FLEETBENCH_CA, else, beside a
 // controller-made token ($FLEETBENCH_TOKEN_FILE = DB.token), DB.tls/ca.pem

@@ -14,6 +14,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -26,19 +27,11 @@
 #include "fleetbench/v1/run.pb.h"
 #include "fleetbench/v1/variance.pb.h"
 #include "gtest/gtest.h"
+#include "tests/cgroup_v1.h"
 #include "tests/fleet_fixture.h"
 
 namespace fleetbench::testing {
 namespace {
-
-constexpr char kCgroupRoot[] = "/sys/fs/cgroup";
-
-bool WriteFile(const std::string& path, const std::string& text) {
-  std::ofstream out(path);
-  out << text;
-  out.flush();
-  return static_cast<bool>(out);
-}
 
 class FindingsFleetTest : public FleetTest {
  public:
@@ -50,34 +43,28 @@ class FindingsFleetTest : public FleetTest {
 
   void TearDown() override {
     FleetTest::TearDown();  // the agents are killed and reaped first
-    for (const std::string& cg : cgroups_) {
-      if (rmdir(cg.c_str()) != 0) ADD_FAILURE() << "cannot remove cgroup " << cg;
-    }
+    cgroups_.clear();
     for (const std::string& m : mounts_) Sh({"umount", m});
     for (const std::string& l : loops_) Sh({"losetup", "-d", l});
   }
 
-  // Whether the cgroup v1 controller is mounted where this test writes.
   static bool HasController(const std::string& controller, const std::string& file) {
-    return std::filesystem::exists(absl::StrCat(kCgroupRoot, "/", controller, "/", file));
+    return CgroupV1::HasController(controller, file);
   }
 
-  // A fresh cgroup under the controller; "" (with a failure) if it cannot be
-  // made.
+  // A fresh cgroup under the controller, removed at TearDown once the
+  // agents are gone; "" (with a failure) if it cannot be made.
   std::string MakeCgroup(const std::string& controller) {
-    const std::string path = absl::StrCat(kCgroupRoot, "/", controller, "/fleetbench-", suffix_);
-    if (mkdir(path.c_str(), 0755) != 0) {
-      ADD_FAILURE() << "cannot create " << path << ": " << std::strerror(errno);
-      return "";
-    }
-    cgroups_.push_back(path);
-    return path;
+    cgroups_.push_back(std::make_unique<CgroupV1>(controller, suffix_));
+    return cgroups_.back()->path();
   }
 
   bool Set(const std::string& cgroup, const std::string& file, const std::string& value) {
-    const bool ok = WriteFile(cgroup + "/" + file, value);
-    if (!ok) ADD_FAILURE() << "cannot write '" << value << "' to " << cgroup << "/" << file;
-    return ok;
+    for (const auto& cg : cgroups_) {
+      if (cg->path() == cgroup) return cg->Set(file, value);
+    }
+    ADD_FAILURE() << "no cgroup " << cgroup << " of this test";
+    return false;
   }
 
   // A 512 MiB ext4 file system on a loop device, mounted under the test's
@@ -152,7 +139,7 @@ class FindingsFleetTest : public FleetTest {
   }
 
   std::string suffix_;
-  std::vector<std::string> cgroups_;
+  std::vector<std::unique_ptr<CgroupV1>> cgroups_;
   std::vector<std::string> mounts_;
   std::vector<std::string> loops_;
 };

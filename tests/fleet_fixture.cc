@@ -2,6 +2,9 @@
 
 #include <signal.h>
 
+#include <fstream>
+#include <sstream>
+
 #include "absl/strings/str_cat.h"
 #include "common/pem_files.h"
 #include "common/transport.h"
@@ -20,6 +23,9 @@ void FleetTest::SetUp() {
           // every CLI call and agent checks the controller with it (TLS by
           // default, issue 15).
           {"FLEETBENCH_CA", CaPath()}};
+  enroll_file_ = dir_ + "/enroll.token";
+  absl::Status written = WriteFileAtomically(enroll_file_, env_.at("FLEETBENCH_TOKEN"), 0600);
+  ASSERT_TRUE(written.ok()) << written;
 }
 
 void FleetTest::TearDown() {
@@ -60,6 +66,10 @@ Process* FleetTest::StartAgent(const std::string& name, const std::vector<std::s
     argv.push_back(a);
   }
   argv.insert(argv.end(), agent_flags_.begin(), agent_flags_.end());
+  if (enroll_agents_) {
+    argv.push_back("--enroll-token-file");
+    argv.push_back(enroll_file_);
+  }
   for (const std::string& l : labels) {
     argv.push_back("--label");
     argv.push_back(l);
@@ -132,6 +142,20 @@ bool FleetTest::WaitForOnlineNodes(int count, absl::Duration timeout) {
       timeout);
   if (!ok) ADD_FAILURE() << "waiting for " << count << " online nodes: " << last;
   return ok;
+}
+
+std::string FleetTest::AgentLog(const std::string& name) const {
+  std::ifstream in(dir_ + "/agent-" + name + ".log", std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+int FleetTest::CountInAgentLog(const std::string& name, const std::string& text) const {
+  const std::string log = AgentLog(name);
+  int count = 0;
+  for (size_t at = log.find(text); at != std::string::npos; at = log.find(text, at + 1)) ++count;
+  return count;
 }
 
 }  // namespace fleetbench::testing

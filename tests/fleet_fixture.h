@@ -40,6 +40,9 @@ class FleetTest : public ::testing::Test {
   std::string CaPath() const { return db_path_ + ".tls/ca.pem"; }
   // Waits until `count` nodes are online.
   bool WaitForOnlineNodes(int count, absl::Duration timeout);
+  // The agent's log so far, and how often `text` occurs in it.
+  std::string AgentLog(const std::string& name) const;
+  int CountInAgentLog(const std::string& name, const std::string& text) const;
 
   std::string dir_;
   std::string db_path_;
@@ -54,6 +57,12 @@ class FleetTest : public ::testing::Test {
   // Per agent, replaces exec_prefix_ (agents live in their own namespaces).
   std::map<std::string, std::vector<std::string>> agent_prefix_;
   std::vector<std::string> agent_flags_;  // extra flags for every agent
+  // As users run them (tools/demo.sh): every agent enrolls on its first
+  // start with `enroll_file_` (the shared token, an admin's) and from then
+  // on connects with its own certificate. Off only in tests about the
+  // shared token over TLS or about --insecure.
+  bool enroll_agents_ = true;
+  std::string enroll_file_;
 };
 
 }  // namespace fleetbench::testing

@@ -41,10 +41,9 @@ class TlsTest : public FleetTest {
  protected:
   void SetUp() override {
     FleetTest::SetUp();
-    // Until every test has its own enrollment token (roles' `token create
-    // --enroll`), the shared token, an admin's, enrolls.
-    enroll_file_ = dir_ + "/enroll.token";
-    std::ofstream(enroll_file_) << env_.at("FLEETBENCH_TOKEN");
+    // Each test here says how its agents connect: enrolled
+    // (StartEnrolledAgent), on the shared token, pinned or --insecure.
+    enroll_agents_ = false;
   }
   std::string Token() { return env_.at("FLEETBENCH_TOKEN"); }
   Process* StartEnrolledAgent(const std::string& name, std::vector<std::string> labels = {}) {
@@ -52,9 +51,6 @@ class TlsTest : public FleetTest {
     Process* p = StartAgent(name, labels);
     agent_flags_.clear();
     return p;
-  }
-  std::string AgentLog(const std::string& name) {
-    return ReadSmallFile(dir_ + "/agent-" + name + ".log").value_or("");
   }
   // An AgentGateway stub with this client identity (may be empty).
   std::unique_ptr<v1::AgentGateway::Stub> Gateway(const std::string& cert, const std::string& key) {
@@ -103,7 +99,6 @@ class TlsTest : public FleetTest {
     }
     return v1::Node();
   }
-  std::string enroll_file_;
 };
 
 // The bytes of `value` as protobuf writes a double (little-endian).

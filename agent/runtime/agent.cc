@@ -49,19 +49,18 @@ std::unique_ptr<v1::AgentGateway::Stub> Agent::NewStub() {
   args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 20000);
   args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 10000);
   args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
-  // Our own backoff decides when to redial; keep gRPC's short.
+  // Our own backoff decides when to redial, on a new channel each time
+  // (Run); gRPC's own, within one attempt, is kept short.
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
   // The limit every peer agrees on (common/wire_limits.h).
   args.SetMaxReceiveMessageSize(kMaxMessageBytes);
   args.SetMaxSendMessageSize(kMaxMessageBytes);
-  return v1::AgentGateway::NewStub(grpc::CreateCustomChannel(
-      options_.controller, ChannelCredentialsFor(options_.controller, tls), args));
+  return v1::AgentGateway::NewStub(DialController(options_.controller, tls, args));
 }
 
 absl::Status Agent::Run() {
-  std::unique_ptr<v1::AgentGateway::Stub> stub = NewStub();
   ReconnectBackoff backoff({.initial = options_.initial_backoff,
                             .max = options_.max_backoff,
                             .reset_after = options_.backoff_reset_after});
@@ -70,6 +69,10 @@ absl::Status Agent::Run() {
       absl::MutexLock lock(&mu_);
       if (stopping_) return absl::OkStatus();
     }
+    // A new channel for every session: one that failed to connect while
+    // the controller was away never reaches it again (DialController).
+    // It also dials with the identity a renewal left in tls_.
+    std::unique_ptr<v1::AgentGateway::Stub> stub = NewStub();
     std::optional<absl::Duration> connected_for;
     absl::Status s = Session(*stub, &connected_for);
     if (absl::IsUnauthenticated(s) || absl::IsInvalidArgument(s) || absl::IsPermissionDenied(s)) {
@@ -80,12 +83,8 @@ absl::Status Agent::Run() {
       absl::MutexLock lock(&mu_);
       std::swap(renewed, identity_renewed_);
     }
-    if (renewed) {
-      // A new channel: the old one's TLS session presents the old
-      // certificate. Dialled at once: nothing failed.
-      stub = NewStub();
-      if (connected_for.has_value()) continue;
-    }
+    // Dialled again at once with the new certificate: nothing failed.
+    if (renewed && connected_for.has_value()) continue;
     // A session always ends in an error (the controller went away), so how
     // it went is judged by its welcome and its length, not by its status.
     const absl::Duration wait =

@@ -63,14 +63,15 @@ absl::StatusOr<std::string> ResolveCa(const AgentTlsOptions& options, const std:
 
 absl::StatusOr<std::string> EnrollOnce(const AgentTlsOptions& options, const ClientTls& server_only,
                                        const std::string& csr, v1::EnrollResponse* response) {
-  grpc::ChannelArguments args;
-  auto stub = v1::AgentGateway::NewStub(grpc::CreateCustomChannel(
-      options.controller, ChannelCredentialsFor(options.controller, server_only), args));
   v1::EnrollRequest request;
   request.set_node_name(options.name);
   request.set_csr_pem(csr);
   const absl::Time give_up = absl::Now() + options.enroll_patience;
   while (true) {
+    // A channel per attempt: one whose first dial failed (the controller
+    // not up yet) would fail every later call too (DialController).
+    auto stub = v1::AgentGateway::NewStub(
+        DialController(options.controller, server_only, grpc::ChannelArguments()));
     grpc::ClientContext context;
     context.AddMetadata(kAuthMetadataKey, "Bearer " + options.enroll_token);
     context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(20)));
