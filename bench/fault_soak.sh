@@ -129,9 +129,11 @@ if ((SLOW_QUOTA > 0)); then
   echo $((SLOW_QUOTA * 1000)) >"$SLOW_CG/cpu.cfs_quota_us"
 fi
 start_agent() {
-  local prefix=()
+  local prefix=(env)
   [[ $1 == soak-c && -n $SLOW_CG ]] && prefix=(sh -c 'echo $$ >"$0" && exec "$@"' "$SLOW_CG/cgroup.procs")
-  ip netns exec "${AGENT_NS[$1]}" "${prefix[@]}" "$BIN" agent --name "$1" --state-dir "$WORK/agent-$1" \
+  # The cgroup is entered before `ip netns exec`, which mounts a /sys of
+  # the namespace's own without the cgroup hierarchies; its children stay in.
+  "${prefix[@]}" ip netns exec "${AGENT_NS[$1]}" "$BIN" agent --name "$1" --state-dir "$WORK/agent-$1" \
     --label price_per_hour=1 --enroll-token-file "$ENROLL" \
     --backoff-reset-after 1s 2>>"$WORK/agent-$1.log" &
   AGENT_PID[$1]=$!
