@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/fault_soak.sh — a bounded fault-injection soak against real
-# processes (issue 9): quick GEMM runs on three agents, each in its own
+# processes (docs/reliability.md, "The soak"): quick GEMM runs on three agents, each in its own
 # network namespace behind a bridge in the controller's, while the controller
 # is SIGKILLed mid-run, agents are SIGKILLed mid-run and restarted, an
 # agent's link is cut past the heartbeat timeout and restored, and the

@@ -1,6 +1,6 @@
-// Each role allowed and refused per RPC (issue 15), on a real controller
+// Each role allowed and refused per RPC (docs/security.md, "Roles"), on a real controller
 // (ControllerServer: SQLite file, gRPC on loopback). The expected role of
-// every RPC is written out here, from the issue, apart from the service's
+// every RPC is written out here, from docs/security.md ("Roles"), apart from the service's
 // own table; every method of the Fleet service descriptor must have a row
 // in both, so an RPC added without a role fails this test. Each RPC is
 // called through gRPC's generic stub with an empty request and every
@@ -35,7 +35,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-// The issue's table: viewer (nodes, results, rank, history, findings),
+// The table of docs/security.md, "Roles": viewer (nodes, results, rank, history, findings),
 // operator (+ run, cancel, schedules, prices), admin (+ tokens, revoke,
 // nodes rm). Reads of prices and schedules are viewer's: ranks are made of
 // them.
