@@ -5,8 +5,9 @@
 # namespace behind a bridge in the controller's, one of them under a cgroup
 # v1 CPU quota (30% of one core), while the controller is killed mid-run
 # (SIGKILL, or SIGTERM on every RESTART_TERM-th restart) and started again
-# after a gap in which the agents may fail to dial it, agents are SIGKILLed mid-run and restarted, an
-# agent's link is cut past the heartbeat timeout and restored, and the
+# after a gap in which the agents may fail to dial it, agents are SIGKILLed
+# mid-run and restarted, an agent's link is cut past the heartbeat timeout
+# and restored, and the
 # controller's disk (a size-limited tmpfs) fills up and is freed. At the end
 # it reads the history with the sqlite3 shell and reports what
 # docs/reliability.md records. Run by hand (root, for the tmpfs and the

@@ -19,7 +19,7 @@ def main():
     from fleetbench.v1 import node_pb2
     from fleetbench.v1 import run_pb2
 
-    # TLS by default (issue 15): the CA the controller made beside its database.
+    # TLS by default: the CA the controller made beside its database.
     with open(ca_file, "rb") as f:
         credentials = grpc.ssl_channel_credentials(root_certificates=f.read())
     stub = service.FleetStub(grpc.secure_channel(address, credentials))

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench/isolate_time.sh — time to an --isolate verdict on N nodes in network
-# namespaces on this machine (issue 11): the end-to-end test's slow-node
+# namespaces on this machine: the end-to-end test's slow-node
 # scenario (every node sends at 800 Mbit/s, n3 at 200 Mbit/s; 4 MiB gloo
 # all-reduce per pair) on a larger fleet. Prints the time to the verdict,
 # the pair tests it took and the verdict, against the N(N-1)/2 pairs of

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The NCCL group path on a GPU machine (issue 11): what a run on ONE GPU
+# The NCCL group path on a GPU machine: what a run on ONE GPU
 # (the lent H200) must show, as one script for one device call. Run from a
 # bundle made by tools/gpu-bundle.sh (which copies this script into it), or
 # from a source tree with build/cli/fleetbench:

@@ -122,7 +122,7 @@ start_controller() {
   port=$(awk '/^listening /{print $2}' "$dir/controller.out")
   [[ -n $port ]] || { echo "controller did not start; see $dir/controller.log" >&2; exit 1; }
   CTL_ADDR=127.0.0.1:$port
-  # TLS, as in production (issue 15): the CA the controller just made.
+  # TLS, as in production: the CA the controller just made.
   export FLEETBENCH_CA=$dir/history.db.tls/ca.pem
 }
 stop() { kill "$1" 2>/dev/null || true; wait "$1" 2>/dev/null || true; }

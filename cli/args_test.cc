@@ -40,7 +40,7 @@ TEST(SplitListTest, DropsEmpties) {
   EXPECT_TRUE(SplitList("").empty());
 }
 
-// Issue 9: `--listen 127.0.0.1:99999` bound a random port and
+// Regression: `--listen 127.0.0.1:99999` bound a random port and
 // `agent --controller ::::` redialled forever.
 TEST(HostPortTest, RefusesWhatCannotBeDialled) {
   for (const char* ok : {"127.0.0.1:7070", "ctl.example:7070", "[::1]:7070", "0.0.0.0:1",

@@ -105,7 +105,7 @@ void PrintRun(const v1::Run& run) {
     std::cout << samples.Render();
     PrintPairMatrix(run, "net.tcp.Gbps");
   }
-  // Group runs (issue 11): the curve, the scaling table or the isolation
+  // Group runs (docs/collectives.md): the curve, the scaling table or the isolation
   // passes, and the verdict last, where a user reads it.
   std::cout << RenderGroups(run) << VerdictLine(run);
 }

@@ -1,5 +1,5 @@
 // `fleetbench nodes revoke NAME` (admin): ends a node's certificate
-// identity (issue 15, docs/security.md). Its stream is closed at once and
+// identity (docs/security.md, "One identity per node"). Its stream is closed at once and
 // its certificate refused from then on; the node must enroll again.
 #include <iostream>
 

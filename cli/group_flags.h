@@ -1,4 +1,4 @@
-// cli/group_flags.h — `fleetbench run`'s group flags (issue 11,
+// cli/group_flags.h — `fleetbench run`'s group flags (see
 // docs/collectives.md): how a run's collective benchmarks span its nodes.
 //   --group                  one collective over every selected node
 //   --scaling 1,2,4,8        one per size, over the first N nodes

@@ -1,5 +1,5 @@
 // cli/group_text.h — a group run as `fleetbench results` and `run --wait`
-// print it (issue 11, docs/collectives.md): for GROUP the per-size curve
+// print it (docs/collectives.md): for GROUP the per-size curve
 // (size, algbw, busbw) and busbw at the largest size; for SCALING the
 // scaling table (N, nodes, busbw, efficiency vs the 2-node figure); for
 // ISOLATE the pair matrix with failing cells marked, every pass's groups,

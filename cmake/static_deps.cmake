@@ -1,4 +1,4 @@
-# Static linking of the RPC stack (issue 13: a CLI call's fixed cost).
+# Static linking of the RPC stack (a CLI call's fixed cost; docs/benchmarks.md).
 #
 # Why: every `fleetbench history` or `rank` is a fresh process. Linked
 # against Debian's shared gRPC, protobuf and Abseil it loads 70 shared

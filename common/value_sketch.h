@@ -1,6 +1,6 @@
 // common/value_sketch.h — a mergeable summary of many values whose
 // percentiles stay within a fixed relative error of the exact ones, for the
-// history's day summaries (issue 13, docs/storage.md, Day summaries).
+// history's day summaries (docs/storage.md, Day summaries).
 //
 // The scheme is DDSketch's (Masson, Rim and Lee, VLDB 2019): a value v > 0
 // counts in bucket i = ceil(log_γ v), with γ = (1 + α) / (1 − α), and a

@@ -22,7 +22,7 @@ TEST(StartRunBoundsTest, OrdinaryRunPasses) {
   EXPECT_TRUE(CheckStartRunBounds(GemmRun()).ok());
 }
 
-// Issue 9: a run with megabytes of parameters was stored and then broke
+// Regression: a run with megabytes of parameters was stored and then broke
 // every peer that read it (agents, `fleetbench runs`).
 TEST(StartRunBoundsTest, LongValueIsRefusedWithoutEchoingIt) {
   v1::StartRunRequest request = GemmRun();

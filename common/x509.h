@@ -1,7 +1,7 @@
 // common/x509.h — the certificates fleetbench makes and checks, with
 // OpenSSL's libcrypto: a private CA, the controller's server certificate,
 // a node's key and certificate signing request, and the client certificate
-// the CA issues for one node name (issue 15, docs/security.md).
+// the CA issues for one node name (docs/security.md).
 //
 // Contract: keys are EC P-256 in PEM (PKCS#8); nothing here writes files or
 // touches the network. Every parse of outside input (a CSR, a peer's

@@ -131,7 +131,7 @@ class AgentStream final : public Reactor {
         link_->Finish(ToGrpcStatus(s));
         return;
       }
-      // The name is the certificate's, never the hello's (issue 15).
+      // The name is the certificate's, never the hello's (docs/security.md).
       if (!cert_node_.empty() && in_.hello().name() != cert_node_) {
         link_->Finish(grpc::Status(
             grpc::StatusCode::PERMISSION_DENIED,
@@ -188,7 +188,7 @@ std::string HostOfGrpcPeer(const std::string& peer) {
 
 grpc::ServerBidiReactor<v1::AgentMessage, v1::ControllerMessage>* AgentGatewayService::Connect(
     grpc::CallbackServerContext* context) {
-  // A node with a certificate is that certificate's node (issue 15); one
+  // A node with a certificate is that certificate's node (docs/security.md); one
   // without (migration) takes the shared token, while it is on: no API
   // token of a person, admin's included, speaks as a node.
   std::string cert_node;

@@ -21,7 +21,7 @@ class AgentGatewayService final : public v1::AgentGateway::CallbackService {
   AgentGatewayService(FleetCore* core, const Authenticator* authenticator)
       : core_(core), authenticator_(authenticator) {}
 
-  // Node identities (issue 15); null on a controller run --insecure,
+  // Node identities (docs/security.md); null on a controller run --insecure,
   // where nodes connect by token only. Must outlive the service.
   void set_identities(NodeIdentities* identities) { identities_ = identities; }
 

@@ -83,7 +83,7 @@ absl::StatusOr<std::unique_ptr<ControllerServer>> ControllerServer::Start(
   storage::SqliteOptions sqlite;
   sqlite.path = options.db_path;
   sqlite.synchronous_full = options.synchronous_full;
-  // A damaged file is refused at start (issue 9), not served as a smaller
+  // A damaged file is refused at start, not served as a smaller
   // history.
   sqlite.verify_on_open = true;
   // A large one is checked beside serving: a restart should not wait

@@ -52,7 +52,7 @@ struct ControllerOptions {
   bool metrics_open = false;
   bool synchronous_full = false;
   FleetOptions fleet;
-  // Transport (issue 15): TLS with the CA and server certificate in
+  // Transport (docs/security.md): TLS with the CA and server certificate in
   // tls_dir (default DB.tls; made on first start), unless `insecure`.
   bool insecure = false;
   std::string tls_dir;

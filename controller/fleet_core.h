@@ -38,9 +38,9 @@
 // Late reports: a report for a task that already ended keeps its samples;
 // a final report for a task declared lost (its agent was unreachable past
 // the heartbeat timeout) settles the task from the report, noting that it
-// came late, and the run's state is recomputed (issue 9).
+// came late, and the run's state is recomputed (docs/protocol.md, "Late final reports").
 //
-// Groups (issue 11, fleet_core_groups.cc): in a run with group options,
+// Groups (fleet_core_groups.cc, docs/collectives.md): in a run with group options,
 // the collective benchmarks become group tasks, one per member node
 // (controller/group_plan.h), dispatched all at once when every member's
 // node is idle; the core is their rendezvous (a key-value relay over the

@@ -1,4 +1,4 @@
-// FleetCore: group tasks (issue 11). A run with group options turns its
+// FleetCore: group tasks (docs/collectives.md). A run with group options turns its
 // collective benchmarks into groups (controller/group_plan.h), one task per
 // member node; a group is dispatched all at once when every member's node
 // is connected and idle; while it runs the core is its rendezvous, a

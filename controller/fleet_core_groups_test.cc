@@ -1,4 +1,4 @@
-// Group tasks (issue 11): a collective benchmark in a group run is one task
+// Group tasks: a collective benchmark in a group run is one task
 // per member, dispatched all at once only when every member is idle; the
 // core's rendezvous relay (set, get, wait, deadline, refusals); one deadline
 // and one failure per group; the next pass once a pass ended; a queued

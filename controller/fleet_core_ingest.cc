@@ -6,7 +6,7 @@
 // task fails with what was refused, and the ack tells the agent. A report
 // whose envelope is refused (a reason too long, too many samples) while its
 // task is in flight still ends that task, failed with the refusal: acking it
-// and leaving the task running would wedge its node (issue 9). An ack never
+// and leaving the task running would wedge its node. An ack never
 // hides a refusal: `error` says what was not stored.
 #include "controller/fleet_core.h"
 

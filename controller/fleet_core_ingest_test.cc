@@ -82,7 +82,7 @@ TEST_F(FleetCoreTest, ProgressReportWithABadSampleEndsTheTaskAndStopsTheAgent) {
   EXPECT_EQ(TaskOf(run, "a").state(), v1::TASK_STATE_FAILED);
 }
 
-// Issue 9: a final report whose reason was too long was refused yet acked,
+// Regression: a final report whose reason was too long was refused yet acked,
 // and its task stayed running forever, wedging the node. Now the refusal ends
 // the task, its good samples are kept, the ack says what was refused, and
 // the node takes the next task.

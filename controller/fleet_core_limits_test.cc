@@ -1,4 +1,4 @@
-// Issue 9, item 5: inputs are bounded at StartRun, and large reads come in
+// Inputs are bounded at StartRun (docs/protocol.md, "Bounds"), and large reads come in
 // pages that fit the message limit every peer agrees on
 // (common/wire_limits.h).
 #include <set>

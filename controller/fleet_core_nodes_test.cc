@@ -1,4 +1,4 @@
-// Taking nodes out of the fleet: `nodes rm` and expiry (issue 9 #8: 1,000
+// Taking nodes out of the fleet: `nodes rm` and expiry (before them, 1,000
 // hellos with new names made 1,000 permanent nodes).
 #include "controller/fleet_core_fixture.h"
 

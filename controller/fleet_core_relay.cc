@@ -1,4 +1,4 @@
-// FleetCore: the rendezvous relay of group tasks (issue 11,
+// FleetCore: the rendezvous relay of group tasks (see
 // docs/protocol.md "Group tasks and the rendezvous relay"). A key-value store
 // per running group, kept on the actor: SET stores and wakes the waiters of
 // its key, GET answers at once or joins the group's waiter list (answered on

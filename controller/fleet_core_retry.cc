@@ -4,7 +4,7 @@
 // pending writes, and the actor retries them all with backoff (100 ms
 // doubling to 2 s by default) until the store takes them. So runs finish
 // within a retry of the space coming back, without a restart or a reconnect
-// (issue 9). The episode is logged once when it starts and once when it
+// (docs/reliability.md). The episode is logged once when it starts and once when it
 // ends, and ListNodes and GetStats carry the error while it lasts.
 #include "controller/fleet_core.h"
 

@@ -261,7 +261,7 @@ void FleetCore::FinishTask(storage::TaskRecord& task, v1::TaskState state,
   const storage::TaskRecord ended = task;
   if (absl::Status s = store_->UpdateTask(task); !s.ok()) {
     // Kept, and written again by the retry: a lost end would leave its
-    // run running forever (issue 9).
+    // run running forever.
     NoteStoreFailure(s, absl::StrCat("finishing task ", task.task_id));
     unstored_ends_[ended.task_id] = ended;
   }
@@ -309,7 +309,7 @@ void FleetCore::UpdateRunState(const std::string& run_id) {
     } else {
       // The cached state stays what the store holds, and the run stays
       // active until the retry writes it: forgetting it here left runs
-      // `running` forever (issue 9).
+      // `running` forever.
       NoteStoreFailure(s, absl::StrCat("setting run ", run_id, " ", state));
       unsettled_runs_.insert(run_id);
       return;

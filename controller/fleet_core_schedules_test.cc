@@ -1,4 +1,4 @@
-// Schedules fired by the core on the injected clock (issue 14): at the cron
+// Schedules fired by the core on the injected clock (docs/schedules.md): at the cron
 // time, skipped while the previous run is going, a missed cron time caught
 // up once after a restart, offline nodes recorded, and the DST rules in a
 // named time zone.

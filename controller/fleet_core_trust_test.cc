@@ -1,5 +1,5 @@
-// What an agent says is checked, not trusted (issue 9 #8), and a task
-// declared lost is settled by its late final report (issue 9 #13).
+// What an agent says is checked, not trusted (docs/protocol.md, "Bounds"), and a task
+// declared lost is settled by its late final report (docs/protocol.md, "Late final reports").
 #include <cmath>
 #include <limits>
 
@@ -150,7 +150,7 @@ TEST_F(PromisedReportTest, ThePromisedReportArrivingInTimeEndsTheTaskAsItSays) {
   EXPECT_EQ(TaskOf(run_, "a").state(), v1::TASK_STATE_SUCCEEDED);
 }
 
-// Issue 9 #13: an agent out of reach past the heartbeat timeout had its
+// Regression: an agent out of reach past the heartbeat timeout had its
 // task declared lost, and the run failed, even when the agent finished and
 // every sample arrived later.
 class LateFinalReportTest : public FleetCoreTest {

@@ -1,5 +1,5 @@
 // StartRun checks each benchmark's parameters with the injected validator
-// before it stores anything (issue 9: a bad value used to store a run that
+// before it stores anything (a bad value used to store a run that
 // failed on every node).
 #include <vector>
 

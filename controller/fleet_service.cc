@@ -15,7 +15,7 @@ namespace {
 
 // Viewers read; operators also run, cancel and change schedules and
 // prices; admins also manage tokens, the shared token, the audit and
-// remove nodes (issue 15). Reads of prices and schedules are viewer: the
+// remove nodes (docs/security.md, "Roles"). Reads of prices and schedules are viewer: the
 // ranking a viewer may read is made of them.
 constexpr FleetRpcRule kRules[] = {
     {"ListNodes", Role::kViewer, false},

@@ -1,6 +1,6 @@
-// Each role allowed and refused per RPC (issue 15), on a real controller
+// Each role allowed and refused per RPC (docs/security.md, "Roles"), on a real controller
 // (ControllerServer: SQLite file, gRPC on loopback). The expected role of
-// every RPC is written out here, from the issue, apart from the service's
+// every RPC is written out here, from docs/security.md ("Roles"), apart from the service's
 // own table; every method of the Fleet service descriptor must have a row
 // in both, so an RPC added without a role fails this test. Each RPC is
 // called through gRPC's generic stub with an empty request and every
@@ -35,7 +35,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-// The issue's table: viewer (nodes, results, rank, history, findings),
+// The table of docs/security.md, "Roles": viewer (nodes, results, rank, history, findings),
 // operator (+ run, cancel, schedules, prices), admin (+ tokens, revoke,
 // nodes rm). Reads of prices and schedules are viewer's: ranks are made of
 // them.
@@ -143,7 +143,7 @@ class FleetRolesTest : public ::testing::Test {
   std::map<Role, std::string> tokens_;
 };
 
-TEST_F(FleetRolesTest, EveryRpcHasARoleInTheIssuesTableAndTheServices) {
+TEST_F(FleetRolesTest, EveryRpcHasARoleInTheTableAndTheServices) {
   const google::protobuf::ServiceDescriptor* service = FleetDescriptor();
   ASSERT_NE(service, nullptr);
   ASSERT_GT(service->method_count(), 0);
@@ -151,11 +151,11 @@ TEST_F(FleetRolesTest, EveryRpcHasARoleInTheIssuesTableAndTheServices) {
     const std::string name = service->method(i)->name();
     auto expected = Expected().find(name);
     ASSERT_NE(expected, Expected().end())
-        << name << " has no row in this test's table: give it a role (issue 15)";
+        << name << " has no row in this test's table: give it a role (docs/security.md, Roles)";
     const FleetRpcRule* rule = FindFleetRpcRule(name);
     ASSERT_NE(rule, nullptr) << name << " has no row in fleet_service.cc's table";
     EXPECT_EQ(rule->need, expected->second.first)
-        << name << ": needs " << RoleName(rule->need) << ", the issue says "
+        << name << ": needs " << RoleName(rule->need) << ", the table says "
         << RoleName(expected->second.first);
     EXPECT_EQ(rule->mutates, expected->second.second) << name;
   }

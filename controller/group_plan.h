@@ -1,5 +1,5 @@
 // controller/group_plan.h — how a run's collective benchmarks become group
-// tasks (issue 11, docs/collectives.md). Pure functions of the run's group
+// tasks (docs/collectives.md). Pure functions of the run's group
 // options, its nodes (in the stable order the run chose) and, between
 // passes, the results of the groups that ended; FleetCore creates one task
 // per member of each planned group, dispatches a group only when all its

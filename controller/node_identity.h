@@ -1,4 +1,4 @@
-// controller/node_identity.h — one identity per node (issue 15): the
+// controller/node_identity.h — one identity per node (docs/security.md): the
 // controller's CA issues each enrolled node a client certificate bound to
 // its name, and from then on the name a stream speaks as is the one in its
 // certificate, never the one in its hello.

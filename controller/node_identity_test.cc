@@ -1,4 +1,4 @@
-// NodeIdentities on a real SQLite file with a fake clock (issue 15,
+// NodeIdentities on a real SQLite file with a fake clock (docs/security.md,
 // rotation): a renewal keeps the node's name, rotates its key and makes
 // the new certificate the current one; the one it replaced is accepted
 // until the new one is presented; revoked, expired, foreign and

@@ -1,4 +1,4 @@
-// controller/server_tls.h — the controller's own TLS material (issue 15):
+// controller/server_tls.h — the controller's own TLS material (docs/security.md):
 // a private CA made on first start and a server certificate it signs for
 // the names clients dial, kept in one folder beside the database
 // (DB.tls/: ca.pem, ca.key, server.pem, server.key; keys 0600).

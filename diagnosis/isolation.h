@@ -1,5 +1,5 @@
 // diagnosis/isolation.h — which node or which link makes a group of nodes
-// scale badly (issue 11, docs/collectives.md). Pure: the caller (the
+// scale badly (docs/collectives.md). Pure: the caller (the
 // controller's group planning) runs the collectives and passes in the
 // groups that ended; these functions say which groups to run next and what
 // the results so far conclude. See diagnosis/finding.h for the layer's

@@ -1,4 +1,4 @@
-// Group tasks and group runs in the store (issue 11): what a restarted
+// Group tasks and group runs in the store: what a restarted
 // controller needs to dispatch a group again survives a reopen, the next
 // pass's tasks join their run, and a version 5 file takes the new columns.
 #include <filesystem>

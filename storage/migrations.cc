@@ -151,7 +151,7 @@ ALTER TABLE nodes ADD COLUMN removed_ms INTEGER;
 )sql"},
       {6, "group tasks: group, rank, members and pass; group runs' options and nodes",
        R"sql(
--- A member of a group task (issue 11, docs/collectives.md) keeps what a
+-- A member of a group task (docs/collectives.md) keeps what a
 -- restarted controller needs to dispatch its group again: the group, its
 -- rank, the member nodes in rank order (one name per line) and the pass
 -- that planned it; rank 0 also keeps the group's headline sample. A run
@@ -199,7 +199,7 @@ CREATE INDEX schedule_firings_by_schedule ON schedule_firings(schedule, id);
 -- A run's page names the schedule that started it and the nodes offline.
 CREATE INDEX schedule_firings_by_run ON schedule_firings(run_id) WHERE run_id != '';
 )sql"},
-      {8, "node identities: one client certificate per enrolled node (issue 15)",
+      {8, "node identities: one client certificate per enrolled node",
        R"sql(
 -- The certificate the controller's CA issued to a node. One row per node
 -- name: re-enrolling after a revocation replaces it. A row whose
@@ -251,7 +251,7 @@ CREATE TABLE audit (
 );
 CREATE INDEX audit_by_time ON audit(time_ms);
 )sql"},
-      {10, "day summaries: each node's values of a metric per UTC day, for ranking (issue 13)",
+      {10, "day summaries: each node's values of a metric per UTC day, for ranking",
        R"sql(
 -- One row per (metric, UTC day, node) with a value in metric_points: a
 -- ValueSketch of the day's values (common/value_sketch.h) and when the
@@ -271,7 +271,7 @@ CREATE TABLE metric_day_summaries (
 ) WITHOUT ROWID;
 INSERT INTO settings(key, value) VALUES ('day_summaries', 'to build');
 )sql"},
-      {11, "compact samples: clustered by run, node, metric and time; ids as 16 bytes; kinds interned (issue 13)",
+      {11, "compact samples: clustered by run, node, metric and time; ids as 16 bytes; kinds interned",
        R"sql(
 -- What samples repeat (benchmark, unit and params: the same few per
 -- plugin and node) is stored once per distinct combination.
@@ -307,7 +307,7 @@ INSERT INTO compact_samples(run_key, node_id, metric_id, time_ms, id, kind, valu
 DROP TABLE samples;
 ALTER TABLE compact_samples RENAME TO samples;
 )sql"},
-      {12, "measured params stored with the sample, not in its kind (issue 13)",
+      {12, "measured params stored with the sample, not in its kind",
        R"sql(
 -- A plugin's params that are numbers (runs, min_/max_/p10_/p90_<unit>,
 -- spread ...) change with every sample: kept in samples.measured, their

@@ -85,7 +85,7 @@ TEST_F(StoreTest, ListNodesRoundTripsLabelsFactsAndTouch) {
             absl::StatusCode::kInvalidArgument);
 }
 
-// Issue 9: every hello with a new name made a permanent node.
+// Regression: every hello with a new name made a permanent node.
 TEST_F(StoreTest, RemovingANodeWithoutHistoryDeletesItWhole) {
   ASSERT_TRUE(store_->UpsertNode(MakeNode("bogus", "6.1", kT0)).ok());
   auto kept = store_->RemoveNode("bogus", kT0 + absl::Hours(1));

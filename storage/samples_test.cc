@@ -187,7 +187,7 @@ TEST_F(StoreTest, HistoryPagesAfterACursorWithoutLossOrRepeat) {
   EXPECT_EQ(whole.back(), "s00");
 }
 
-// Issue 9: a run of 200k samples could only be read whole, in one message
+// Regression: a run of 200k samples could only be read whole, in one message
 // larger than any peer accepts. Pages walk the same order as the whole read,
 // each sample once, however the samples of two nodes and metrics interleave
 // and share a millisecond.

@@ -1,4 +1,4 @@
-// The SQLite store's node identities (issue 15): one row per node name with
+// The SQLite store's node identities: one row per node name with
 // the certificate the controller's CA issued to it (docs/security.md).
 #include <optional>
 #include <string>

@@ -2,8 +2,8 @@
 // (PRAGMA quick_check), before serving or beside it.
 //
 // The controller refuses a damaged history rather than serve it as a smaller
-// one (issue 9). quick_check reads the whole file: about 3 minutes for a
-// 16.9 GB history on a cold disk (issue 13), which a controller restart
+// one. quick_check reads the whole file: about 3 minutes for a
+// 16.9 GB history on a cold disk, which a controller restart
 // should not cost. So a file above SqliteOptions::verify_inline_max_bytes is
 // checked by a HistoryVerifier: its own read-only connection on its own
 // thread, while the store serves; the store refuses every write once it

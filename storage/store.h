@@ -88,7 +88,7 @@ struct RunRecord {
   std::vector<v1::BenchmarkSpec> benchmarks;
   uint32_t max_parallel = 0;
   std::string suite;
-  // A group run (issue 11): its options, and the nodes it was started on in
+  // A group run (docs/collectives.md): its options, and the nodes it was started on in
   // their stable order (what the next pass of groups is planned over).
   v1::GroupOptions group;
   std::vector<std::string> group_nodes;
@@ -107,7 +107,7 @@ struct TaskRecord {
   std::vector<v1::BenchmarkSpec> benchmarks;
   // For a pair: the other half's task id.
   std::string peer_task_id;
-  // For a member of a group task (issue 11): its group, its rank, the
+  // For a member of a group task: its group, its rank, the
   // member nodes in rank order and the pass that planned the group (these
   // never change); group_id is empty for any other task.
   std::string group_id;
@@ -191,7 +191,7 @@ struct AuditRecord {
   std::string message;
 };
 
-// A node's certificate identity (issue 15): what the CA issued to it.
+// A node's certificate identity (docs/security.md): what the CA issued to it.
 struct NodeIdentityRecord {
   std::string node;
   std::string serial;       // hex
@@ -447,7 +447,7 @@ class Store {
   // samples; DATA_LOSS lists what failed. Reads the whole file.
   virtual absl::Status CheckIntegrity() = 0;
 
-  // --- Node identities (issue 15, docs/security.md). ---
+  // --- Node identities (docs/security.md). ---
   // Stores `identity` unless its node has a live (unrevoked) identity:
   // ALREADY_EXISTS then, in one transaction, so two enrollments racing for
   // one name cannot both win. A revoked row is replaced.

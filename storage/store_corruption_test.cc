@@ -1,4 +1,4 @@
-// Damaged history files (issue 9): an emptied file, pages overwritten on
+// Damaged history files: an emptied file, pages overwritten on
 // disk, a ranking chunk whose bytes changed. Each must be refused or fail
 // loudly, never read as a smaller history.
 #include <algorithm>

@@ -1,4 +1,4 @@
-// The web dashboard end to end (issue 14): a real controller process with
+// The web dashboard end to end (docs/dashboard.md): a real controller process with
 // real agents and real results, a real headless Chromium (chromedriver)
 // that logs in through the form and loads every page; the figures in the
 // DOM must be the ones the CLI prints (its --json in the same test, each

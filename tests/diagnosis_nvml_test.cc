@@ -2,7 +2,7 @@
 // through the real dlopen path: facts from gpu_facts.h, the link read after
 // copying as the pcie benchmark reads it, and the stress benchmark's own
 // samples (StressSamples) from a scripted NVML reason series. The fake NVML
-// scenarios of issue 10: power cap, x8 link under load vs idle downshift,
+// scenarios: power cap, x8 link under load vs idle downshift,
 // MIG on, ECC errors, hardware slowdown fraction.
 #include <string>
 #include <vector>

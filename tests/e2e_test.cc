@@ -56,7 +56,7 @@ std::string ReadFile(const std::string& path) {
 
 using EndToEndTest = FleetTest;
 
-// Issue 9: `run --wait` took no notice of Ctrl-C or SIGTERM (both are blocked
+// Regression: `run --wait` took no notice of Ctrl-C or SIGTERM (both are blocked
 // in every thread for the daemons' sigwait) and waited on for the whole run.
 class RunWaitInterruptTest : public FleetTest {
  protected:
@@ -168,7 +168,7 @@ TEST_F(EndToEndTest, BenchmarkPastItsTimeoutEndsDeadlineExceeded) {
   EXPECT_NE(text.out.find("DEADLINE_EXCEEDED"), std::string::npos) << text.out;
 }
 
-// Issue 9: a parameter value long enough to push the failure reason past the
+// A parameter value long enough to push the failure reason past the
 // report limit once wedged the node (the final report was refused yet acked,
 // the task stayed running, every later run queued). The controller now
 // refuses the value at submit with the plugin's message, cut to the reason
@@ -319,8 +319,8 @@ TEST_F(EndToEndTest, ControllerKilledMidRunLosesNothingAndStoresNoDuplicate) {
 }
 
 // After a controller restart the whole fleet is back within seconds, every
-// time, after a SIGKILL or a SIGTERM, idle or mid-run, with TLS and enrolled node certificates as users run
-// it. The controller stays away until every agent has failed to dial it at
+// time, after a SIGKILL or a SIGTERM, idle or mid-run, with TLS and enrolled
+// node certificates as users run it. The controller stays away until every agent has failed to dial it at
 // least once: the case that once left a fleet offline for good, because a
 // gRPC channel that failed to connect never reached the new controller
 // (common/transport.h, DialController). An agent that redials at once
@@ -593,7 +593,7 @@ TEST_F(EndToEndTest, BadRequestsGetClearErrors) {
   EXPECT_NE(no_node.err.find("ghost"), std::string::npos);
 
   // The controller checks parameters with the plugins' own validation: a
-  // usage error at submit, not a run that fails on every node (issue 9).
+  // usage error at submit, not a run that fails on every node.
   CommandResult bad_param = Cli({"run", "--bench", "gemm", "--param", "gemm.sizes=huge", "--wait"});
   EXPECT_EQ(bad_param.exit_code, 2);
   EXPECT_NE(bad_param.err.find("sizes"), std::string::npos) << bad_param.err;
@@ -606,7 +606,7 @@ TEST_F(EndToEndTest, BadRequestsGetClearErrors) {
   EXPECT_NE(bad_by.err.find("provider"), std::string::npos) << bad_by.err;
 }
 
-// Issue 9: a value its plugin refuses used to store a run that failed on
+// A value its plugin refuses used to store a run that failed on
 // every node; the controller now refuses it at submit.
 TEST_F(EndToEndTest, InvalidParametersAreRefusedAtRunAndNothingIsStored) {
   StartController();
@@ -626,7 +626,7 @@ TEST_F(EndToEndTest, InvalidParametersAreRefusedAtRunAndNothingIsStored) {
       {"net", "net.socket_buffer_bytes=100", "net: socket_buffer_bytes: 100 is below"},
       {"net", "net.congestion=BBR", "net: congestion: 'BBR' is not"},
       {"net", "net.rate_Mbps=-1", "net: rate_Mbps:"},
-      // Issue 12: disk workloads in fio's terms, and smallfiles.
+      // Disk workloads in fio's terms, and smallfiles.
       {"disk", "disk.rw=readwrite", "disk: rw: 'readwrite' is not one of"},
       {"disk", "disk.bs=64k", "disk: bs: describes a workload given by rw"},
       {"disk", "disk.rwmixread=70", "disk: rwmixread: describes a workload"},
@@ -641,7 +641,7 @@ TEST_F(EndToEndTest, InvalidParametersAreRefusedAtRunAndNothingIsStored) {
       {"smallfiles", "smallfiles.threads=0", "smallfiles: threads: 0 is outside"},
       {"smallfiles", "smallfiles.path=data", "smallfiles: path: 'data' is not an absolute"},
       {"smallfiles", "smallfiles.runtime_seconds=0", "smallfiles: runtime_seconds: 0 is outside"},
-      // Issue 12: gemm shape lists.
+      // The gemm shape lists.
       {"gemm", "gemm.shapes=4096x1024", "gemm: shapes: '4096x1024' is not MxNxK"},
       {"gemm", "gemm.shapes=64x64x64:NX", "gemm: shapes: '64x64x64:NX': 'NX' is not two of N"},
       {"gemm", "gemm.shapes=64x64x64,64x64x64:NN",
@@ -669,7 +669,7 @@ TEST_F(EndToEndTest, InvalidParametersAreRefusedAtRunAndNothingIsStored) {
   EXPECT_EQ(runs.runs_size(), 1);
 }
 
-// Issue 12: one gemm run with a shapes list stores a sample per shape, each
+// One gemm run with a shapes list stores a sample per shape, each
 // with its own m, n, k and transposes, through a real agent and the store.
 TEST_F(EndToEndTest, GemmShapesListStoresOneSamplePerShape) {
   StartController();
@@ -695,7 +695,7 @@ TEST_F(EndToEndTest, GemmShapesListStoresOneSamplePerShape) {
   EXPECT_EQ(cases, (std::set<std::string>{"96x40x200:NN", "64x64x64:TN square"}));
 }
 
-// Issue 12: smallfiles reads a dataset folder only where the agent's own
+// The smallfiles benchmark reads a dataset folder only where the agent's own
 // --dataset-root allows it; a run's parameters cannot widen that.
 TEST_F(EndToEndTest, SmallFilesReadsOnlyADatasetTheAgentAllows) {
   const std::string allowed = dir_ + "/datasets/train";

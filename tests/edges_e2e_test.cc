@@ -1,4 +1,4 @@
-// Issue 9, items 5, 10, 11 and 12, end to end: bad input refused at the door
+// Edges end to end (docs/reliability.md): bad input refused at the door
 // (sizes, addresses, flags), large reads paged, the scratch folder and the
 // spool checked at agent start. A real controller process on a real SQLite
 // file, real agent processes, the CLI; where the input under test is one no
@@ -67,7 +67,7 @@ class EdgesTest : public FleetTest {
   }
 };
 
-// Item 5: a run with megabytes of parameters was stored, sent an agent into
+// Regression: a run with megabytes of parameters was stored, sent an agent into
 // a reconnect loop (its RunTask was over the agent's 4 MiB) and broke
 // `fleetbench runs` for everyone. It is refused at `run`, for its size, with
 // exit 2 and an error that does not echo the value; the fleet goes on.
@@ -109,7 +109,7 @@ TEST_F(EdgesTest, HugeParametersAreRefusedAtTheDoorAndEveryoneKeepsWorking) {
   ASSERT_TRUE(WaitForOnlineNodes(1, absl::Seconds(5)));
 }
 
-// Item 5: a node with 3 MB of facts was stored, and `fleetbench nodes`
+// Regression: a node with 3 MB of facts was stored, and `fleetbench nodes`
 // failed for everyone from then on. The hello is refused with the reason;
 // the real node and `nodes` are untouched.
 TEST_F(EdgesTest, OversizedFactsAreRefusedAtHelloAndNodesKeepsWorking) {
@@ -136,7 +136,7 @@ TEST_F(EdgesTest, OversizedFactsAreRefusedAtHelloAndNodesKeepsWorking) {
   EXPECT_EQ(NodeNames(), std::set<std::string>{"real"});
 }
 
-// Item 5: a run with 200k samples could not be read by `results` (the answer
+// Regression: a run with 200k samples could not be read by `results` (the answer
 // was one message, over every client's limit). GetRun pages the samples and
 // the CLI follows the pages: every sample, once.
 TEST_F(EdgesTest, ResultsReadsARunOf200kSamples) {
@@ -200,7 +200,7 @@ TEST_F(EdgesTest, ResultsReadsARunOf200kSamples) {
   EXPECT_EQ(run.tasks(0).state(), v1::TASK_STATE_SUCCEEDED);
 }
 
-// Item 12: the CLI's edges. Each is refused at once, exit 2, with one line
+// The CLI's edges. Each is refused at once, exit 2, with one line
 // and a hint instead of the whole flag list; nothing echoes a huge input.
 TEST_F(EdgesTest, CliEdgesAreRefusedWithOneLineAndExit2) {
   // A port out of range bound a random port (and served on it).
@@ -282,7 +282,7 @@ TEST_F(EdgesTest, CliEdgesAreRefusedWithOneLineAndExit2) {
   EXPECT_TRUE(help.err.empty()) << help.err;
 }
 
-// Item 10: agent start-up created the scratch folder through a symlinked
+// Regression: agent start-up created the scratch folder through a symlinked
 // parent. It refuses to start instead, and creates nothing outside.
 TEST_F(EdgesTest, AgentRefusesAScratchFolderBehindASymlink) {
   StartController();
@@ -299,7 +299,7 @@ TEST_F(EdgesTest, AgentRefusesAScratchFolderBehindASymlink) {
   EXPECT_FALSE(fs::exists(elsewhere + "/sub"));
 }
 
-// Item 11: a spool the agent cannot write to was accepted at start, and
+// Regression: a spool the agent cannot write to was accepted at start, and
 // unreadable reports were skipped (or resent and refused) forever.
 TEST_F(EdgesTest, AgentRefusesAReadOnlySpoolAndQuarantinesBadReports) {
   StartController();

@@ -1,4 +1,4 @@
-// Faults made real between real processes (issue 9): the controller's disk
+// Faults made real between real processes (docs/reliability.md): the controller's disk
 // fills up (a size-limited tmpfs holds its history), its history file is
 // damaged or emptied, an agent is stopped (SIGSTOP) or cut off (its network
 // namespace's link down) past the heartbeat grace and comes back. Needs root
@@ -108,7 +108,7 @@ class FullDiskTest : public FleetTest {
   bool mounted_ = false;
 };
 
-// Issue 9 #4: after a disk-full commit failure nothing was acked (right) but
+// Regression: after a disk-full commit failure nothing was acked (right) but
 // nothing was retried either: runs stayed `running` a minute after space
 // was freed, until a controller restart. Now the controller holds the
 // reports, says so in `nodes`, and stores them within a retry (at most 2 s)
@@ -162,7 +162,7 @@ TEST_F(FullDiskTest, RunsFinishWithinSecondsOfSpaceBeingFreedWithoutARestart) {
   EXPECT_NE(log.find("store recovered"), std::string::npos);
 }
 
-// Issue 9 #2: an agent restarted while the disk was full resent its report;
+// Regression: an agent restarted while the disk was full resent its report;
 // the controller found its task no longer in flight (declared lost), failed
 // to store the samples, and acked anyway: 2 measured, 0 stored. And the
 // run stayed `running` forever because the lost transition failed to
@@ -290,7 +290,7 @@ class HistoryFileTest : public FleetTest {
   }
 };
 
-// Issue 9 #7: a history with two damaged pages started without complaint,
+// Regression: a history with two damaged pages started without complaint,
 // and `rank` then left out nodes silently.
 TEST_F(HistoryFileTest, AControllerRefusesADamagedHistoryAtStart) {
   ASSERT_NO_FATAL_FAILURE(RunGemmAndStop({"d1", "d2", "d3"}));
@@ -304,7 +304,7 @@ TEST_F(HistoryFileTest, AControllerRefusesADamagedHistoryAtStart) {
   EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;  // one line
 }
 
-// Issue 13: quick_check of a 16.9 GB history kept a restarting controller
+// Regression: quick_check of a 16.9 GB history kept a restarting controller
 // from serving for minutes. A file over --verify-inline-mib is checked
 // beside serving: the controller listens at once, and the damage the check
 // finds is logged and stops the writes, each refused write saying why.
@@ -332,7 +332,7 @@ TEST_F(HistoryFileTest, ALargeHistoryIsServedAtOnceAndDamageFoundBesideStopsItsW
   EXPECT_NE(runs.out.find(run.run_id()), std::string::npos) << runs.out;
 }
 
-// Issue 9 #7: an existing 0-byte file silently became a new empty history.
+// Regression: an existing 0-byte file silently became a new empty history.
 TEST_F(HistoryFileTest, AControllerRefusesAnEmptiedHistoryFile) {
   { std::ofstream touch(db_path_); }
   std::string err;
@@ -343,7 +343,7 @@ TEST_F(HistoryFileTest, AControllerRefusesAnEmptiedHistoryFile) {
 
 using LateReportTest = FleetTest;
 
-// Issue 9 #13: an agent out of reach past the heartbeat grace had its task
+// Regression: an agent out of reach past the heartbeat grace had its task
 // declared lost and the run failed, even though the agent finished and its
 // samples arrived later. Here the agent is stopped (SIGSTOP: a real process
 // that hears nothing and says nothing) past the grace, then resumed.
@@ -463,7 +463,7 @@ bool AllOffline(FleetTest* t, int* count = nullptr) {
   return true;
 }
 
-// Issue 9 #8: every hello with a new name made a permanent node, with no
+// Regression: every hello with a new name made a permanent node, with no
 // way to remove it.
 TEST_F(NodeRemovalTest, NodesRmRefusesAnOnlineNodeAndKeepsTheResultsOfOneThatRan) {
   StartController({"--heartbeat-timeout", "2s"});

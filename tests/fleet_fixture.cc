@@ -21,7 +21,7 @@ void FleetTest::SetUp() {
   env_ = {{"FLEETBENCH_TOKEN", "test-token-" + dir_.substr(dir_.size() - 8)},
           // The CA the controller makes beside its database on first start:
           // every CLI call and agent checks the controller with it (TLS by
-          // default, issue 15).
+          // default).
           {"FLEETBENCH_CA", CaPath()}};
   enroll_file_ = dir_ + "/enroll.token";
   absl::Status written = WriteFileAtomically(enroll_file_, env_.at("FLEETBENCH_TOKEN"), 0600);

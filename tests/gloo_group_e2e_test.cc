@@ -1,4 +1,4 @@
-// The gloo backend of `allreduce` through the product (issue 11): four real
+// The gloo backend of `allreduce` through the product (docs/collectives.md): four real
 // agents in four network namespaces on a bridge, a real controller in a hub
 // namespace, and a group run (GROUP_MODE_GROUP) started over the gRPC API.
 // The members meet through the controller's relay and run gloo over their
@@ -293,7 +293,7 @@ TEST_F(GlooGroupE2eTest, AKilledMemberEndsTheOthersInsideTheDeadlineAndTheNextRu
   Headline(run);
 }
 
-// --isolate through the product (issue 11). Every node sends at 800 Mbit/s,
+// --isolate through the product (docs/collectives.md). Every node sends at 800 Mbit/s,
 // so the healthy pairs are bound by their links, not by this machine's
 // CPUs, and repeat closely; the fault is 200 Mbit/s, a quarter.
 const std::map<std::string, std::string> kPairSize = {

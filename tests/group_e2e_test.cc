@@ -1,4 +1,4 @@
-// Group runs end to end (issue 11): a real controller (the fleetbench
+// Group runs end to end (docs/collectives.md): a real controller (the fleetbench
 // binary) and real agent processes whose plugin is a tiny collective
 // (tests/group_test_agent.cc). Rank 0 publishes a value through the
 // controller's relay and the other members read it; a member killed

@@ -1,4 +1,4 @@
-// The controller's local socket (issue 13): a real controller makes DB.sock
+// The controller's local socket (docs/security.md): a real controller makes DB.sock
 // beside its history, owner-only; the CLI on the same host reaches it with
 // `--controller unix:PATH`, no CA and no TLS handshake, and still needs a
 // token. The socket goes with the controller, a stale one left by a kill is

@@ -1,4 +1,4 @@
-// /metrics end to end (issue 14, Prometheus): a real controller process
+// /metrics end to end (Prometheus, docs/operations.md): a real controller process
 // serving HTTP on loopback, real agents measuring a GEMM, the body checked
 // by `promtool check metrics`, and a real Prometheus server scraping the
 // controller with the bearer token, whose HTTP API must give the values the

@@ -1,5 +1,5 @@
-// NCCL across nodes through the product on a machine without a GPU (issue
-// 11): three real `fleetbench agent`s on loopback and a real controller, a
+// NCCL across nodes through the product on a machine without a GPU:
+// three real `fleetbench agent`s on loopback and a real controller, a
 // GROUP_MODE_GROUP run of `allreduce backend=nccl` started with the CLI as a
 // user would. No member has a driver, so every member fails at once with
 // the reason (rank 0's NCCL probe fails and it refuses for the group

@@ -1,4 +1,4 @@
-// Roles end to end (issue 15), through the real CLI and controller: an
+// Roles end to end (docs/security.md, "Roles"), through the real CLI and controller: an
 // admin (the shared token) makes a viewer token; with it the CLI reads
 // nodes and the ranking but `run` is refused, saying the role it needs;
 // revoked, the token is refused; the audit shows the create, the refused

@@ -1,4 +1,4 @@
-// Schedules end to end (issue 14): a real controller process on a real
+// Schedules end to end (docs/schedules.md): a real controller process on a real
 // SQLite file, a real agent, and a schedule set through the CLI to the next
 // minute in a named time zone; the controller fires it by the wall clock and
 // the run's results come back. Then `schedule run` now, skipped while that

@@ -1,4 +1,4 @@
-// Issue 15 end to end: TLS by default, one identity per node. Real
+// TLS by default and one identity per node, end to end (docs/security.md). Real
 // controller and agent processes, the CLI as users run it, and a recording
 // TCP proxy between them standing for an attacker on the path.
 #include <signal.h>

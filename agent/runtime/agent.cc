@@ -124,7 +124,7 @@ absl::Status Agent::Session(v1::AgentGateway::Stub& stub,
                              std::optional<absl::Duration>* connected_for) {
   grpc::ClientContext context;
   // A node with a certificate is its certificate; the shared token stays
-  // home (issue 15).
+  // home (docs/security.md, "One identity per node").
   bool certified = false;
   {
     absl::MutexLock lock(&mu_);

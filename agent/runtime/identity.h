@@ -1,4 +1,4 @@
-// agent/runtime/identity.h — how an agent proves who it is (issue 15):
+// agent/runtime/identity.h — how an agent proves who it is (docs/security.md):
 // the controller's CA it checks the controller against, and its own
 // certificate, enrolled once with an enrollment token.
 //

@@ -1,6 +1,6 @@
 // agent/runtime/relay_rendezvous.h — a group task's Rendezvous over the
-// agent's stream to the controller (issue 11, docs/protocol.md "The
-// rendezvous relay"). Each Set and Get is one KvRequest; the controller's
+// agent's stream to the controller (docs/protocol.md, "Group tasks and
+// the rendezvous relay"). Each Set and Get is one KvRequest; the controller's
 // relay answers it with the KvResponse of the same request id, which the
 // agent's reader hands to Deliver(). Request ids come from one counter per
 // process, so a late answer to an earlier task's request never matches a

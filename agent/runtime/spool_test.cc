@@ -66,7 +66,7 @@ TEST(SpoolTest, QuarantinesCorruptFilesAndDropsTemporaries) {
   EXPECT_TRUE(std::filesystem::exists(dir + "/quarantine/" + garbage));
 }
 
-// Issue 9: some truncations of a spooled report parsed as a shorter valid
+// Regression: some truncations of a spooled report parsed as a shorter valid
 // report (its last samples silently gone). The length and checksum catch
 // every cut: nothing is resent, the file is quarantined with the reason.
 TEST(SpoolTest, TruncatedReportIsQuarantinedNotResentShorter) {
@@ -106,7 +106,7 @@ TEST(SpoolTest, TruncatedReportIsQuarantinedNotResentShorter) {
   EXPECT_NE(errors[0].find("checksum"), std::string::npos) << errors[0];
 }
 
-// Issue 9: 0-byte and misnamed reports were resent (and refused) forever.
+// Regression: 0-byte and misnamed reports were resent (and refused) forever.
 // Each is quarantined once, with one line, and the good report still goes.
 TEST(SpoolTest, ZeroByteMisnamedAndMismatchedFilesAreQuarantinedOnce) {
   const std::string dir = TempDir();
@@ -148,7 +148,7 @@ TEST(SpoolTest, AnOlderAgentsFilesAreStillResent) {
   EXPECT_EQ(pending[0].report_id(), old.report_id());
 }
 
-// Issue 9: a read-only spool was accepted at start; every report was then
+// Regression: a read-only spool was accepted at start; every report was then
 // one crash away from being lost.
 TEST(SpoolTest, RefusesAFolderItCannotWrite) {
   const std::string dir = TempDir();

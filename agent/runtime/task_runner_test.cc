@@ -159,7 +159,7 @@ TEST(TaskRunnerTest, BadParamsFailBeforeRunning) {
   EXPECT_EQ(reports[0].task_state(), v1::TASK_STATE_FAILED);
 }
 
-// Issue 9: an error quoting a long parameter value made a final report the
+// Regression: an error quoting a long parameter value made a final report the
 // controller refused. The runner cuts both reasons to the shared limit.
 TEST(TaskRunnerTest, ReasonsQuotingLongParamsAreCutToTheLimit) {
   TaskRunner runner = MakeRunner();

@@ -1,5 +1,5 @@
 // fsync_ab: the disk plugin's depth-1 write+fsync loop, alone, with one
-// variable changed at a time, for A/B against fio (issue 12, fsync=1).
+// variable changed at a time, for A/B against fio (fsync=1; docs/benchmarks.md).
 // Build: g++ -O2 -std=c++20 fsync_ab.cc -o fsync_ab -luring -lpthread
 #include <fcntl.h>
 #include <liburing.h>

@@ -130,7 +130,7 @@ class Fleet:
             raise RuntimeError(f"controller did not report its port (got {line!r}); "
                                f"see {folder}/stderr.log:\n{self.log_tail('controller')}")
         self.address = "127.0.0.1:" + line.split()[1]
-        # TLS by default (issue 15): the CA the controller made beside its
+        # TLS by default: the CA the controller made beside its
         # database checks it, for the agent and for this client alike.
         self.ca_file = os.path.join(folder, "history.db.tls", "ca.pem")
 

@@ -140,7 +140,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{{{"m", "1048576"}, {"n", "1048576"}, {"k", "1048576"}},
                 "gemm: m: m=1048576 n=1048576 k=1048576: A, B and C would hold "
                 "3.3e+12 elements, more than the 32768-square size's 3.22e+09"},
-        // Issue 12: a list of shapes, each with its transposes.
+        // A list of shapes, each with its transposes.
         BadCase{{{"shapes", ""}}, "gemm: shapes: is empty"},
         BadCase{{{"shapes", "4096x1024"}},
                 "gemm: shapes: '4096x1024' is not MxNxK or MxNxK:AB (e.g. "

@@ -199,7 +199,7 @@ TEST_F(ScratchPathTest, ScratchFileNeverFollowsSymlink) {
   EXPECT_FALSE(fs::exists(outside_ + "/victim"));
 }
 
-// Issue 9: the check guarded only the last component, and the file was then
+// Regression: the check guarded only the last component, and the file was then
 // created by path: an ancestor swapped for a symlink between the two put the
 // test file outside (once in 25 runs). Now the folder is opened once and
 // everything after is relative to that handle: the same swap, made
@@ -255,7 +255,7 @@ TEST_F(ScratchPathTest, RefusesASymlinkAsAncestorOrLastComponent) {
               HasSubstr("not a directory"));
 }
 
-// Issue 9: agent start-up created the scratch folder through a symlinked
+// Regression: agent start-up created the scratch folder through a symlinked
 // parent (create_directories follows links), planting folders outside.
 TEST_F(ScratchPathTest, CreateScratchDirsNeverCreatesThroughASymlink) {
   ASSERT_TRUE(CreateScratchDirs(root_ + "/state/a/scratch").ok());
