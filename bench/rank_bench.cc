@@ -64,7 +64,8 @@
 #include "common/clock.h"
 #include "common/ulid.h"
 #include "common/api_enums.h"
-#include "controller/fleet_core.h"
+#include "controller/core/fleet_core.h"
+#include "storage/sqlite_store.h"
 #include "storage/store.h"
 
 extern char** environ;

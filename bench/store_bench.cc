@@ -28,6 +28,7 @@
 #include "common/ulid.h"
 #include "gtest/gtest.h"
 #include "storage/migrations.h"
+#include "storage/sqlite_store.h"
 #include "storage/store.h"
 
 namespace fleetbench::storage {

@@ -1,7 +1,7 @@
 // controller/controller_server.h — wires a Store, a FleetCore and both gRPC
 // services onto one listening port and a local Unix socket, and, when
 // asked, the HTTP server with /metrics and the dashboard
-// (controller/http_server.h, controller/dashboard/). Used by `fleetbench
+// (controller/http/http_server.h, controller/http/dashboard/). Used by `fleetbench
 // controller`.
 #ifndef FLEETBENCH_CONTROLLER_CONTROLLER_SERVER_H_
 #define FLEETBENCH_CONTROLLER_CONTROLLER_SERVER_H_
@@ -12,9 +12,10 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "controller/fleet_core.h"
+#include "controller/core/fleet_core.h"
 #include "controller/history_lock.h"
-#include "controller/server_tls.h"
+#include "controller/security/server_tls.h"
+#include "storage/sqlite_store.h"
 #include "storage/store.h"
 
 namespace grpc {

@@ -15,6 +15,7 @@
 #include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "storage/sqlite_store.h"
 #include "storage/store.h"
 #include "storage/store_test_util.h"
 
@@ -42,7 +43,7 @@ std::set<std::string> SampleIds(Store& store) {
   return ids;
 }
 
-TEST_F(StoreTest, BackupWhileCommitsGoOnHoldsEverythingStoredBeforeIt) {
+TEST_F(SqliteStoreTest, BackupWhileCommitsGoOnHoldsEverythingStoredBeforeIt) {
   AddNodeAndRun("n1", "r1");
   for (int batch = 0; batch < 40; ++batch) {
     ASSERT_TRUE(store_->CommitReports({Report(absl::StrCat("before", batch), 500,
@@ -82,7 +83,7 @@ TEST_F(StoreTest, BackupWhileCommitsGoOnHoldsEverythingStoredBeforeIt) {
       << copied.size() << " samples in the copy";
 }
 
-TEST_F(StoreTest, BackupRefusesAnExistingFileAndLeavesNothingOnFailure) {
+TEST_F(SqliteStoreTest, BackupRefusesAnExistingFileAndLeavesNothingOnFailure) {
   AddNodeAndRun("n1", "r1");
   const std::string taken = dir_.File("taken.db");
   std::ofstream(taken) << "keep me";
@@ -97,7 +98,7 @@ TEST_F(StoreTest, BackupRefusesAnExistingFileAndLeavesNothingOnFailure) {
   EXPECT_EQ(store_->BackupTo(dir_.File("x.db"), 0).code(), absl::StatusCode::kInvalidArgument);
 }
 
-TEST_F(StoreTest, PruneRemovesOldSamplesAndTheirPointsInBoundedCalls) {
+TEST_P(StoreContractTest, PruneRemovesOldSamplesAndTheirPointsInBoundedCalls) {
   AddNodeAndRun("n1", "r1");
   const int64_t day_ms = 24 * 3600 * 1000;
   const int64_t now_ms = ToUnixMillis(kT0) + 200 * day_ms;

@@ -23,6 +23,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "storage/migrations.h"
+#include "storage/sqlite_store.h"
 #include "storage/store.h"
 #include "storage/store_test_util.h"
 
@@ -69,7 +70,7 @@ void ExpectSameSamples(const std::vector<v1::Sample>& got,
   }
 }
 
-TEST_F(StoreTest, UlidAndOtherIdsReadBackAsWrittenAndPageInOneOrder) {
+TEST_P(StoreContractTest, UlidAndOtherIdsReadBackAsWrittenAndPageInOneOrder) {
   AddNodeAndRun("n1", "r1");
   Store::ReportWrite report;
   // Same time and key for all: only the id orders them, text before ULIDs.
@@ -153,7 +154,7 @@ std::vector<v1::Sample> FillFleet(Store& store, SampleMaker make = PluginSample)
   return first_run;
 }
 
-TEST_F(StoreTest, APluginsRepeatedFieldsAreStoredOnceInHalfTheBytes) {
+TEST_F(SqliteStoreTest, APluginsRepeatedFieldsAreStoredOnceInHalfTheBytes) {
   // The same history in the layout of version 10 and in the compact one;
   // file sizes after closing (the WAL checkpointed into the file), ranking
   // points and day summaries included in both.
@@ -179,7 +180,7 @@ TEST_F(StoreTest, APluginsRepeatedFieldsAreStoredOnceInHalfTheBytes) {
   EXPECT_TRUE(store_->CheckIntegrity().ok());
 }
 
-TEST_F(StoreTest, PerRunStatisticsStayWithTheSampleInAThirdOfTheBytes) {
+TEST_F(SqliteStoreTest, PerRunStatisticsStayWithTheSampleInAThirdOfTheBytes) {
   // Before schema 12 such params made a kind per sample, stored in the kind
   // and again in its UNIQUE index; version 10 stored them inline once, the
   // smaller of the two, so it is the bar.
@@ -209,7 +210,7 @@ TEST_F(StoreTest, PerRunStatisticsStayWithTheSampleInAThirdOfTheBytes) {
   EXPECT_TRUE(store_->CheckIntegrity().ok());
 }
 
-TEST_F(StoreTest, ParamsThatOnlyLookLikeNumbersReadBackAsWritten) {
+TEST_P(StoreContractTest, ParamsThatOnlyLookLikeNumbersReadBackAsWritten) {
   // Where a value is kept must never change what is read back: numbers in
   // every spelling, text that is almost a number, keys with the separator.
   AddNodeAndRun("n1", "r1");
@@ -244,7 +245,7 @@ TEST_F(StoreTest, ParamsThatOnlyLookLikeNumbersReadBackAsWritten) {
   EXPECT_TRUE(store_->CheckIntegrity().ok());
 }
 
-TEST_F(StoreTest, KindsPastTheCacheAreFoundAgainInTheTable) {
+TEST_P(StoreContractTest, KindsPastTheCacheAreFoundAgainInTheTable) {
   // A plugin whose text params change with every sample makes a kind per
   // sample: more than the store caches (8192), so later samples of early
   // kinds are looked up in sample_kinds again and must name the same rows.
@@ -268,7 +269,7 @@ TEST_F(StoreTest, KindsPastTheCacheAreFoundAgainInTheTable) {
   }
 }
 
-TEST_F(StoreTest, AVersionTenHistoryMovesToTheCompactLayoutWithEveryField) {
+TEST_F(SqliteStoreTest, AVersionTenHistoryMovesToTheCompactLayoutWithEveryField) {
   store_.reset();
   std::filesystem::remove(path_);
   const std::vector<SchemaMigration> v10(SchemaMigrations().begin(),

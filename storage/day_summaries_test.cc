@@ -18,6 +18,7 @@
 #include "fleetbench/v1/result.pb.h"
 #include "gtest/gtest.h"
 #include "storage/migrations.h"
+#include "storage/sqlite_store.h"
 #include "storage/store.h"
 #include "storage/store_test_util.h"
 
@@ -76,7 +77,7 @@ void ExpectSummaries(Store& store, const std::vector<v1::Sample>& stored,
 // Samples over five UTC days: many small commits (folded by row count),
 // stragglers from earlier days, resent ids, and one commit big enough to
 // fold by point count, followed by a few that stay in recent_points.
-class DaySummariesTest : public StoreTest {
+class DaySummariesTest : public StoreContractTest {
  protected:
   void Fill(Store& store) {
     for (const std::string& node : kNodes) {
@@ -137,6 +138,7 @@ class DaySummariesTest : public StoreTest {
   std::set<std::string> seen_;
   int next_id_ = 0;
 };
+FLEETBENCH_STORE_CONTRACT(DaySummariesTest);
 
 TEST(UtcDayTest, DaysStartAtMidnightUtcOnBothSidesOfTheEpoch) {
   EXPECT_EQ(UtcDayOf(0), 0);
@@ -147,7 +149,7 @@ TEST(UtcDayTest, DaysStartAtMidnightUtcOnBothSidesOfTheEpoch) {
   EXPECT_EQ(UtcDayOf(-kMillisPerDay - 1), -2);
 }
 
-TEST_F(DaySummariesTest, AreTheSketchOfEveryStoredValueAcrossFoldsAndReopens) {
+TEST_P(DaySummariesTest, AreTheSketchOfEveryStoredValueAcrossFoldsAndReopens) {
   ASSERT_NO_FATAL_FAILURE(Fill(*store_));
   ASSERT_GT(stored_.size(), 70'000u);
   ASSERT_NO_FATAL_FAILURE(CheckAll(*store_));
@@ -156,7 +158,7 @@ TEST_F(DaySummariesTest, AreTheSketchOfEveryStoredValueAcrossFoldsAndReopens) {
   EXPECT_TRUE(store_->CheckIntegrity().ok()) << store_->CheckIntegrity();
 }
 
-TEST_F(DaySummariesTest, OutliveTheSamplesThatRetentionRemoves) {
+TEST_P(DaySummariesTest, OutliveTheSamplesThatRetentionRemoves) {
   ASSERT_NO_FATAL_FAILURE(Fill(*store_));
   // Everything goes, a bounded batch at a time, recent points included.
   int64_t removed = 0;
@@ -173,7 +175,10 @@ TEST_F(DaySummariesTest, OutliveTheSamplesThatRetentionRemoves) {
   ASSERT_NO_FATAL_FAILURE(CheckAll(*store_));
 }
 
-TEST_F(DaySummariesTest, AMigrationBuildsThemOnceFromAnOlderHistory) {
+TEST_P(DaySummariesTest, AMigrationBuildsThemOnceFromAnOlderHistory) {
+  if (GetParam().name != kSqliteBackend) {
+    GTEST_SKIP() << "migrates a SQLite history of schema version 9";
+  }
   store_.reset();
   const std::string path = dir_.File("v9.db");
   const std::vector<SchemaMigration> v9(SchemaMigrations().begin(),

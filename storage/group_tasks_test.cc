@@ -6,6 +6,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "storage/migrations.h"
+#include "storage/sqlite_store.h"
 #include "storage/store.h"
 #include "storage/store_test_util.h"
 
@@ -26,7 +27,7 @@ TaskRecord Member(const std::string& id, const std::string& node, int rank) {
 // Eight names join to more than a short string holds inline: the joined
 // text lives on the heap, where a temporary bound without a copy was freed
 // and reused before the Step (the node list read back as "creating run r1").
-TEST_F(StoreTest, LongGroupNodeAndMemberListsAreStoredWhole) {
+TEST_P(StoreContractTest, LongGroupNodeAndMemberListsAreStoredWhole) {
   ASSERT_TRUE(store_->UpsertNode(MakeNode("node-01", "6.1", kT0)).ok());
   RunRecord run = MakeRun("r1", kT0);
   run.group.set_mode(v1::GROUP_MODE_ISOLATE);
@@ -46,7 +47,7 @@ TEST_F(StoreTest, LongGroupNodeAndMemberListsAreStoredWhole) {
   EXPECT_EQ((*tasks)[0].group_members, run.group_nodes);
 }
 
-TEST_F(StoreTest, GroupTasksAndRunOptionsSurviveAReopen) {
+TEST_P(StoreContractTest, GroupTasksAndRunOptionsSurviveAReopen) {
   ASSERT_TRUE(store_->UpsertNode(MakeNode("n1", "6.1", kT0)).ok());
   RunRecord run = MakeRun("r1", kT0);
   run.group.set_mode(v1::GROUP_MODE_ISOLATE);
@@ -85,7 +86,7 @@ TEST_F(StoreTest, GroupTasksAndRunOptionsSurviveAReopen) {
   EXPECT_EQ(read->group_rank, 0);
 }
 
-TEST_F(StoreTest, AddTasksJoinsAnExistingRunInOrder) {
+TEST_P(StoreContractTest, AddTasksJoinsAnExistingRunInOrder) {
   ASSERT_TRUE(store_->CreateRun(MakeRun("r1", kT0), {Member("t0", "n1", 0)}).ok());
   TaskRecord next = Member("t5", "n3", 0);
   next.group_id = "g2";
@@ -107,7 +108,7 @@ TEST_F(StoreTest, AddTasksJoinsAnExistingRunInOrder) {
   EXPECT_EQ(store_->ListTasks("r1")->size(), 2u);  // nothing of a refused call
 }
 
-TEST_F(StoreTest, AVersionFiveFileTakesGroupColumns) {
+TEST_F(SqliteStoreTest, AVersionFiveFileTakesGroupColumns) {
   store_.reset();
   std::filesystem::remove(path_);
   SqliteOptions options;

@@ -25,9 +25,10 @@ NodeIdentityRecord Identity(const std::string& node, const std::string& fingerpr
   return r;
 }
 
-using IdentitiesTest = StoreTest;
+class IdentitiesTest : public StoreContractTest {};
+FLEETBENCH_STORE_CONTRACT(IdentitiesTest);
 
-TEST_F(IdentitiesTest, OneLiveIdentityPerNameAndARevokedOneIsReplaced) {
+TEST_P(IdentitiesTest, OneLiveIdentityPerNameAndARevokedOneIsReplaced) {
   EXPECT_FALSE(store_->GetNodeIdentity("gpu-07")->has_value());
   ASSERT_TRUE(store_->EnrollNodeIdentity(Identity("gpu-07", "sha256:aa")).ok());
   absl::Status again = store_->EnrollNodeIdentity(Identity("gpu-07", "sha256:bb"));
@@ -50,7 +51,7 @@ TEST_F(IdentitiesTest, OneLiveIdentityPerNameAndARevokedOneIsReplaced) {
   EXPECT_FALSE(now->revoked.has_value());
 }
 
-TEST_F(IdentitiesTest, OfTwoEnrollmentsRacingForANameOneWins) {
+TEST_P(IdentitiesTest, OfTwoEnrollmentsRacingForANameOneWins) {
   std::vector<std::thread> threads;
   std::vector<absl::Status> results(8);
   for (int i = 0; i < 8; ++i) {
@@ -69,7 +70,7 @@ TEST_F(IdentitiesTest, OfTwoEnrollmentsRacingForANameOneWins) {
   EXPECT_EQ(won, 1);
 }
 
-TEST_F(IdentitiesTest, ARenewalReplacesTheCurrentCertificateOnlyAndKeepsTheEnrollment) {
+TEST_P(IdentitiesTest, ARenewalReplacesTheCurrentCertificateOnlyAndKeepsTheEnrollment) {
   ASSERT_TRUE(store_->EnrollNodeIdentity(Identity("gpu-07", "sha256:aa")).ok());
   NodeIdentityRecord renewed = Identity("gpu-07", "sha256:bb");
   renewed.serial = "0c2d";

@@ -38,7 +38,7 @@ std::vector<std::string> Names(
   return names;
 }
 
-TEST_F(StoreTest, MetricDescriptorsAreStoredByNameAndSurviveReopening) {
+TEST_P(StoreContractTest, MetricDescriptorsAreStoredByNameAndSurviveReopening) {
   ASSERT_TRUE(
       store_
           ->UpsertMetricDescriptors(
@@ -62,7 +62,7 @@ TEST_F(StoreTest, MetricDescriptorsAreStoredByNameAndSurviveReopening) {
   EXPECT_TRUE(store_->CheckIntegrity().ok());
 }
 
-TEST_F(StoreTest, ANewerDeclarationReplacesTheDescriptor) {
+TEST_P(StoreContractTest, ANewerDeclarationReplacesTheDescriptor) {
   ASSERT_TRUE(
       store_
           ->UpsertMetricDescriptors({Descriptor(
@@ -79,7 +79,7 @@ TEST_F(StoreTest, ANewerDeclarationReplacesTheDescriptor) {
   EXPECT_EQ(store_->ListMetricDescriptors()->size(), 1u);
 }
 
-TEST_F(StoreTest, SamplesBeforeAndAfterADeclarationShareTheMetric) {
+TEST_P(StoreContractTest, SamplesBeforeAndAfterADeclarationShareTheMetric) {
   AddNodeAndRun("n1", "r1");
   Store::ReportWrite before;
   before.samples = {MakeSample("s1", "r1", "n1", kMetric, 1.5, 1)};
@@ -101,7 +101,7 @@ TEST_F(StoreTest, SamplesBeforeAndAfterADeclarationShareTheMetric) {
   EXPECT_TRUE(store_->CheckIntegrity().ok());
 }
 
-TEST_F(StoreTest, AMalformedDescriptorStoresNothingOfTheCall) {
+TEST_P(StoreContractTest, AMalformedDescriptorStoresNothingOfTheCall) {
   const v1::MetricDescriptor good =
       Descriptor(kMetric, "tflops", v1::METRIC_DIRECTION_HIGHER_IS_BETTER);
   for (const v1::MetricDescriptor& bad :
@@ -122,7 +122,7 @@ TEST_F(StoreTest, AMalformedDescriptorStoresNothingOfTheCall) {
   EXPECT_TRUE(store_->ListMetricDescriptors()->empty());
 }
 
-TEST_F(StoreTest, AnUndeclaredMetricIsNotFound) {
+TEST_P(StoreContractTest, AnUndeclaredMetricIsNotFound) {
   auto d = store_->GetMetricDescriptor("no.such.metric_tflops");
   EXPECT_EQ(d.status().code(), absl::StatusCode::kNotFound) << d.status();
   EXPECT_THAT(d.status().message(), HasSubstr("no.such.metric_tflops"));

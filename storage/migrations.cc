@@ -1,4 +1,5 @@
 #include "storage/migrations.h"
+#include "storage/sqlite_store.h"
 
 namespace fleetbench::storage {
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "storage/sqlite_store.h"
 #include "storage/store.h"
 
 namespace fleetbench::storage {

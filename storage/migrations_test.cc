@@ -11,6 +11,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "storage/migrations.h"
+#include "storage/sqlite_store.h"
 #include "storage/store.h"
 #include "storage/store_test_util.h"
 
@@ -41,7 +42,7 @@ void WriteHeaderUserVersion(const std::string& path, int version) {
   io.write(b, 4);
 }
 
-TEST_F(StoreTest, MigratesEmptyFileAndReopensIdempotently) {
+TEST_F(SqliteStoreTest, MigratesEmptyFileAndReopensIdempotently) {
   AddNodeAndRun("n1", "r1");
   Reopen();
   Reopen();
@@ -55,7 +56,7 @@ TEST_F(StoreTest, MigratesEmptyFileAndReopensIdempotently) {
   EXPECT_FALSE(std::filesystem::exists(path_ + "-wal"));
 }
 
-TEST_F(StoreTest, MigratesAnOlderFileToANewerBuildKeepingData) {
+TEST_F(SqliteStoreTest, MigratesAnOlderFileToANewerBuildKeepingData) {
   AddNodeAndRun("n1", "r1");
   store_.reset();
   // A later build: the real steps plus one more.
@@ -80,7 +81,7 @@ TEST_F(StoreTest, MigratesAnOlderFileToANewerBuildKeepingData) {
   EXPECT_EQ(old.status().code(), absl::StatusCode::kFailedPrecondition);
 }
 
-TEST_F(StoreTest, UpgradesAVersionOneFileKeepingItsData) {
+TEST_F(SqliteStoreTest, UpgradesAVersionOneFileKeepingItsData) {
   store_.reset();
   std::filesystem::remove(path_);
   SqliteOptions options;
@@ -113,7 +114,7 @@ TEST_F(StoreTest, UpgradesAVersionOneFileKeepingItsData) {
   EXPECT_TRUE(store_->CheckIntegrity().ok());
 }
 
-TEST_F(StoreTest, UpgradesAVersionTwoFileKeepingItsData) {
+TEST_F(SqliteStoreTest, UpgradesAVersionTwoFileKeepingItsData) {
   store_.reset();
   std::filesystem::remove(path_);
   SqliteOptions options;
@@ -157,7 +158,7 @@ TEST_F(StoreTest, UpgradesAVersionTwoFileKeepingItsData) {
   EXPECT_TRUE(store_->CheckIntegrity().ok());
 }
 
-TEST_F(StoreTest, UpgradesAVersionThreeFileKeepingItsDataAndTakesPrices) {
+TEST_F(SqliteStoreTest, UpgradesAVersionThreeFileKeepingItsDataAndTakesPrices) {
   store_.reset();
   std::filesystem::remove(path_);
   SqliteOptions options;
@@ -196,7 +197,7 @@ TEST_F(StoreTest, UpgradesAVersionThreeFileKeepingItsDataAndTakesPrices) {
   EXPECT_TRUE(store_->CheckIntegrity().ok());
 }
 
-TEST_F(StoreTest, RefusesASchemaNewerThanThisBuild) {
+TEST_F(SqliteStoreTest, RefusesASchemaNewerThanThisBuild) {
   AddNodeAndRun("n1", "r1");
   store_.reset();
   ASSERT_FALSE(std::filesystem::exists(path_ + "-wal"));
@@ -213,7 +214,7 @@ TEST_F(StoreTest, RefusesASchemaNewerThanThisBuild) {
   EXPECT_EQ(ReadHeaderUserVersion(path_), LatestSchemaVersion() + 7);
 }
 
-TEST_F(StoreTest, FailedMigrationStepRollsBackToThePreviousVersion) {
+TEST_F(SqliteStoreTest, FailedMigrationStepRollsBackToThePreviousVersion) {
   AddNodeAndRun("n1", "r1");
   store_.reset();
   std::vector<SchemaMigration> broken = SchemaMigrations();
@@ -233,7 +234,7 @@ TEST_F(StoreTest, FailedMigrationStepRollsBackToThePreviousVersion) {
   EXPECT_TRUE(OpenSqliteStoreWithMigrations(options, fixed).ok());
 }
 
-TEST_F(StoreTest, RefusesAFileThatIsNotADatabase) {
+TEST_F(SqliteStoreTest, RefusesAFileThatIsNotADatabase) {
   store_.reset();
   const std::string junk = dir_.File("junk.db");
   std::ofstream(junk) << std::string(4096, 'x');

@@ -12,7 +12,7 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::Pair;
 
-TEST_F(StoreTest, FactsHistoryGrowsOnlyWhenFactsChange) {
+TEST_P(StoreContractTest, FactsHistoryGrowsOnlyWhenFactsChange) {
   ASSERT_TRUE(store_->UpsertNode(MakeNode("n1", "6.1", kT0)).ok());
   EXPECT_EQ(*store_->CountFactsVersions("n1"), 1);
   // Same facts at a later hello: no new version.
@@ -33,7 +33,7 @@ TEST_F(StoreTest, FactsHistoryGrowsOnlyWhenFactsChange) {
             absl::StatusCode::kNotFound);
 }
 
-TEST_F(StoreTest, ListFactsVersionsNewestFirstWithWhenEachWasSeen) {
+TEST_P(StoreContractTest, ListFactsVersionsNewestFirstWithWhenEachWasSeen) {
   ASSERT_TRUE(store_->UpsertNode(MakeNode("n1", "6.1", kT0)).ok());
   ASSERT_TRUE(store_->UpsertNode(MakeNode("n1", "6.1", kT0 + absl::Hours(1))).ok());
   ASSERT_TRUE(store_->UpsertNode(MakeNode("n1", "6.5", kT0 + absl::Hours(2))).ok());
@@ -53,7 +53,7 @@ TEST_F(StoreTest, ListFactsVersionsNewestFirstWithWhenEachWasSeen) {
   EXPECT_EQ(store_->ListFactsVersions("nope", 0).status().code(), absl::StatusCode::kNotFound);
 }
 
-TEST_F(StoreTest, ListNodesRoundTripsLabelsFactsAndTouch) {
+TEST_P(StoreContractTest, ListNodesRoundTripsLabelsFactsAndTouch) {
   NodeRecord a = MakeNode("b-node", "6.1", kT0);
   a.facts.add_nics()->set_name("eth0");
   ASSERT_TRUE(store_->UpsertNode(a).ok());
@@ -86,7 +86,7 @@ TEST_F(StoreTest, ListNodesRoundTripsLabelsFactsAndTouch) {
 }
 
 // Regression: every hello with a new name made a permanent node.
-TEST_F(StoreTest, RemovingANodeWithoutHistoryDeletesItWhole) {
+TEST_P(StoreContractTest, RemovingANodeWithoutHistoryDeletesItWhole) {
   ASSERT_TRUE(store_->UpsertNode(MakeNode("bogus", "6.1", kT0)).ok());
   auto kept = store_->RemoveNode("bogus", kT0 + absl::Hours(1));
   ASSERT_TRUE(kept.ok()) << kept.status();
@@ -99,7 +99,7 @@ TEST_F(StoreTest, RemovingANodeWithoutHistoryDeletesItWhole) {
   EXPECT_EQ(store_->ListNodes()->size(), 1u);
 }
 
-TEST_F(StoreTest, RemovingANodeWithHistoryKeepsItsResultsAndLabels) {
+TEST_P(StoreContractTest, RemovingANodeWithHistoryKeepsItsResultsAndLabels) {
   AddNodeAndRun("n1", "r1");
   ASSERT_TRUE(store_
                   ->CommitReports({{{MakeSample("s1", "r1", "n1", kMetric, 2.5,

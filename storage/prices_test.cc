@@ -12,6 +12,7 @@
 #include "fleetbench/v1/price.pb.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "storage/sqlite_store.h"
 #include "storage/store.h"
 #include "storage/store_test_util.h"
 
@@ -37,7 +38,7 @@ v1::CatalogPrice Price(const std::string& type, int64_t from_ms, double price,
   return p;
 }
 
-TEST_F(StoreTest, PricesAreStoredWithTheirDatesAndSurviveReopening) {
+TEST_P(StoreContractTest, PricesAreStoredWithTheirDatesAndSurviveReopening) {
   auto counts = store_->ImportPrices(
       {Price("h100x8", kFeb, 24.5, 9.8), Price("h100x8", kJan, 26), Price("a10", kJan, 1.1)},
       kT0);
@@ -60,7 +61,7 @@ TEST_F(StoreTest, PricesAreStoredWithTheirDatesAndSurviveReopening) {
   EXPECT_TRUE(store_->CheckIntegrity().ok());
 }
 
-TEST_F(StoreTest, ReimportingCountsUnchangedReplacedAndAddedRowsAndKeepsTheRest) {
+TEST_P(StoreContractTest, ReimportingCountsUnchangedReplacedAndAddedRowsAndKeepsTheRest) {
   ASSERT_TRUE(store_->ImportPrices({Price("h100x8", kJan, 26), Price("a10", kJan, 1.1)}, kT0).ok());
   auto same = store_->ImportPrices({Price("h100x8", kJan, 26), Price("a10", kJan, 1.1)},
                                    kT0 + absl::Hours(1));
@@ -85,7 +86,7 @@ TEST_F(StoreTest, ReimportingCountsUnchangedReplacedAndAddedRowsAndKeepsTheRest)
   EXPECT_EQ((*prices)[2].price_per_hour(), 24);
 }
 
-TEST_F(StoreTest, ABadPriceStoresNothingOfTheImport) {
+TEST_P(StoreContractTest, ABadPriceStoresNothingOfTheImport) {
   const v1::CatalogPrice good = Price("h100x8", kJan, 26);
   v1::CatalogPrice no_provider = Price("a10", kJan, 1);
   no_provider.clear_provider();

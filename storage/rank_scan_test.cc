@@ -22,7 +22,7 @@
 namespace fleetbench::storage {
 namespace {
 
-TEST_F(StoreTest, MetricPointsSinceFiltersByWindowAndMetric) {
+TEST_P(StoreContractTest, MetricPointsSinceFiltersByWindowAndMetric) {
   AddNodeAndRun("n1", "r1");
   ASSERT_TRUE(store_->UpsertNode(MakeNode("n2", "6.1", kT0)).ok());
   ASSERT_TRUE(store_->CreateRun(MakeRun("r2", kT0), {}).ok());
@@ -52,7 +52,7 @@ TEST_F(StoreTest, MetricPointsSinceFiltersByWindowAndMetric) {
 // Ranking points are staged per commit and folded into per-metric chunks in
 // the background of later commits; every read must see exactly the stored
 // samples whatever stage their points are in.
-TEST_F(StoreTest, RankingPointsAndHistoryStayExactAcrossFolds) {
+TEST_P(StoreContractTest, RankingPointsAndHistoryStayExactAcrossFolds) {
   const std::vector<std::string> nodes = {"n0", "n1", "n2", "n3"};
   const std::vector<std::string> metrics = {kMetric, "stream.triad.GBps",
                                             "fio.randread.iops"};
@@ -164,7 +164,7 @@ TEST_F(StoreTest, RankingPointsAndHistoryStayExactAcrossFolds) {
 
 // A judging read holds each node's newest runs only, whatever the history
 // holds (findings, variance and exposition read this way).
-TEST_F(StoreTest, TheNewestRunsReadKeepsEachNodesNewestRunsWhole) {
+TEST_P(StoreContractTest, TheNewestRunsReadKeepsEachNodesNewestRunsWhole) {
   for (const char* node : {"n0", "n1", "n2"}) {
     ASSERT_TRUE(store_->UpsertNode(MakeNode(node, "6.1", kT0)).ok());
   }

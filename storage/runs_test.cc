@@ -10,7 +10,7 @@
 namespace fleetbench::storage {
 namespace {
 
-TEST_F(StoreTest, RunAndTasksRoundTrip) {
+TEST_P(StoreContractTest, RunAndTasksRoundTrip) {
   ASSERT_TRUE(store_->UpsertNode(MakeNode("n1", "6.1", kT0)).ok());
   ASSERT_TRUE(store_->UpsertNode(MakeNode("n2", "6.1", kT0)).ok());
   RunRecord run = MakeRun("r1", kT0);
@@ -78,7 +78,7 @@ TEST_F(StoreTest, RunAndTasksRoundTrip) {
   EXPECT_TRUE(store_->ListTasksInStates({})->empty());
 }
 
-TEST_F(StoreTest, PairTasksKeepTheirOwnBenchmarksAndPartner) {
+TEST_P(StoreContractTest, PairTasksKeepTheirOwnBenchmarksAndPartner) {
   TaskRecord server = MakeTask("ts", "r1", "n1", kT0);
   TaskRecord client = MakeTask("tc", "r1", "n2", kT0);
   v1::BenchmarkSpec spec;
@@ -104,7 +104,7 @@ TEST_F(StoreTest, PairTasksKeepTheirOwnBenchmarksAndPartner) {
   EXPECT_EQ((*tasks)[1].benchmarks.at(0).params().at("peer"), "10.0.0.1:4000");
 }
 
-TEST_F(StoreTest, MissingAndDuplicateRunsAndTasks) {
+TEST_P(StoreContractTest, MissingAndDuplicateRunsAndTasks) {
   EXPECT_EQ(store_->GetRun("nope").status().code(), absl::StatusCode::kNotFound);
   EXPECT_EQ(store_->ListTasks("nope").status().code(),
             absl::StatusCode::kNotFound);
@@ -132,7 +132,7 @@ TEST_F(StoreTest, MissingAndDuplicateRunsAndTasks) {
             absl::StatusCode::kInvalidArgument);
 }
 
-TEST_F(StoreTest, ListRunsNewestFirstWithLimit) {
+TEST_P(StoreContractTest, ListRunsNewestFirstWithLimit) {
   for (int i = 0; i < 5; ++i) {
     ASSERT_TRUE(store_
                     ->CreateRun(MakeRun(absl::StrCat("r", i),
@@ -148,7 +148,7 @@ TEST_F(StoreTest, ListRunsNewestFirstWithLimit) {
   EXPECT_EQ(store_->ListRuns(0)->size(), 5u);  // 0: no limit
 }
 
-TEST_F(StoreTest, ListRunsPagesAfterARunWithoutLossOrRepeat) {
+TEST_P(StoreContractTest, ListRunsPagesAfterARunWithoutLossOrRepeat) {
   // Three runs share one millisecond: the page boundary falls among them.
   const absl::Time times[] = {kT0, kT0 + absl::Minutes(1), kT0 + absl::Minutes(1),
                               kT0 + absl::Minutes(1), kT0 + absl::Minutes(2)};

@@ -17,7 +17,7 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Pair;
 
-TEST_F(StoreTest, CommitReportsStoresEachSampleIdOnce) {
+TEST_P(StoreContractTest, CommitReportsStoresEachSampleIdOnce) {
   AddNodeAndRun("n1", "r1");
   Store::ReportWrite report;
   for (int i = 0; i < 10; ++i) {
@@ -59,7 +59,7 @@ TEST_F(StoreTest, CommitReportsStoresEachSampleIdOnce) {
   EXPECT_TRUE((*samples)[10].params().empty());
 }
 
-TEST_F(StoreTest, NanAndInfinityValuesSurvive) {
+TEST_P(StoreContractTest, NanAndInfinityValuesSurvive) {
   AddNodeAndRun("n1", "r1");
   Store::ReportWrite report;
   report.samples = {
@@ -73,7 +73,7 @@ TEST_F(StoreTest, NanAndInfinityValuesSurvive) {
   EXPECT_TRUE(std::isinf((*samples)[1].value()));
 }
 
-TEST_F(StoreTest, CommitReportsUpdatesTaskInTheSameTransaction) {
+TEST_P(StoreContractTest, CommitReportsUpdatesTaskInTheSameTransaction) {
   AddNodeAndRun("n1", "r1");
   TaskRecord task = MakeTask("r1-n1", "r1", "n1", kT0 + absl::Seconds(5));
   task.state = v1::TASK_STATE_SUCCEEDED;
@@ -106,7 +106,7 @@ TEST_F(StoreTest, CommitReportsUpdatesTaskInTheSameTransaction) {
   EXPECT_EQ(*retry, 1);
 }
 
-TEST_F(StoreTest, CommitReportsRefusesUnknownRunOrNodeAtomically) {
+TEST_P(StoreContractTest, CommitReportsRefusesUnknownRunOrNodeAtomically) {
   AddNodeAndRun("n1", "r1");
   Store::ReportWrite report;
   report.samples = {MakeSample("s1", "r1", "n1", "new.metric.us", 1, 1),
@@ -127,7 +127,7 @@ TEST_F(StoreTest, CommitReportsRefusesUnknownRunOrNodeAtomically) {
   EXPECT_TRUE(store_->CheckIntegrity().ok());
 }
 
-TEST_F(StoreTest, HistoryIsNewestFirstAndLimited) {
+TEST_P(StoreContractTest, HistoryIsNewestFirstAndLimited) {
   AddNodeAndRun("n1", "r1");
   ASSERT_TRUE(store_->UpsertNode(MakeNode("n2", "6.1", kT0)).ok());
   Store::ReportWrite report;
@@ -157,7 +157,7 @@ TEST_F(StoreTest, HistoryIsNewestFirstAndLimited) {
             absl::StatusCode::kNotFound);
 }
 
-TEST_F(StoreTest, HistoryPagesAfterACursorWithoutLossOrRepeat) {
+TEST_P(StoreContractTest, HistoryPagesAfterACursorWithoutLossOrRepeat) {
   AddNodeAndRun("n1", "r1");
   Store::ReportWrite report;
   // 12 samples over 4 distinct times: pages of 5 cut inside a time.
@@ -191,7 +191,7 @@ TEST_F(StoreTest, HistoryPagesAfterACursorWithoutLossOrRepeat) {
 // larger than any peer accepts. Pages walk the same order as the whole read,
 // each sample once, however the samples of two nodes and metrics interleave
 // and share a millisecond.
-TEST_F(StoreTest, RunSamplesPageInTheOrderOfTheWholeRead) {
+TEST_P(StoreContractTest, RunSamplesPageInTheOrderOfTheWholeRead) {
   AddNodeAndRun("n1", "r1");
   ASSERT_TRUE(store_->UpsertNode(MakeNode("n2", "6.1", kT0)).ok());
   Store::ReportWrite report;

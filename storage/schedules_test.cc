@@ -11,6 +11,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "storage/migrations.h"
+#include "storage/sqlite_store.h"
 #include "storage/store.h"
 #include "storage/store_test_util.h"
 
@@ -45,7 +46,7 @@ v1::ScheduleFiring Firing(const std::string& schedule, absl::Time slot, v1::Firi
   return f;
 }
 
-TEST_F(StoreTest, SchedulesAndTheirMarksSurviveReopening) {
+TEST_P(StoreContractTest, SchedulesAndTheirMarksSurviveReopening) {
   ASSERT_TRUE(store_->CreateSchedule(MakeSchedule("nightly")).ok());
   ASSERT_TRUE(store_->CreateSchedule(MakeSchedule("hourly")).ok());
   v1::ScheduleFiring started = Firing("nightly", kT0 + absl::Hours(1), v1::FIRING_OUTCOME_STARTED, "r1");
@@ -101,7 +102,7 @@ TEST_F(StoreTest, SchedulesAndTheirMarksSurviveReopening) {
   EXPECT_TRUE(store_->CheckIntegrity().ok());
 }
 
-TEST_F(StoreTest, ScheduleNamesAreUniqueAndUnknownOnesAreNotFound) {
+TEST_P(StoreContractTest, ScheduleNamesAreUniqueAndUnknownOnesAreNotFound) {
   ASSERT_TRUE(store_->CreateSchedule(MakeSchedule("nightly")).ok());
   absl::Status again = store_->CreateSchedule(MakeSchedule("nightly"));
   EXPECT_EQ(again.code(), absl::StatusCode::kAlreadyExists);
@@ -114,7 +115,7 @@ TEST_F(StoreTest, ScheduleNamesAreUniqueAndUnknownOnesAreNotFound) {
   EXPECT_EQ(store_->ListFirings("nightly", 0).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
-TEST_F(StoreTest, RemovingAScheduleRemovesItsFirings) {
+TEST_P(StoreContractTest, RemovingAScheduleRemovesItsFirings) {
   ASSERT_TRUE(store_->CreateSchedule(MakeSchedule("nightly")).ok());
   ASSERT_TRUE(store_->RecordFiring(Firing("nightly", kT0, v1::FIRING_OUTCOME_MISSED), kT0).ok());
   ASSERT_TRUE(store_->RemoveSchedule("nightly").ok());
@@ -125,7 +126,7 @@ TEST_F(StoreTest, RemovingAScheduleRemovesItsFirings) {
   EXPECT_TRUE(store_->CheckIntegrity().ok());
 }
 
-TEST_F(StoreTest, AVersionSixFileUpgradesAndTakesSchedules) {
+TEST_F(SqliteStoreTest, AVersionSixFileUpgradesAndTakesSchedules) {
   store_.reset();
   std::filesystem::remove(path_);
   SqliteOptions options;

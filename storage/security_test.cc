@@ -39,9 +39,10 @@ AuditRecord MakeAudit(absl::Time when, const std::string& rpc, const std::string
   return r;
 }
 
-using SecurityStoreTest = StoreTest;
+class SecurityStoreTest : public StoreContractTest {};
+FLEETBENCH_STORE_CONTRACT(SecurityStoreTest);
 
-TEST_F(SecurityStoreTest, TokensSurviveReopeningWithTheirLifeAndHash) {
+TEST_P(SecurityStoreTest, TokensSurviveReopeningWithTheirLifeAndHash) {
   ApiTokenRecord a = MakeToken("alice", "a1");
   a.role = "operator";
   a.expires = kT0 + absl::Hours(24);
@@ -69,7 +70,7 @@ TEST_F(SecurityStoreTest, TokensSurviveReopeningWithTheirLifeAndHash) {
   EXPECT_EQ(store_->TouchApiToken("carol", kT0).code(), absl::StatusCode::kNotFound);
 }
 
-TEST_F(SecurityStoreTest, ALiveNameIsTakenADeadOneIsFreeAgain) {
+TEST_P(SecurityStoreTest, ALiveNameIsTakenADeadOneIsFreeAgain) {
   ASSERT_TRUE(store_->CreateApiToken(MakeToken("ci", "c1"), kT0).ok());
   absl::Status again = store_->CreateApiToken(MakeToken("ci", "c2"), kT0);
   EXPECT_EQ(again.code(), absl::StatusCode::kAlreadyExists);
@@ -101,7 +102,7 @@ TEST_F(SecurityStoreTest, ALiveNameIsTakenADeadOneIsFreeAgain) {
   EXPECT_TRUE(store_->CreateApiToken(MakeToken("tmp", "t2"), kT0 + absl::Hours(1)).ok());
 }
 
-TEST_F(SecurityStoreTest, BadTokensAreRefusedWithNothingStored) {
+TEST_P(SecurityStoreTest, BadTokensAreRefusedWithNothingStored) {
   ApiTokenRecord no_name = MakeToken("", "x");
   EXPECT_EQ(store_->CreateApiToken(no_name, kT0).code(), absl::StatusCode::kInvalidArgument);
   ApiTokenRecord short_hash = MakeToken("a", "x");
@@ -112,7 +113,7 @@ TEST_F(SecurityStoreTest, BadTokensAreRefusedWithNothingStored) {
   EXPECT_TRUE(tokens->empty());
 }
 
-TEST_F(SecurityStoreTest, SettingsAreUnsetThenStoredAndReplaced) {
+TEST_P(SecurityStoreTest, SettingsAreUnsetThenStoredAndReplaced) {
   auto unset = store_->GetSetting("shared_token");
   ASSERT_TRUE(unset.ok());
   EXPECT_FALSE(unset->has_value());
@@ -125,7 +126,7 @@ TEST_F(SecurityStoreTest, SettingsAreUnsetThenStoredAndReplaced) {
   EXPECT_EQ(**got, "on");
 }
 
-TEST_F(SecurityStoreTest, AuditComesBackNewestFirstSinceATimeAndByPage) {
+TEST_P(SecurityStoreTest, AuditComesBackNewestFirstSinceATimeAndByPage) {
   for (int i = 0; i < 5; ++i) {
     AuditRecord r = MakeAudit(kT0 + absl::Minutes(i), "StartRun", "run-" + std::to_string(i));
     r.code = i == 4 ? 7 : 0;
@@ -163,7 +164,7 @@ TEST_F(SecurityStoreTest, AuditComesBackNewestFirstSinceATimeAndByPage) {
             absl::StatusCode::kInvalidArgument);
 }
 
-TEST_F(SecurityStoreTest, AuditKeepsOnlyTheNewestRowsPastItsBound) {
+TEST_P(SecurityStoreTest, AuditKeepsOnlyTheNewestRowsPastItsBound) {
   for (int i = 0; i < 25; ++i) {
     ASSERT_TRUE(
         store_->AppendAudit(MakeAudit(kT0 + absl::Seconds(i), "CancelRun", std::to_string(i)), 10)

@@ -21,6 +21,7 @@
 #include "storage/sqlite_statement.h"
 #include "storage/sqlite_store_impl.h"
 #include "storage/sqlite_verify.h"
+#include "storage/sqlite_store.h"
 #include "storage/store.h"
 
 namespace fleetbench::storage {

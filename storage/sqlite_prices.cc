@@ -37,7 +37,7 @@ std::string KeyText(const v1::CatalogPrice& p) {
 
 bool IsPrice(double v) { return std::isfinite(v) && v > 0; }
 
-// The store's own guard; the catalog parser (controller/price_catalog.h)
+// The store's own guard; the catalog parser (controller/ranking/price_catalog.h)
 // has already said the same with line numbers.
 absl::Status CheckPrice(const v1::CatalogPrice& p) {
   if (p.provider().empty() || p.region().empty() || p.instance_type().empty()) {

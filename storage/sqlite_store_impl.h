@@ -43,6 +43,7 @@
 #include "storage/sample_params.h"
 #include "storage/sqlite_statement.h"
 #include "storage/sqlite_verify.h"
+#include "storage/sqlite_store.h"
 #include "storage/store.h"
 
 // sqlite3.h stays inside the storage/sqlite_*.cc files.

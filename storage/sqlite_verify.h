@@ -23,6 +23,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "storage/sqlite_store.h"
 
 namespace fleetbench::storage {
 

@@ -7,18 +7,34 @@
 // forget lives here; everything else (who is connected, live progress) is in
 // memory in the controller.
 //
-// Thread safety: a Store is safe to call from several threads; the SQLite
-// implementation serialises calls on one connection. Calls block on disk I/O,
-// so the controller never calls them from a gRPC reactor callback.
+// This header is the contract every backend keeps, in its own terms: no
+// backend's words or types. A backend is opened by its own header
+// (storage/sqlite_store.h: OpenSqliteStore) and proves the contract by
+// passing the store contract suite (StoreContractTest in
+// storage/store_test_util.h), which runs every test once per backend.
 //
-// Errors: absl::Status. NOT_FOUND for a missing run or node, INVALID_ARGUMENT
-// for bad input, INTERNAL/DATA_LOSS for SQLite failures (with SQLite's message).
-// Also: ALREADY_EXISTS for a duplicate run or task id, RESOURCE_EXHAUSTED when
-// the disk is full, UNAVAILABLE when another process holds the database lock
-// past busy_timeout, FAILED_PRECONDITION from OpenSqliteStore for a database
-// written by a newer build. A failed write leaves nothing of the call behind.
+// Thread safety: a Store is safe to call from several threads (a backend
+// may serialise them). Calls block on I/O, so the controller never calls
+// them from a gRPC reactor callback.
 //
-// Only the storage/sqlite_*.cc files include sqlite3.h.
+// Transactions: a call that says "in one transaction" stores all of its
+// effects or none; every write is durable when it returns OK, and a failed
+// write leaves nothing of the call behind. Reads see every write that
+// returned before them.
+//
+// Paging: a call that pages takes the place where the previous page ended
+// (a cursor it handed out, or the last item's id) and returns the items
+// after it in one stable order, so pages neither repeat nor skip items
+// stored before the first page was read.
+//
+// Errors: absl::Status. NOT_FOUND for a missing run or node,
+// INVALID_ARGUMENT for bad input, ALREADY_EXISTS for a duplicate run or
+// task id, RESOURCE_EXHAUSTED when the backend is out of space (a full
+// disk), UNAVAILABLE when it cannot be reached or another process holds
+// its lock past the backend's wait, DATA_LOSS when what is stored is
+// damaged, INTERNAL for any other failure of the backend (with its
+// message), FAILED_PRECONDITION from an open for a history written by a
+// newer build.
 #ifndef FLEETBENCH_STORAGE_STORE_H_
 #define FLEETBENCH_STORAGE_STORE_H_
 
@@ -70,9 +86,9 @@ struct SampleCursor {
   std::string id;
 };
 
-// Where a page of a run's samples ended, in the store's own order (its
-// node and metric keys, then time and id). Valid for the database that
-// made it; callers carry it, they do not read it.
+// Where a page of a run's samples ended, in the store's own order (the
+// keys it gave the node and the metric, then time and id). Valid for the
+// store that made it; callers carry it, they do not read it.
 struct RunSampleCursor {
   int64_t node_key = 0;
   int64_t metric_key = 0;
@@ -166,7 +182,7 @@ struct DaySummaryTable {
 };
 
 // An API token as stored (docs/security.md): never its secret, only the
-// secret's SHA-256. The role is its name (controller/auth.h RoleName);
+// secret's SHA-256. The role is its name (controller/security/auth.h RoleName);
 // the store does not interpret it.
 struct ApiTokenRecord {
   std::string name;
@@ -292,7 +308,7 @@ class Store {
   virtual absl::StatusOr<std::vector<MetricPoint>> MetricPointsSince(
       const std::string& metric, absl::Time since) = 0;
   // The same points as MetricPointsSince, in the compact form. The default
-  // builds it from MetricPointsSince; the SQLite store reads it directly.
+  // builds it from MetricPointsSince; a backend may read it directly.
   virtual absl::StatusOr<MetricPointTable> MetricPointTableSince(
       const std::string& metric, absl::Time since) {
     absl::StatusOr<std::vector<MetricPoint>> points =
@@ -426,13 +442,13 @@ class Store {
   virtual absl::StatusOr<std::vector<AuditRecord>> ListAudit(absl::Time since, int limit,
                                                              int64_t before_id = 0) = 0;
   // Writes a consistent copy of the whole history to `dest_path`, a file
-  // that must not exist yet (ALREADY_EXISTS otherwise), with SQLite's online
-  // backup API: `pages_per_step` pages at a time (> 0), the store's other
-  // calls running between steps; writes made meanwhile through this store
-  // are carried into the copy, so it is the history as of its end. The copy
-  // is a single file (rollback journal, no WAL beside it). A failure
-  // removes what was written of it.
-  virtual absl::Status BackupTo(const std::string& dest_path, int pages_per_step) = 0;
+  // that must not exist yet (ALREADY_EXISTS otherwise), that this backend
+  // opens as a history. It copies in steps of `step_size` of its own units
+  // (> 0; SQLite: pages), the store's other calls running between steps;
+  // writes made meanwhile through this store are carried into the copy, so
+  // it is the history as of its end. A failure removes what was written of
+  // it. UNIMPLEMENTED for a backend whose copies its server's own tools make.
+  virtual absl::Status BackupTo(const std::string& dest_path, int step_size) = 0;
 
   // Retention: removes at most `max_samples` (> 0) samples dated before
   // `before`, with their ranking points, in one transaction, taking the
@@ -442,9 +458,9 @@ class Store {
   // Runs, tasks and nodes stay.
   virtual absl::StatusOr<int64_t> PruneSamplesBefore(absl::Time before, int max_samples) = 0;
 
-  // PRAGMA integrity_check; OK when SQLite answers "ok". The SQLite store
-  // also runs foreign_key_check and checks its ranking points against the
-  // samples; DATA_LOSS lists what failed. Reads the whole file.
+  // The backend's whole check of what it stores (SQLite: integrity_check,
+  // foreign_key_check, and its ranking points against the samples): OK, or
+  // DATA_LOSS listing what failed. Reads the whole history.
   virtual absl::Status CheckIntegrity() = 0;
 
   // --- Node identities (docs/security.md). ---
@@ -464,48 +480,6 @@ class Store {
   virtual absl::Status RenewNodeIdentity(const NodeIdentityRecord& renewed,
                                          const std::string& current_fingerprint) = 0;
 };
-
-struct SqliteOptions {
-  std::string path;
-  // NORMAL survives a process crash (SIGKILL) in WAL mode; FULL also
-  // survives power loss at the cost of an fsync per commit.
-  bool synchronous_full = false;
-  // How long a call waits for a lock held by another connection (a reader
-  // such as the sqlite3 shell) before failing with UNAVAILABLE.
-  absl::Duration busy_timeout = absl::Seconds(5);
-  // Test hook, 0 in production: caps the file at this many pages (PRAGMA
-  // max_page_count) so tests can drive the disk-full path, where writes fail
-  // with RESOURCE_EXHAUSTED and earlier data stays intact.
-  int64_t max_page_count = 0;
-  // Runs PRAGMA quick_check before anything is written and refuses a file
-  // that fails it (DATA_LOSS quoting SQLite). Reads the whole file: the
-  // controller sets it at start; tools and tests that reopen often need not.
-  bool verify_on_open = false;
-  // With verify_on_open, a file larger than this with no schema step
-  // pending is checked in the background instead (storage/sqlite_verify.h):
-  // the open returns at once, and if the check finds damage every later
-  // write fails with its DATA_LOSS while reads go on. 0: always in the
-  // background; negative: never.
-  int64_t verify_inline_max_bytes = int64_t{1} << 30;
-  // Called once, at the open, when the file (of `file_bytes`) is to be
-  // checked in the background.
-  std::function<void(int64_t file_bytes)> on_verify_started = nullptr;
-  // Called once, from the checking thread, when a background check ends:
-  // OK, DATA_LOSS (the file is damaged), or another error (it could not be
-  // checked), and how long it took. Not called when the store is closed
-  // first.
-  std::function<void(const absl::Status&, absl::Duration)> on_verified = nullptr;
-};
-
-// Opens (creating if needed) the SQLite file and applies pending schema
-// migrations. An existing file of 0 bytes (with no WAL beside it) is
-// refused with FAILED_PRECONDITION rather than taken for a new history: it
-// is most likely a history that was truncated (docs/storage.md).
-absl::StatusOr<std::unique_ptr<Store>> OpenSqliteStore(
-    const SqliteOptions& options);
-
-// The schema version this build migrates to.
-int LatestSchemaVersion();
 
 }  // namespace fleetbench::storage
 

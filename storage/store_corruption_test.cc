@@ -17,6 +17,7 @@
 #include "absl/synchronization/notification.h"
 #include "gtest/gtest.h"
 #include "storage/migrations.h"
+#include "storage/sqlite_store.h"
 #include "storage/store.h"
 #include "storage/store_test_util.h"
 

@@ -19,6 +19,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
+#include "storage/sqlite_store.h"
 #include "storage/store.h"
 
 namespace fleetbench::storage {

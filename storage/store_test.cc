@@ -13,7 +13,7 @@
 namespace fleetbench::storage {
 namespace {
 
-TEST_F(StoreTest, ConcurrentCallersAreSerialised) {
+TEST_P(StoreContractTest, ConcurrentCallersAreSerialised) {
   AddNodeAndRun("n1", "r1");
   constexpr int kThreads = 4;
   constexpr int kBatches = 25;
@@ -37,7 +37,7 @@ TEST_F(StoreTest, ConcurrentCallersAreSerialised) {
   EXPECT_TRUE(store_->CheckIntegrity().ok());
 }
 
-TEST_F(StoreTest, CheckIntegrityIsOkOnAFreshAndAUsedStore) {
+TEST_P(StoreContractTest, CheckIntegrityIsOkOnAFreshAndAUsedStore) {
   EXPECT_TRUE(store_->CheckIntegrity().ok());
   AddNodeAndRun("n1", "r1");
   EXPECT_TRUE(store_->CheckIntegrity().ok());

@@ -12,6 +12,7 @@
 #include "absl/time/time.h"
 #include "fleetbench/v1/result.pb.h"
 #include "gtest/gtest.h"
+#include "storage/sqlite_store.h"
 #include "storage/store.h"
 
 namespace fleetbench::storage {
@@ -83,12 +84,31 @@ TaskRecord MakeTask(const std::string& task_id, const std::string& run_id,
   return task;
 }
 
-void StoreTest::SetUp() {
+std::vector<StoreBackend> StoreBackends() {
+  return {{kSqliteBackend, [](const std::string& scratch_dir) {
+             SqliteOptions options;
+             options.path = scratch_dir + "/history.db";
+             return OpenSqliteStore(options);
+           }}};
+}
+
+void StoreContractTest::SetUp() { Reopen(); }
+
+void StoreContractTest::Reopen() {
+  store_.reset();
+  auto store = GetParam().open(dir_.path());
+  ASSERT_TRUE(store.ok()) << store.status();
+  store_ = *std::move(store);
+}
+
+FLEETBENCH_STORE_CONTRACT(StoreContractTest);
+
+void SqliteStoreTest::SetUp() {
   path_ = dir_.File("history.db");
   Reopen();
 }
 
-void StoreTest::Reopen() {
+void SqliteStoreTest::Reopen() {
   store_.reset();
   SqliteOptions options;
   options.path = path_;
@@ -97,11 +117,11 @@ void StoreTest::Reopen() {
   store_ = *std::move(store);
 }
 
-void StoreTest::AddNodeAndRun(const std::string& node, const std::string& run_id) {
-  ASSERT_TRUE(store_->UpsertNode(MakeNode(node, "6.1", kT0)).ok());
-  ASSERT_TRUE(store_
-                  ->CreateRun(MakeRun(run_id, kT0),
-                              {MakeTask(run_id + "-" + node, run_id, node, kT0)})
+void AddNodeAndRun(Store& store, const std::string& node, const std::string& run_id) {
+  ASSERT_TRUE(store.UpsertNode(MakeNode(node, "6.1", kT0)).ok());
+  ASSERT_TRUE(store
+                  .CreateRun(MakeRun(run_id, kT0),
+                             {MakeTask(run_id + "-" + node, run_id, node, kT0)})
                   .ok());
 }
 

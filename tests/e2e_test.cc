@@ -20,6 +20,7 @@
 #include "fleetbench/v1/rank.pb.h"
 #include "fleetbench/v1/run.pb.h"
 #include "gtest/gtest.h"
+#include "storage/sqlite_store.h"
 #include "storage/store.h"
 #include "tests/fleet_fixture.h"
 

@@ -27,6 +27,7 @@
 #include "fleetbench/v1/run.pb.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
+#include "storage/sqlite_store.h"
 #include "storage/store.h"
 #include "tests/fleet_fixture.h"
 

@@ -36,6 +36,23 @@ RULES = {
                          "common/", "proto"],
     "agent/runtime": ["agent/runtime/", "agent/benchmarks/benchmark.h",
                       "agent/facts/", "common/", "proto"],
+    # The controller's parts, lowest first. Ranking math is pure.
+    "controller/ranking": ["controller/ranking/", "common/", "proto"],
+    # The domain core: one actor and its parts over the store; no gRPC, no
+    # HTTP (LIBRARY_BANS), nothing of the edges above it.
+    "controller/core": ["controller/core/", "controller/ranking/", "diagnosis/", "storage/",
+                        "common/", "proto"],
+    # Who may call: tokens, roles, identities, TLS, audit. From the core only
+    # the bounds on a node's name, which an enrollment checks as a hello does.
+    "controller/security": ["controller/security/", "controller/core/report_limits.h",
+                            "storage/", "common/", "proto"],
+    # The two edges: gRPC services and the HTTP side (metrics, dashboard,
+    # login sessions). Each asks the core; neither includes the other.
+    "controller/api": ["controller/api/", "controller/security/", "controller/core/",
+                       "controller/ranking/", "diagnosis/", "storage/", "common/", "proto"],
+    "controller/http": ["controller/http/", "controller/security/", "controller/core/",
+                        "controller/ranking/", "diagnosis/", "storage/", "common/", "proto"],
+    # The server that wires the parts together.
     "controller": ["controller/", "diagnosis/", "storage/", "common/", "proto"],
     # The binary wires everything together, but its client commands speak
     # the API only: from the controller it starts the server, nothing else.
@@ -51,7 +68,17 @@ RULES = {
 # Test files beside their code may also use the shared test helpers.
 TEST_EXTRA = ["tests/"]
 
+# Outside libraries a layer must not include (with quotes or angle
+# brackets), by prefix: the domain core and the ranking math speak neither
+# gRPC nor HTTP, so they are tested directly and any edge can sit on them.
+EDGE_LIBRARIES = ["grpcpp/", "grpc/", "grpc++/", "httplib.h"]
+LIBRARY_BANS = {
+    "controller/core": EDGE_LIBRARIES,
+    "controller/ranking": EDGE_LIBRARIES,
+}
+
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
+ANY_INCLUDE = re.compile(r'^\s*#\s*include\s+["<]([^">]+)[">]')
 SOURCE_SUFFIXES = (".cc", ".h", ".cu", ".cuh")
 SKIP_DIRS = {".git", "build", "out"}
 
@@ -113,8 +140,14 @@ def check(root):
                 continue
             if name.endswith("_test.cc"):
                 prefixes = prefixes + TEST_EXTRA
+            bans = LIBRARY_BANS.get(layer, [])
             with open(path, encoding="utf-8", errors="replace") as f:
                 for lineno, line in enumerate(f, 1):
+                    any_include = ANY_INCLUDE.match(line)
+                    if any_include and any(any_include.group(1).startswith(b) for b in bans):
+                        violations.append(
+                            f"{rel}:{lineno}: layer {layer} includes {any_include.group(1)}")
+                        continue
                     m = INCLUDE.match(line)
                     if not m:
                         continue
@@ -132,10 +165,31 @@ def self_test():
     import tempfile
     cases = {
         "kernels/k.cc": ('#include "agent/benchmarks/gpu/api.h"', True),
-        "storage/s.cc": ('#include "controller/fleet_core.h"', True),
+        "storage/s.cc": ('#include "controller/core/fleet_core.h"', True),
         "agent/facts/f.cc": ('#include "agent/runtime/agent.h"', True),
         "agent/benchmarks/rdma/r.cc": ('#include "agent/benchmarks/net/tcp.h"', True),
-        "cli/c.cc": ('#include "controller/fleet_core.h"', True),
+        "cli/c.cc": ('#include "controller/core/fleet_core.h"', True),
+        # The controller's parts: nothing includes upward, the two edges
+        # never each other, the core and ranking no gRPC or HTTP.
+        "controller/ranking/r.cc": ('#include "controller/core/fleet_core.h"', True),
+        "controller/core/c.cc": ('#include "controller/api/fleet_service.h"', True),
+        "controller/core/d.cc": ('#include "controller/http/http_server.h"', True),
+        "controller/core/e.cc": ('#include "controller/security/auth.h"', True),
+        "controller/core/g.cc": ('#include <grpcpp/grpcpp.h>', True),
+        "controller/core/h.cc": ('#include "httplib.h"', True),
+        "controller/ranking/g.cc": ('#include "grpcpp/support/status.h"', True),
+        "controller/security/s.cc": ('#include "controller/core/fleet_core.h"', True),
+        "controller/security/t.cc": ('#include "controller/api/fleet_service.h"', True),
+        "controller/api/a.cc": ('#include "controller/http/metrics_page.h"', True),
+        "controller/api/b.cc": ('#include "controller/controller_server.h"', True),
+        "controller/http/h.cc": ('#include "controller/api/fleet_service.h"', True),
+        "controller/http/dashboard/d.cc": ('#include "controller/api/agent_gateway_service.h"', True),
+        "controller/http/i.cc": ('#include "controller/controller_server.h"', True),
+        "controller/core/ok.cc": ('#include "controller/ranking/ranking.h"\n#include "storage/store.h"', False),
+        "controller/security/ok.cc": ('#include "controller/core/report_limits.h"\n#include <grpcpp/server_context.h>', False),
+        "controller/api/ok.cc": ('#include "controller/security/auth.h"\n#include "controller/core/fleet_core.h"', False),
+        "controller/http/ok.cc": ('#include "controller/security/auth.h"\n#include "httplib.h"', False),
+        "controller/x.cc": ('#include "controller/api/fleet_service.h"\n#include "controller/http/http_server.h"', False),
         "newlayer/n.cc": ('#include "common/ids.h"', True),
         # Judgment stays pure: no facts reader, plugin or store; and the
         # plugins measure, they do not judge. Shared GPU data is common/.

@@ -122,7 +122,7 @@ TEST(RegistryTest, EverySuiteNamesPluginsWithParametersTheyAccept) {
       Params params(spec.params().begin(), spec.params().end());
       if (it->second->pairwise()) {
         // What the agent's server half gets from the controller
-        // (controller/pairing.h): the pairing keys taken out, a role in.
+        // (controller/core/pairing.h): the pairing keys taken out, a role in.
         params.erase("pairing");
         params.erase("reference");
         params["role"] = "server";

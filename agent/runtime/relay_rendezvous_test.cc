@@ -1,7 +1,7 @@
 // The stream-backed Rendezvous: each call is one KvRequest answered by the
 // KvResponse of the same id; cancel, a lost stream and no stream end waits
 // at once. The controller end is the test (the relay itself is tested in
-// controller/fleet_core_groups_test.cc and end to end in
+// controller/core/fleet_core_groups_test.cc and end to end in
 // tests/group_e2e_test.cc).
 #include "agent/runtime/relay_rendezvous.h"
 

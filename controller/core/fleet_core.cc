@@ -1,0 +1,274 @@
+// FleetCore's actor (the event queue, the thread that drains it, Start and
+// Stop) and its public entry points: agent-side calls post an event, user-side
+// calls run on the actor and wait. What each event does lives beside its
+// domain: fleet_core_sessions.cc, fleet_core_dispatch.cc, fleet_core_runs.cc,
+// fleet_core_ingest.cc, fleet_core_views.cc, and the parts of their own.
+#include "controller/core/fleet_core.h"
+
+#include <algorithm>
+#include <future>
+#include <utility>
+#include <type_traits>
+
+namespace fleetbench::controller {
+
+FleetCore::FleetCore(storage::Store* store, Clock* clock, FleetOptions options)
+    : store_(store),
+      clock_(clock),
+      options_(options),
+      history_view_(store),
+      rank_view_(store, clock, options_.rank_window),
+      findings_view_(store, clock, options_.findings_window, options_.fleet_rules),
+      exposition_view_(store, clock, options_.rank_window),
+      price_book_(store, clock),
+      schedules_(store, clock, {options_.schedule_grace, options_.schedule_settle},
+                 ScheduleHooks()),
+      retention_(store, {options_.retain_samples, options_.retention_interval,
+                         options_.retention_batch}),
+      backup_(store, options_.backup_dir) {}
+
+FleetCore::~FleetCore() { Stop(); }
+
+absl::Status FleetCore::Start() {
+  auto unfinished = store_->ListTasksInStates(
+      {v1::TASK_STATE_QUEUED, v1::TASK_STATE_DISPATCHED, v1::TASK_STATE_RUNNING});
+  if (!unfinished.ok()) return unfinished.status();
+  const absl::Time now = clock_->Now();
+  for (storage::TaskRecord& task : *unfinished) {
+    if (!active_runs_.contains(task.run_id)) {
+      auto run = store_->GetRun(task.run_id);
+      if (!run.ok()) return run.status();
+      active_runs_[task.run_id] = *run;
+    }
+    // After a restart nobody is connected yet. Nodes whose task was in
+    // flight get one heartbeat timeout, counted from now, to come back.
+    if (task.state != v1::TASK_STATE_QUEUED && !sessions_.contains(task.node)) {
+      Session& s = sessions_[task.node];
+      s.last_seen = now;
+      s.online = false;
+    }
+    active_tasks_[task.task_id] = std::move(task);
+  }
+  for (const auto& [id, task] : active_tasks_) RegisterGroupTask(task);
+  FailInterruptedGroups();
+  auto declared = store_->ListMetricDescriptors();
+  if (!declared.ok()) return declared.status();
+  for (v1::MetricDescriptor& d : *declared) {
+    const std::string name = d.name();
+    declared_metrics_[name] = std::move(d);
+  }
+  if (absl::Status loaded = schedules_.Load(); !loaded.ok()) return loaded;
+  next_sweep_ = now + options_.sweep_interval;
+  store_retry_backoff_ = options_.store_retry_initial;
+  actor_ = std::thread([this] { ActorLoop(); });
+  return absl::OkStatus();
+}
+
+void FleetCore::Stop() {
+  {
+    absl::MutexLock lock(&queue_mu_);
+    if (stopping_) return;
+    stopping_ = true;
+  }
+  if (actor_.joinable()) actor_.join();
+}
+
+void FleetCore::Post(Event event) {
+  absl::MutexLock lock(&queue_mu_);
+  queue_.push_back(std::move(event));
+}
+
+namespace {
+
+template <typename T>
+T ErrorAs(absl::Status status) {
+  if constexpr (std::is_same_v<T, absl::Status>) {
+    return status;
+  } else {
+    return T(std::move(status));
+  }
+}
+
+}  // namespace
+
+template <typename T>
+T FleetCore::Call(std::function<T()> fn, absl::Time deadline) {
+  auto promise = std::make_shared<std::promise<T>>();
+  std::future<T> future = promise->get_future();
+  {
+    absl::MutexLock lock(&queue_mu_);
+    if (stopping_) return ErrorAs<T>(absl::UnavailableError("controller is shutting down"));
+    // Deadlines are the caller's (gRPC's, wall-clock), not the core's
+    // injected clock. A call whose caller gave up before the actor reached
+    // it is not applied: a late StartRun must not start a run nobody sees.
+    queue_.push_back(Closure([promise, fn = std::move(fn), deadline] {
+      promise->set_value(absl::Now() >= deadline ? ErrorAs<T>(CallerDeadlinePassed()) : fn());
+    }));
+  }
+  if (deadline == absl::InfiniteFuture()) return future.get();
+  if (future.wait_until(absl::ToChronoTime(deadline)) != std::future_status::ready) {
+    return ErrorAs<T>(CallerDeadlinePassed());
+  }
+  return future.get();
+}
+
+void FleetCore::ActorLoop() {
+  while (true) {
+    std::deque<Event> events;
+    {
+      absl::MutexLock lock(&queue_mu_);
+      // Wake for work, for stop, for the next sweep or for the next store
+      // retry, whichever is first.
+      const absl::Duration until_sweep =
+          std::min(next_sweep_, next_store_retry_) - clock_->Now();
+      auto ready = [this]() ABSL_SHARED_LOCKS_REQUIRED(queue_mu_) {
+        return stopping_ || !queue_.empty();
+      };
+      queue_mu_.AwaitWithTimeout(absl::Condition(&ready),
+                                 std::max(until_sweep, absl::ZeroDuration()));
+      if (stopping_) return;
+      events.swap(queue_);
+    }
+    std::vector<PendingReport> batch;
+    for (Event& event : events) {
+      if (auto* report = std::get_if<PendingReport>(&event)) {
+        batch.push_back(std::move(*report));
+        continue;
+      }
+      // Keep order: reports before this closure commit first.
+      if (!batch.empty()) {
+        CommitReports(batch);
+        batch.clear();
+      }
+      std::get<Closure>(event)();
+    }
+    if (!batch.empty()) CommitReports(batch);
+    if (clock_->Now() >= next_sweep_) {
+      Sweep();
+      next_sweep_ = clock_->Now() + options_.sweep_interval;
+    }
+    if (clock_->Now() >= next_store_retry_) RetryStoreBacklog();
+    if (clock_->Now() >= schedules_.next_due()) schedules_.FireDue();
+  }
+}
+
+// ----------------------------------------------------------------- agents
+
+void FleetCore::OnHello(std::shared_ptr<AgentLink> link, v1::Hello hello,
+                        std::string peer_host) {
+  Post(Closure([this, link = std::move(link), hello = std::move(hello),
+                peer_host = std::move(peer_host)]() mutable {
+    HandleHello(std::move(link), std::move(hello), std::move(peer_host));
+  }));
+}
+
+void FleetCore::OnAgentMessage(const std::shared_ptr<AgentLink>& link,
+                               v1::AgentMessage message) {
+  if (message.has_report()) {
+    // The node is resolved on the actor thread, where sessions_ lives.
+    Post(PendingReport{link, "", std::move(*message.mutable_report()), ""});
+    return;
+  }
+  Post(Closure([this, link, message = std::move(message)]() mutable {
+    HandleMessage(link, std::move(message));
+  }));
+}
+
+void FleetCore::OnDisconnect(const std::shared_ptr<AgentLink>& link) {
+  Post(Closure([this, link] { HandleDisconnect(link); }));
+}
+
+// ------------------------------------------------------------------- users
+
+absl::StatusOr<v1::ListNodesResponse> FleetCore::ListNodes(absl::Time deadline) {
+  return Call<absl::StatusOr<v1::ListNodesResponse>>([this] { return HandleListNodes(); },
+                                                     deadline);
+}
+
+absl::StatusOr<v1::StartRunResponse> FleetCore::StartRun(const v1::StartRunRequest& request,
+                                                         absl::Time deadline) {
+  return Call<absl::StatusOr<v1::StartRunResponse>>(
+      [this, request] { return HandleStartRun(request); }, deadline);
+}
+
+absl::StatusOr<v1::Run> FleetCore::GetRun(const v1::GetRunRequest& request,
+                                          absl::Time deadline) {
+  return Call<absl::StatusOr<v1::Run>>([this, request] { return HandleGetRun(request); },
+                                       deadline);
+}
+
+absl::Status FleetCore::CancelRun(const std::string& run_id, absl::Time deadline) {
+  return Call<absl::Status>([this, run_id] { return HandleCancelRun(run_id); }, deadline);
+}
+
+absl::StatusOr<v1::RemoveNodeResponse> FleetCore::RemoveNode(const std::string& name,
+                                                            absl::Time deadline) {
+  return Call<absl::StatusOr<v1::RemoveNodeResponse>>(
+      [this, name] { return HandleRemoveNode(name); }, deadline);
+}
+
+absl::StatusOr<v1::ImportPricesResponse> FleetCore::ImportPrices(
+    const v1::ImportPricesRequest& request, absl::Time deadline) {
+  // Parsed on the caller's thread: a megabyte of CSV does not stall ingest.
+  absl::StatusOr<std::vector<v1::CatalogPrice>> rows = PriceBook::ParseImport(request);
+  if (!rows.ok()) return rows.status();
+  return Call<absl::StatusOr<v1::ImportPricesResponse>>(
+      [this, rows = *std::move(rows)] { return price_book_.Import(rows); }, deadline);
+}
+
+// Schedules (schedule_book.h).
+absl::StatusOr<v1::AddScheduleResponse> FleetCore::AddSchedule(
+    const v1::AddScheduleRequest& request, absl::Time deadline) {
+  return Call<absl::StatusOr<v1::AddScheduleResponse>>(
+      [this, request] { return schedules_.Add(request); }, deadline);
+}
+
+absl::StatusOr<v1::ListSchedulesResponse> FleetCore::ListSchedules(absl::Time deadline) {
+  return Call<absl::StatusOr<v1::ListSchedulesResponse>>(
+      [this]() -> absl::StatusOr<v1::ListSchedulesResponse> { return schedules_.List(); },
+      deadline);
+}
+
+absl::Status FleetCore::RemoveSchedule(const std::string& name, absl::Time deadline) {
+  return Call<absl::Status>([this, name] { return schedules_.Remove(name); }, deadline);
+}
+
+absl::StatusOr<v1::RunScheduleResponse> FleetCore::RunSchedule(const std::string& name,
+                                                               absl::Time deadline) {
+  return Call<absl::StatusOr<v1::RunScheduleResponse>>(
+      [this, name] { return schedules_.RunNow(name); }, deadline);
+}
+
+ScheduleBook::Hooks FleetCore::ScheduleHooks() {
+  ScheduleBook::Hooks hooks;
+  hooks.start_run = [this](const v1::StartRunRequest& request) {
+    return HandleStartRun(request);
+  };
+  hooks.unfinished_run_state = [this](const std::string& run_id) -> std::optional<std::string> {
+    auto it = active_runs_.find(run_id);
+    if (it == active_runs_.end()) return std::nullopt;
+    return it->second.state;
+  };
+  hooks.node_online = [this](const std::string& node,
+                             std::map<std::string, std::string>* labels) {
+    auto session = sessions_.find(node);
+    if (session == sessions_.end()) return false;
+    if (session->second.online) return true;
+    *labels = session->second.labels;
+    return false;
+  };
+  return hooks;
+}
+
+FleetCore::Stats FleetCore::GetStats() {
+  Stats stats;
+  {
+    absl::MutexLock lock(&stats_mu_);
+    stats = stats_;
+  }
+  stats.schedule_firings = schedules_.FiringCounts();
+  stats.samples_pruned = retention_.samples_pruned();
+  return stats;
+}
+
+}  // namespace fleetbench::controller

@@ -1,0 +1,148 @@
+// FleetCore: the live read views. ListNodes and GetRun run on the actor:
+// they merge live sessions, tasks and progress into what the store holds.
+// The reads of the store alone are parts of their own (history_view.h,
+// rank_view.h, findings_view.h, exposition_view.h).
+#include "controller/core/fleet_core.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <optional>
+#include <set>
+#include <utility>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/api_enums.h"
+#include "common/wire_limits.h"
+#include "controller/core/page_tokens.h"
+#include "controller/ranking/price_catalog.h"
+#include "controller/ranking/rank_profiles.h"
+#include "controller/ranking/ranking.h"
+
+namespace fleetbench::controller {
+
+absl::StatusOr<v1::ListNodesResponse> FleetCore::HandleListNodes() {
+  auto records = store_->ListNodes();
+  if (!records.ok()) return records.status();
+  v1::ListNodesResponse response;
+  for (const storage::NodeRecord& r : *records) {
+    if (r.removed) continue;  // out of the fleet, kept for its results
+    v1::Node* node = response.add_nodes();
+    node->set_name(r.name);
+    auto session = sessions_.find(r.name);
+    const bool online = session != sessions_.end() && session->second.online;
+    node->set_status(online ? v1::NODE_STATUS_ONLINE : v1::NODE_STATUS_OFFLINE);
+    for (const auto& [k, v] : r.labels) (*node->mutable_labels())[k] = v;
+    *node->mutable_facts() = r.facts;
+    node->set_agent_version(r.agent_version);
+    absl::Time last_seen = r.last_seen;
+    if (session != sessions_.end()) {
+      last_seen = std::max(last_seen, session->second.last_seen);
+      for (const auto& c : session->second.capabilities) *node->add_capabilities() = c;
+    }
+    node->set_last_seen_unix_ms(absl::ToUnixMillis(last_seen));
+  }
+  if (store_failing_) {
+    absl::MutexLock lock(&stats_mu_);
+    response.set_store_error(stats_.store_error);
+    response.set_store_failing_since_unix_ms(absl::ToUnixMillis(store_failing_since_));
+    response.set_reports_held(stats_.reports_held);
+  }
+  return response;
+}
+
+absl::StatusOr<v1::Run> FleetCore::HandleGetRun(const v1::GetRunRequest& request) {
+  auto run = store_->GetRun(request.run_id());
+  if (!run.ok()) return run.status();
+  auto tasks = store_->ListTasks(request.run_id());
+  if (!tasks.ok()) return tasks.status();
+  v1::Run out;
+  out.set_run_id(run->run_id);
+  out.set_state(RunStateFromName(run->state).value_or(v1::RUN_STATE_UNSPECIFIED));
+  out.set_created_unix_ms(absl::ToUnixMillis(run->created));
+  if (run->finished != absl::InfinitePast()) {
+    out.set_finished_unix_ms(absl::ToUnixMillis(run->finished));
+  }
+  out.set_suite(run->suite);
+  absl::StatusOr<std::optional<v1::ScheduleFiring>> firing = store_->FiringOfRun(run->run_id);
+  if (!firing.ok()) return firing.status();
+  if (firing->has_value()) {
+    out.set_schedule((*firing)->schedule());
+    *out.mutable_offline_nodes() = (*firing)->offline_nodes();
+  }
+  for (const auto& b : run->benchmarks) *out.add_benchmarks() = b;
+  if (run->group.mode() != v1::GROUP_MODE_UNSPECIFIED) {
+    // The groups, in plan order, from the newest state of their tasks.
+    std::vector<storage::TaskRecord> newest = *tasks;
+    for (storage::TaskRecord& t : newest) {
+      if (auto live = active_tasks_.find(t.task_id); live != active_tasks_.end()) {
+        t = live->second;
+      } else if (auto u = unstored_ends_.find(t.task_id); u != unstored_ends_.end()) {
+        t = u->second;
+      }
+    }
+    *out.mutable_group() = run->group;
+    const std::vector<v1::GroupResult> groups = GroupResults(newest);
+    for (const v1::GroupResult& g : groups) *out.add_groups() = g;
+    if (run->group.mode() == v1::GROUP_MODE_ISOLATE) {
+      *out.mutable_isolation() = JudgeIsolation(run->group, run->group_nodes, groups);
+    }
+  }
+  for (const storage::TaskRecord& stored : *tasks) {
+    // Newest first: in flight, ended but not yet stored, stored.
+    auto live = active_tasks_.find(stored.task_id);
+    auto unstored = unstored_ends_.find(stored.task_id);
+    const storage::TaskRecord& t = live != active_tasks_.end()       ? live->second
+                                   : unstored != unstored_ends_.end() ? unstored->second
+                                                                      : stored;
+    v1::NodeTask* nt = out.add_tasks();
+    nt->set_task_id(t.task_id);
+    nt->set_node(t.node);
+    nt->set_state(t.state);
+    nt->set_reason(t.reason);
+    nt->set_group_id(t.group_id);
+    nt->set_group_rank(t.group_rank);
+    for (const auto& o : t.outcomes) *nt->add_outcomes() = o;
+    if (auto p = progress_.find(t.task_id); p != progress_.end()) {
+      nt->set_progress_benchmark(p->second.benchmark);
+      nt->set_progress_fraction(p->second.fraction);
+      nt->set_progress_message(p->second.message);
+    }
+  }
+  if (request.include_samples()) {
+    // A page, by count and by bytes: a run of any size must fit the
+    // messages every peer accepts (common/wire_limits.h).
+    const uint32_t page_size = std::clamp<uint32_t>(
+        request.samples_page_size() ? request.samples_page_size() : 10000, 1, 20000);
+    std::optional<storage::RunSampleCursor> after;
+    if (!request.samples_page_token().empty()) {
+      auto parsed = ParseRunSamplesPageToken(request.samples_page_token(), request.run_id());
+      if (!parsed.ok()) return parsed.status();
+      after = *std::move(parsed);
+    }
+    std::vector<storage::RunSampleCursor> cursors;
+    auto samples = store_->ListSamplesForRunPage(request.run_id(), static_cast<int>(page_size) + 1,
+                                                 after, &cursors);
+    if (!samples.ok()) return samples.status();
+    size_t bytes = out.ByteSizeLong();
+    size_t taken = 0;
+    for (; taken < samples->size() && taken < page_size; ++taken) {
+      bytes += (*samples)[taken].ByteSizeLong() + 8;  // + the field's tag and length
+      if (taken > 0 && bytes > kPageBudgetBytes) break;
+      *out.add_samples() = std::move((*samples)[taken]);
+    }
+    if (taken < samples->size()) {
+      out.set_samples_next_page_token(RunSamplesPageToken(request.run_id(), cursors[taken - 1]));
+    }
+  }
+  return out;
+}
+
+}  // namespace fleetbench::controller
