@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench/mem_vs_stream.sh — the "mem" plugin against John McCalpin's stream.c,
 # compiled here with the same compiler flags as the plugin's kernels
-# (agent/benchmarks/host/stream_kernels.h), the same array size, repetitions
+# (agent/benchmarks/stream/stream_kernels.h), the same array size, repetitions
 # and threads (OpenMP threads bound to cores, as the plugin pins its own);
 # alternating rounds, median ratio plugin/stream.c of the best rates and
 # min-max, per kernel.

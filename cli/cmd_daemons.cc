@@ -15,9 +15,9 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
-#include "agent/benchmarks/host/scratch_path.h"
-#include "agent/benchmarks/host/smallfiles_paths.h"
+#include "agent/benchmarks/disk_common/scratch_path.h"
 #include "agent/benchmarks/registry.h"
+#include "agent/benchmarks/smallfiles/smallfiles_paths.h"
 #include "agent/runtime/agent.h"
 #include "agent/runtime/identity.h"
 #include "common/pem_files.h"
@@ -368,7 +368,7 @@ int AgentCommand(const Argv& argv) {
   if (options.state_dir.empty()) return Usage("agent", "--state-dir is required", flags);
   options.scratch_dir = args->Get("scratch", options.state_dir + "/scratch");
   // What a run may read besides the scratch folder is the operator's choice,
-  // made here, never a run parameter's (agent/benchmarks/host/smallfiles.h).
+  // made here, never a run parameter's (agent/benchmarks/smallfiles/smallfiles.h).
   std::vector<std::string> dataset_roots;
   for (const std::string& root : args->All("dataset-root")) {
     if (absl::Status s = agent::CheckAbsoluteFolder("--dataset-root", root); !s.ok()) {
@@ -450,7 +450,7 @@ int AgentCommand(const Argv& argv) {
                     "can be read and changed on the wire";
   }
   // Made one component at a time, never through a symlink: the benchmarks
-  // may write only inside it (agent/benchmarks/host/scratch_path.h).
+  // may write only inside it (agent/benchmarks/disk_common/scratch_path.h).
   if (absl::Status s = agent::CreateScratchDirs(options.scratch_dir); !s.ok()) {
     std::cerr << "fleetbench agent: scratch folder: " << s.message() << "\n";
     return kExitFailure;

@@ -10,7 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "agent/benchmarks/host/scratch_path.h"
+#include "agent/benchmarks/disk_common/scratch_path.h"
 #include "agent/benchmarks/registry.h"
 #include "agent/facts/facts.h"
 #include "agent/facts/gpu_facts.h"

@@ -5,7 +5,7 @@
 namespace fleetbench {
 namespace {
 
-// Moved from agent/benchmarks/host/stream_math_test.cc.
+// Moved from agent/benchmarks/stream/stream_math_test.cc.
 TEST(UnitsTest, GigabytesAreDecimal) {
   EXPECT_DOUBLE_EQ(GigabytesPerSecond(2e9, 2), 1);
   EXPECT_DOUBLE_EQ(GigabytesPerSecond(1e9, 0), 0);

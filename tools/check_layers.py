@@ -92,6 +92,14 @@ def rule_for(rel_path):
     return best
 
 
+# Folders under agent/benchmarks/ that hold code two plugins share and are
+# not plugins themselves: any plugin may include them, and they include no
+# plugin. pairwise/: the two-node helpers of net and rdma; disk_common/: the
+# measurement arithmetic and scratch folder of disk and smallfiles; stream/:
+# the STREAM kernels, threads and cache sizing of mem and mem_numa.
+SHARED_FOLDERS = {"pairwise", "disk_common", "stream"}
+
+
 def plugin_folder(rel_path):
     """"gpu" for agent/benchmarks/gpu/x.cc; None for the shared top level."""
     parts = rel_path.split("/")
@@ -102,11 +110,13 @@ def plugin_folder(rel_path):
 
 def allowed(target, prefixes, source=None):
     # One folder a plugin: a plugin includes its own folder, the shared
-    # files at agent/benchmarks/ and the pair code, never another plugin.
+    # files at agent/benchmarks/ and the shared folders, never another
+    # plugin; a shared folder includes no plugin either.
     source_plugin = plugin_folder(source) if source else None
     target_plugin = plugin_folder(target)
     if (source_plugin is not None and target_plugin is not None
-            and target_plugin not in (source_plugin, "pairwise")):
+            and target_plugin != source_plugin
+            and target_plugin not in SHARED_FOLDERS):
         return False
     for prefix in prefixes:
         if prefix == "proto":
@@ -199,6 +209,17 @@ def self_test():
         "diagnosis/ok.cc": ('#include "common/gpu_skus.h"', False),
         "agent/benchmarks/gpu/ok.cc": ('#include "common/gpu_skus.h"', False),
         "agent/benchmarks/rdma/ok.cc": ('#include "agent/benchmarks/pairwise/p.h"', False),
+        # One folder a plugin: smallfiles and disk share disk_common/, mem
+        # and mem_numa share stream/; none includes the other's folder, and
+        # a shared folder includes no plugin.
+        "agent/benchmarks/smallfiles/x.cc": ('#include "agent/benchmarks/disk/disk_uring.h"', True),
+        "agent/benchmarks/smallfiles/ok.cc": ('#include "agent/benchmarks/disk_common/scratch_path.h"', False),
+        "agent/benchmarks/disk/ok.cc": ('#include "agent/benchmarks/disk_common/disk_math.h"', False),
+        "agent/benchmarks/mem_numa/x.cc": ('#include "agent/benchmarks/mem/mem_stream.h"', True),
+        "agent/benchmarks/mem_numa/ok.cc": ('#include "agent/benchmarks/stream/stream_team.h"', False),
+        "agent/benchmarks/mem/ok.cc": ('#include "agent/benchmarks/stream/last_level_cache.h"', False),
+        "agent/benchmarks/stream/x.cc": ('#include "agent/benchmarks/mem/mem_stream.h"', True),
+        "agent/benchmarks/disk_common/x.cc": ('#include "agent/benchmarks/smallfiles/smallfiles.h"', True),
         "controller/ok.cc": ('#include "storage/store.h"\n#include "absl/status/status.h"', False),
         "cli/ok.cc": ('#include "controller/controller_server.h"', False),
     }

@@ -2,15 +2,15 @@
 
 #include "agent/benchmarks/collective/collective_benchmark.h"
 #include "agent/benchmarks/decode/decode_benchmark.h"
+#include "agent/benchmarks/disk/disk_uring.h"
 #include "agent/benchmarks/gemm/cpu_gemm.h"
 #include "agent/benchmarks/gpu/gpu_allreduce.h"
 #include "agent/benchmarks/gpu/gpu_benchmarks.h"
-#include "agent/benchmarks/host/disk_uring.h"
-#include "agent/benchmarks/host/mem_numa.h"
-#include "agent/benchmarks/host/mem_stream.h"
-#include "agent/benchmarks/host/smallfiles.h"
+#include "agent/benchmarks/mem/mem_stream.h"
+#include "agent/benchmarks/mem_numa/mem_numa.h"
 #include "agent/benchmarks/net/net_benchmark.h"
 #include "agent/benchmarks/rdma/rdma_benchmark.h"
+#include "agent/benchmarks/smallfiles/smallfiles.h"
 
 namespace fleetbench::agent {
 

@@ -13,7 +13,7 @@ dir=/var/tmp/fsync-scratch; f=$dir/ab.dat; mib=${FILE_MIB:-512}
 here=$(dirname "$(realpath "$0")")
 # AB: fsync_ab built as its header says; CLI: a build's host_bench_cli.
 AB=${AB:-$here/fsync_ab}
-CLI=${CLI:-$here/../../build/agent/benchmarks/host/host_bench_cli}
+CLI=${CLI:-$here/../../build/bench/host_bench_cli}
 refill() {
   rm -f "$f"; fallocate -l ${mib}MiB "$f"
   fio --name=fill --filename="$f" --rw=write --bs=1M --size=${mib}M --direct=1 --ioengine=io_uring --iodepth=8 --end_fsync=1 --output-format=terse >/dev/null
