@@ -6,7 +6,8 @@ user + system time wait4 reports for the child. Prints min/median/max of
 each and of the pair-by-pair ratio A/B (pairing keeps the ratio fair when
 the machine's speed drifts). Output is discarded (to /dev/null).
 
-Used for the client-binary comparisons in docs/benchmarks.md, e.g.
+Used for the CLI call comparisons in docs/controller-speed.md (earlier ones
+in docs/results-log.md, "The client binary"), e.g.
   bench/cli_pairs.py 33 "build/cli/fleetbench history --node rank-0500 ..." \\
                         "/tmp/old/fleetbench history --node rank-0500 ..."
 """

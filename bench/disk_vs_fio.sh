@@ -31,7 +31,7 @@
 #               CPU0 sees 1.5x the write p50 and 0.8x the IOPS of one on CPU1,
 #               for fio and the plugin alike, and the scheduler picks per run.
 #               Unpinned, a depth-1 ratio compares two placements, not two
-#               tools (docs/benchmarks.md, "fsync'd 4 KiB writes").
+#               tools (docs/fidelity.md, "fsync'd 4 KiB writes at depth 1").
 #   ROUNDS [1]  each round runs every case once with each tool; the order
 #               (ours first or fio first) alternates between rounds, and the
 #               summary gives the median, min and max over rounds of the

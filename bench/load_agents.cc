@@ -1,5 +1,5 @@
 // bench/load_agents.cc — fake agents that load a controller, for the spine's
-// speed goals (docs/benchmarks.md, "Controller (spine)"). Speaks the real
+// speed goals (docs/controller-speed.md, "Ingest"). Speaks the real
 // protocol (docs/protocol.md): bearer token, Hello -> Welcome, Heartbeat,
 // TaskStarted, Reports with ULID ids -> Ack. No spool: the point is the
 // controller's cost, not the agent's.

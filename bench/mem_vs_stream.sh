@@ -14,7 +14,7 @@
 #       ARRAY_MIB is not a power of two on purpose: stream.c's three arrays
 #       are adjacent globals, so at 128 MiB they lie exactly 2^27 bytes
 #       apart and its copy loop (alone of the four) runs at ~60% of its
-#       scale loop's rate on this VM (docs/benchmarks.md, CPU plugins) —
+#       scale loop's rate on this VM (docs/fidelity.md, Memory bandwidth) —
 #       an artefact of that layout, not of memory.
 #   KERNELS ["copy triad"]
 #   REF_CFLAGS ["-O2 -fopenmp -fno-tree-loop-distribute-patterns"]: the

@@ -1,5 +1,5 @@
 // bench/rank_bench.cc — the "rank over 1,000,000 samples in < 100 ms" goal
-// (docs/benchmarks.md, "Controller (spine)").
+// (docs/controller-speed.md, "Rank and history over a large history").
 //
 //   fleetbench_rank_bench --fleetbench build-bench/cli/fleetbench
 //       [--db DIR/history.db] [--nodes 1000] [--runs 1000]

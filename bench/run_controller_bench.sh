@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # bench/run_controller_bench.sh — the controller's (spine's) speed goals,
-# measured against real processes on loopback. docs/benchmarks.md records
-# the results and the command.
+# measured against real processes on loopback. docs/controller-speed.md
+# records the latest results and the commands; docs/results-log.md the
+# earlier runs.
 #
 #   bench/run_controller_bench.sh [BUILD_DIR]      (default build-bench)
 #

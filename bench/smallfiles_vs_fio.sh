@@ -18,7 +18,7 @@
 #               jobs spent most of its time in futex calls between its jobs
 #               (strace -f -c: 384k futex calls for 20k reads) and read at
 #               half the rate its own read latency allows
-#               (docs/benchmarks.md, Small files).
+#               (docs/fidelity.md, Small files against fio).
 #
 # The dataset: fio --nrfiles=FILES/THREADS --filesize=FILE_KIB k
 # --numjobs=THREADS --create_only=1, i.e. THREADS × FILES/THREADS files named

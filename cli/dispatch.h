@@ -3,7 +3,7 @@
 //
 // `fleetbench` (fleetbench_main.cc) is the client: every command that talks
 // to a controller runs in it. Each CLI call is a fresh process, and loading
-// was most of a short one (docs/benchmarks.md, "The client binary"),
+// was most of a short one (docs/results-log.md, "The client binary"),
 // so it links none of the benchmark, storage, HTTP or GPU code and takes
 // OpenSSL and the C++ runtime statically.
 //

@@ -1,10 +1,11 @@
-# Static linking of the RPC stack (a CLI call's fixed cost; docs/benchmarks.md).
+# Static linking of the RPC stack (a CLI call's fixed cost; docs/results-log.md,
+# "A CLI call's fixed cost").
 #
 # Why: every `fleetbench history` or `rank` is a fresh process. Linked
 # against Debian's shared gRPC, protobuf and Abseil it loads 70 shared
 # libraries, and on a virtual machine the dynamic loader's page faults and
 # relocations are most of a short call's time (measured: `--help` 27.8 ms of
-# CPU shared, 16.0 ms static; docs/benchmarks.md). Debian ships the static
+# CPU shared, 16.0 ms static; docs/results-log.md). Debian ships the static
 # archives beside the shared ones (libgrpc++-dev, libprotobuf-dev,
 # libabsl-dev, libre2-dev, libc-ares-dev, zlib1g-dev), so no build change
 # is needed on a fresh machine.

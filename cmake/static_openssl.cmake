@@ -3,7 +3,7 @@
 #
 # Why per target: the client's call is a fresh process each time, and
 # relocating the shared libcrypto was the largest part of what its dynamic
-# loader did (docs/benchmarks.md, "The client binary"). fleetbenchd must
+# loader did (docs/results-log.md, "The client binary"). fleetbenchd must
 # keep the shared OpenSSL: cpp-httplib's and gloo's shared libraries load
 # libssl and libcrypto anyway, and two OpenSSLs in one process would be two
 # states.

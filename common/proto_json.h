@@ -13,7 +13,8 @@
 //
 // Why not protobuf's printer: in protobuf 3.21 it serialises the message
 // and re-reads it through a stream of converters; for a 1,000-row rank that
-// was 22 ms of a CLI call's 50 ms of CPU (docs/benchmarks.md). This one
+// was 22 ms of a CLI call's 50 ms of CPU (docs/results-log.md, "The client
+// binary"). This one
 // walks the message once with reflection. Thread-safe; no state.
 #ifndef FLEETBENCH_COMMON_PROTO_JSON_H_
 #define FLEETBENCH_COMMON_PROTO_JSON_H_

@@ -70,7 +70,7 @@ absl::StatusOr<std::string> LoadCaPem(const std::string& flag) {
   absl::StatusOr<std::string> pem = ReadSmallFile(*path);
   if (!pem.ok()) return absl::NotFoundError(absl::StrCat("CA file ", pem.status().message()));
   // Shape only: the handshake parses it, and a full parse here was 7% of a
-  // `history` call (docs/benchmarks.md, "The client binary").
+  // `history` call (docs/results-log.md, "The client binary").
   if (absl::Status shape = x509::CheckCertPem(*pem); !shape.ok()) {
     return absl::InvalidArgumentError(absl::StrCat("CA file ", *path, ": ", shape.message()));
   }

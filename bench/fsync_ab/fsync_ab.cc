@@ -1,5 +1,6 @@
 // fsync_ab: the disk plugin's depth-1 write+fsync loop, alone, with one
-// variable changed at a time, for A/B against fio (fsync=1; docs/benchmarks.md).
+// variable changed at a time, for A/B against fio (fsync=1;
+// docs/results-log.md, "fsync'd 4 KiB writes: where the thread runs").
 // Build: g++ -O2 -std=c++20 fsync_ab.cc -o fsync_ab -luring -lpthread
 #include <fcntl.h>
 #include <liburing.h>

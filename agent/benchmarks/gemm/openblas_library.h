@@ -6,7 +6,8 @@
 // tenth of a second before they sleep. Every process that links it pays
 // that, and the one `fleetbench` binary is also the CLI: each `fleetbench
 // nodes` or `rank` call burned 60–80 ms of CPU on a 2-core machine for a
-// library only the gemm plugin uses (docs/benchmarks.md). Loaded lazily,
+// library only the gemm plugin uses (docs/results-log.md, "2. rank over
+// 1,000,000 samples"). Loaded lazily,
 // only the agent that runs or probes gemm starts the pool.
 //
 // The five entry points every OpenBLAS has are required; their types come
