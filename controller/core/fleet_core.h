@@ -13,7 +13,8 @@
 //     a node's samples, facts history), rank_view.h (rank, cost of work),
 //     findings_view.h (findings, variance), exposition_view.h (/metrics);
 //   price_book.h (the price catalog), schedule_book.h (schedules),
-//   sample_retention.h (retention), history_backup.h (backups).
+//   sample_retention.h (retention), history_backup.h (backups),
+//   group_rendezvous.h (each running group's relay).
 // What stays in FleetCore is the live fleet the actor drives: sessions,
 // dispatch and pairing, the run lifecycle, ingest with its store retry,
 // and groups with their relay, in fleet_core_sessions.cc,
@@ -83,11 +84,13 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "common/clock.h"
+#include "controller/core/agent_link.h"
 #include "controller/core/caller_deadline.h"
 #include "controller/core/exposition_view.h"
 #include "controller/core/findings_view.h"
 #include "controller/core/fleet_options.h"
 #include "controller/core/group_plan.h"
+#include "controller/core/group_rendezvous.h"
 #include "controller/core/history_backup.h"
 #include "controller/core/history_view.h"
 #include "controller/core/latency_histogram.h"
@@ -108,17 +111,6 @@
 
 namespace fleetbench::controller {
 
-
-// The controller's handle on one connected agent stream. Implementations
-// queue the message for writing and never block; Send after the stream has
-// ended is a no-op.
-class AgentLink {
- public:
-  virtual ~AgentLink() = default;
-  virtual void Send(const v1::ControllerMessage& message) = 0;
-  // Ends the stream (a newer connection of the same node replaced it).
-  virtual void Close() = 0;
-};
 
 class FleetCore {
  public:
@@ -321,21 +313,13 @@ class FleetCore {
   storage::TaskRecord* PairPartner(const storage::TaskRecord& task);
 
   // --- Group tasks (fleet_core_groups.cc) and their rendezvous relay
-  // (fleet_core_relay.cc: HandleKvRequest, AnswerWaiters). ---
-  struct KvWaiter {
-    std::shared_ptr<AgentLink> link;
-    uint64_t request_id = 0;
-    std::string key;
-    absl::Time until;
-  };
+  // (group_rendezvous.h; fleet_core_relay.cc checks who may use it). ---
   struct GroupState {
     std::string run_id;
     std::vector<std::string> task_ids;  // rank order
     bool dispatched = false;
     absl::Time deadline = absl::InfiniteFuture();
-    std::map<std::string, std::string> kv;
-    size_t kv_bytes = 0;
-    std::vector<KvWaiter> waiters;
+    GroupRendezvous rendezvous;
     // Set once the group failed: why (naming the members at fault), and
     // those members' task ids.
     std::string failure;
@@ -367,8 +351,6 @@ class FleetCore {
   void FillGroupAssignment(const storage::TaskRecord& task, v1::GroupAssignment* group) const;
   void HandleKvRequest(const std::shared_ptr<AgentLink>& link, const std::string& node,
                        const v1::KvRequest& request);
-  // Answers the waiters of a group with `status` and forgets them.
-  static void AnswerWaiters(GroupState& group, const absl::Status& status);
   // Before a member's end is stored: once its group failed, a member at
   // fault ends failed and the others cancelled, with the group's reason.
   void ShapeGroupMemberEnd(storage::TaskRecord& ending) const;

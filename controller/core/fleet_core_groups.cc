@@ -283,9 +283,7 @@ void FleetCore::FailGroup(const std::string& group_id, const std::string& reason
   group.at_fault = at_fault;
   group.failed_at = clock_->Now();
   LOG(WARNING) << group.failure;
-  AnswerWaiters(group, absl::AbortedError(absl::StrCat("the group ended: ", group.failure)));
-  group.kv.clear();
-  group.kv_bytes = 0;
+  group.rendezvous.End(absl::AbortedError(absl::StrCat("the group ended: ", group.failure)));
   const std::vector<std::string> members = group.task_ids;  // `group` may go below
   for (const std::string& id : members) {
     auto t = active_tasks_.find(id);
@@ -323,7 +321,7 @@ void FleetCore::SettleGroup(const storage::TaskRecord& ended) {
   for (const std::string& id : it->second.task_ids) {
     if (active_tasks_.contains(id)) return;
   }
-  AnswerWaiters(it->second, absl::AbortedError("the group ended"));
+  it->second.rendezvous.End(absl::AbortedError("the group ended"));
   groups_.erase(it);
   for (const auto& [id, g] : groups_) {
     if (g.run_id == run_id) return;
@@ -391,21 +389,7 @@ void FleetCore::SweepGroups(absl::Time now) {
       }
     }
     // Waits that ran out.
-    std::vector<KvWaiter> still;
-    for (KvWaiter& w : group.waiters) {
-      if (w.until > now) {
-        still.push_back(std::move(w));
-        continue;
-      }
-      v1::ControllerMessage msg;
-      msg.mutable_kv_response()->set_request_id(w.request_id);
-      msg.mutable_kv_response()->set_code(static_cast<int32_t>(absl::StatusCode::kDeadlineExceeded));
-      msg.mutable_kv_response()->set_error(
-          w.until >= group.deadline ? "the group's deadline passed before a member set the key"
-                                    : "no member set the key in time");
-      w.link->Send(msg);
-    }
-    group.waiters = std::move(still);
+    group.rendezvous.Expire(now, group.deadline);
     if (group.dispatched && group.failure.empty() && now >= group.deadline) {
       std::vector<std::string> late;
       for (const std::string& task_id : group.task_ids) {
