@@ -451,11 +451,11 @@ class Store {
   virtual absl::Status BackupTo(const std::string& dest_path, int step_size) = 0;
 
   // Retention: removes at most `max_samples` (> 0) samples dated before
-  // `before`, with their ranking points, in one transaction, taking the
-  // oldest first from one ranking chunk (at most 65,536 points, so a call's
-  // cost is bounded whatever the history's size). Returns how many it
-  // removed (ranking points; one per sample); 0 when none older is left.
-  // Runs, tasks and nodes stay.
+  // `before`, with what ranking reads of them, in one transaction, oldest
+  // first, at a cost per call bounded whatever the history's size (SQLite:
+  // from one ranking chunk of at most 65,536 points). Returns how many it
+  // removed; 0 when none older is left. Runs, tasks, nodes and the day
+  // summaries stay.
   virtual absl::StatusOr<int64_t> PruneSamplesBefore(absl::Time before, int max_samples) = 0;
 
   // The backend's whole check of what it stores (SQLite: integrity_check,
