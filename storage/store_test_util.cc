@@ -117,11 +117,11 @@ void SqliteStoreTest::Reopen() {
   store_ = *std::move(store);
 }
 
-void AddNodeAndRun(Store& store, const std::string& node, const std::string& run_id) {
-  ASSERT_TRUE(store.UpsertNode(MakeNode(node, "6.1", kT0)).ok());
-  ASSERT_TRUE(store
-                  .CreateRun(MakeRun(run_id, kT0),
-                             {MakeTask(run_id + "-" + node, run_id, node, kT0)})
+void StoreFixture::AddNodeAndRun(const std::string& node, const std::string& run_id) {
+  ASSERT_TRUE(store_->UpsertNode(MakeNode(node, "6.1", kT0)).ok());
+  ASSERT_TRUE(store_
+                  ->CreateRun(MakeRun(run_id, kT0),
+                              {MakeTask(run_id + "-" + node, run_id, node, kT0)})
                   .ok());
 }
 

@@ -52,9 +52,6 @@ RunRecord MakeRun(const std::string& run_id, absl::Time created);
 TaskRecord MakeTask(const std::string& task_id, const std::string& run_id,
                     const std::string& node, absl::Time updated);
 
-// One node and one run with a task on it: what a report needs to exist.
-void AddNodeAndRun(Store& store, const std::string& node, const std::string& run_id);
-
 // A backend the store contract suite runs against.
 struct StoreBackend {
   std::string name;  // the test parameter's name: "Sqlite"
@@ -68,16 +65,20 @@ inline void PrintTo(const StoreBackend& backend, std::ostream* os) { *os << back
 // Every backend of this build.
 std::vector<StoreBackend> StoreBackends();
 
-class StoreContractTest : public ::testing::TestWithParam<StoreBackend> {
+// What both fixtures below hold: scratch space and the store open on it.
+class StoreFixture {
  protected:
-  void SetUp() override;
-  void Reopen();
-  void AddNodeAndRun(const std::string& node, const std::string& run_id) {
-    storage::AddNodeAndRun(*store_, node, run_id);
-  }
+  // One node and one run with a task on it: what a report needs to exist.
+  void AddNodeAndRun(const std::string& node, const std::string& run_id);
 
   TempDir dir_;
   std::unique_ptr<Store> store_;
+};
+
+class StoreContractTest : public ::testing::TestWithParam<StoreBackend>, protected StoreFixture {
+ protected:
+  void SetUp() override;
+  void Reopen();
 };
 
 // Runs a fixture's TEST_Ps once per backend, named after it.
@@ -88,17 +89,12 @@ class StoreContractTest : public ::testing::TestWithParam<StoreBackend> {
         return info.param.name;                                             \
       })
 
-class SqliteStoreTest : public ::testing::Test {
+class SqliteStoreTest : public ::testing::Test, protected StoreFixture {
  protected:
   void SetUp() override;
   void Reopen();
-  void AddNodeAndRun(const std::string& node, const std::string& run_id) {
-    storage::AddNodeAndRun(*store_, node, run_id);
-  }
 
-  TempDir dir_;
   std::string path_;
-  std::unique_ptr<Store> store_;
 };
 
 }  // namespace fleetbench::storage
