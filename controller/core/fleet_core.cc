@@ -51,6 +51,20 @@ absl::Status FleetCore::Start() {
   }
   for (const auto& [id, task] : active_tasks_) RegisterGroupTask(task);
   FailInterruptedGroups();
+  // A run's state is stored after its last task's end, in a transaction of
+  // its own: a controller killed between the two leaves a run stored as
+  // queued or running with no unfinished task, which no event would ever
+  // settle. Settle such runs from their tasks now.
+  absl::StatusOr<std::vector<storage::RunRecord>> runs = store_->ListRuns(/*limit=*/0);
+  if (!runs.ok()) return runs.status();
+  for (storage::RunRecord& run : *runs) {
+    if ((run.state != "queued" && run.state != "running") || active_runs_.contains(run.run_id)) {
+      continue;
+    }
+    const std::string run_id = run.run_id;
+    active_runs_[run_id] = std::move(run);
+    UpdateRunState(run_id);
+  }
   auto declared = store_->ListMetricDescriptors();
   if (!declared.ok()) return declared.status();
   for (v1::MetricDescriptor& d : *declared) {

@@ -101,5 +101,27 @@ TEST_F(FleetCoreTest, PairwiseNeedsTwoNodes) {
   EXPECT_EQ(core_->StartRun(request).status().code(), absl::StatusCode::kFailedPrecondition);
 }
 
+// A run's state is stored after its last task's end, in its own
+// transaction: a controller killed between the two must not leave the run
+// running forever.
+TEST_F(FleetCoreTest, ARunWhoseLastTaskEndedJustBeforeAStopIsSettledAtTheNextStart) {
+  auto link = Connect("a");
+  const std::string run_id = Start("gemm");
+  ASSERT_EQ(link->RunTasks().size(), 1u);
+  Finish(link, link->RunTasks()[0]);
+  v1::GetRunRequest request;
+  request.set_run_id(run_id);
+  // The actor applies the report before this call, queued after it.
+  ASSERT_EQ(core_->GetRun(request)->state(), v1::RUN_STATE_SUCCEEDED);
+  core_.reset();
+  // What the store holds after a stop between the two writes.
+  ASSERT_TRUE(store_->SetRunState(run_id, "running", absl::InfinitePast()).ok());
+  RestartCore(Options());
+  absl::StatusOr<v1::Run> run = core_->GetRun(request);
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_EQ(run->state(), v1::RUN_STATE_SUCCEEDED);
+  EXPECT_EQ(store_->GetRun(run_id)->state, "succeeded");
+}
+
 }  // namespace
 }  // namespace fleetbench::controller
