@@ -25,7 +25,8 @@ FleetCore::FleetCore(storage::Store* store, Clock* clock, FleetOptions options)
                  ScheduleHooks()),
       retention_(store, {options_.retain_samples, options_.retention_interval,
                          options_.retention_batch}),
-      backup_(store, options_.backup_dir) {}
+      backup_(store, options_.backup_dir),
+      store_retry_({options_.store_retry_initial, options_.store_retry_max}) {}
 
 FleetCore::~FleetCore() { Stop(); }
 
@@ -73,7 +74,6 @@ absl::Status FleetCore::Start() {
   }
   if (absl::Status loaded = schedules_.Load(); !loaded.ok()) return loaded;
   next_sweep_ = now + options_.sweep_interval;
-  store_retry_backoff_ = options_.store_retry_initial;
   actor_ = std::thread([this] { ActorLoop(); });
   return absl::OkStatus();
 }
@@ -134,7 +134,7 @@ void FleetCore::ActorLoop() {
       // Wake for work, for stop, for the next sweep or for the next store
       // retry, whichever is first.
       const absl::Duration until_sweep =
-          std::min(next_sweep_, next_store_retry_) - clock_->Now();
+          std::min(next_sweep_, store_retry_.next_retry()) - clock_->Now();
       auto ready = [this]() ABSL_SHARED_LOCKS_REQUIRED(queue_mu_) {
         return stopping_ || !queue_.empty();
       };
@@ -161,7 +161,7 @@ void FleetCore::ActorLoop() {
       Sweep();
       next_sweep_ = clock_->Now() + options_.sweep_interval;
     }
-    if (clock_->Now() >= next_store_retry_) RetryStoreBacklog();
+    if (clock_->Now() >= store_retry_.next_retry()) RetryStoreBacklog();
     if (clock_->Now() >= schedules_.next_due()) schedules_.FireDue();
   }
 }
@@ -280,6 +280,11 @@ FleetCore::Stats FleetCore::GetStats() {
     absl::MutexLock lock(&stats_mu_);
     stats = stats_;
   }
+  const StoreRetry::Snapshot store = store_retry_.snapshot();
+  stats.store_error = store.error;
+  stats.store_failing_since = store.failing_since;
+  stats.reports_held = store.reports_held;
+  stats.store_failures = store.failures;
   stats.schedule_firings = schedules_.FiringCounts();
   stats.samples_pruned = retention_.samples_pruned();
   return stats;

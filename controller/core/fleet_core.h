@@ -14,7 +14,8 @@
 //     findings_view.h (findings, variance), exposition_view.h (/metrics);
 //   price_book.h (the price catalog), schedule_book.h (schedules),
 //   sample_retention.h (retention), history_backup.h (backups),
-//   group_rendezvous.h (each running group's relay).
+//   group_rendezvous.h (each running group's relay), store_retry.h (the
+//   store-failure episode and the reports it holds).
 // What stays in FleetCore is the live fleet the actor drives: sessions,
 // dispatch and pairing, the run lifecycle, ingest with its store retry,
 // and groups with their relay, in fleet_core_sessions.cc,
@@ -97,7 +98,9 @@
 #include "controller/core/price_book.h"
 #include "controller/core/rank_view.h"
 #include "controller/core/sample_retention.h"
+#include "controller/core/pending_report.h"
 #include "controller/core/schedule_book.h"
+#include "controller/core/store_retry.h"
 #include "fleetbench/v1/agent.pb.h"
 #include "fleetbench/v1/finding.pb.h"
 #include "fleetbench/v1/history.pb.h"
@@ -227,8 +230,8 @@ class FleetCore {
     int64_t reports_committed = 0;
     int64_t commits = 0;
     int nodes_online = 0;
-    // Set while store writes fail: the last error, since when, and how
-    // many reports wait for the store unacknowledged.
+    // StoreRetry::Snapshot: set while store writes fail: the last error,
+    // since when, and how many reports wait for the store unacknowledged.
     std::string store_error;
     absl::Time store_failing_since = absl::InfinitePast();
     int64_t reports_held = 0;
@@ -258,13 +261,6 @@ class FleetCore {
     std::string benchmark;
     double fraction = 0;
     std::string message;
-  };
-  struct PendingReport {
-    std::shared_ptr<AgentLink> link;
-    std::string node;
-    v1::Report report;
-    // What the bounds refused of it ("" when nothing), for the ack.
-    std::string refused;
   };
   using Closure = std::function<void()>;
   using Event = std::variant<Closure, PendingReport>;
@@ -418,8 +414,6 @@ class FleetCore {
   // After a successful write: ends the episode when nothing waits.
   void NoteStoreOk();
   bool HasStoreBacklog() const;
-  // Keeps reports that could not be stored, unacknowledged, for the retry.
-  void HoldReports(std::vector<PendingReport>& reports);
   void RetryStoreBacklog();
 
   // --- Live read views (fleet_core_views.cc). ---
@@ -458,20 +452,10 @@ class FleetCore {
   absl::Time next_node_expiry_ = absl::InfinitePast();
   // Tasks whose final report a hello promised, with when it is due.
   std::map<std::string, absl::Time> promised_reports_;
-  // Store failures (fleet_core_retry.cc): reports not yet stored, in
-  // arrival order; ended tasks whose end was not stored; runs whose state
-  // was not stored; links owed a resend (their reports were dropped past
-  // the hold limit and are closed once the store recovers, so their agents
-  // reconnect and resend their spools).
-  std::vector<PendingReport> held_reports_;
-  int64_t held_samples_ = 0;
+  // The run lifecycle's writes the store refused (fleet_core_retry.cc):
+  // ended tasks whose end was not stored; runs whose state was not stored.
   std::map<std::string, storage::TaskRecord> unstored_ends_;
   std::set<std::string> unsettled_runs_;
-  std::vector<std::shared_ptr<AgentLink>> owe_resend_;
-  bool store_failing_ = false;
-  absl::Time store_failing_since_;
-  absl::Duration store_retry_backoff_;
-  absl::Time next_store_retry_ = absl::InfiniteFuture();
 
   // The parts (see Layout above).
   const HistoryView history_view_;
@@ -482,6 +466,7 @@ class FleetCore {
   ScheduleBook schedules_;
   SampleRetention retention_;
   HistoryBackup backup_;
+  StoreRetry store_retry_;
 
   absl::Mutex stats_mu_;
   Stats stats_ ABSL_GUARDED_BY(stats_mu_);

@@ -73,6 +73,10 @@ class RecordingLink : public AgentLink {
     absl::MutexLock lock(&mu_);
     return !sent_.empty() && sent_[0].has_welcome();
   }
+  bool closed() {
+    absl::MutexLock lock(&mu_);
+    return closed_;
+  }
 
  private:
   absl::Mutex mu_;

@@ -135,10 +135,10 @@ FleetCore::LateResult FleetCore::StoreLateReport(PendingReport& p, absl::Status*
 }
 
 void FleetCore::CommitReports(std::vector<PendingReport>& batch) {
-  if (!held_reports_.empty()) {
+  if (store_retry_.holding()) {
     // Earlier reports wait for the store: these go behind them, in order,
     // and are committed by the next retry.
-    HoldReports(batch);
+    store_retry_.Hold(batch, clock_->Now());
     return;
   }
   CommitBatch(batch);
@@ -257,7 +257,7 @@ void FleetCore::CommitBatch(std::vector<PendingReport>& batch) {
       // Nothing is acked: the reports are held and retried.
       NoteStoreFailure(stored.status(), absl::StrCat("committing ", writes.size(), " reports"));
       for (Accepted& a : accepted) unstored.push_back(std::move(*a.pending));
-      HoldReports(unstored);
+      store_retry_.Hold(unstored, clock_->Now());
       return;
     }
     absl::MutexLock lock(&stats_mu_);
@@ -268,7 +268,7 @@ void FleetCore::CommitBatch(std::vector<PendingReport>& batch) {
     stats_.ingest_commit_latency.Observe(commit_took);
   }
   if (!unstored.empty()) {
-    HoldReports(unstored);
+    store_retry_.Hold(unstored, clock_->Now());
   } else if (!writes.empty()) {
     NoteStoreOk();
   }

@@ -49,11 +49,11 @@ absl::StatusOr<v1::ListNodesResponse> FleetCore::HandleListNodes() {
     }
     node->set_last_seen_unix_ms(absl::ToUnixMillis(last_seen));
   }
-  if (store_failing_) {
-    absl::MutexLock lock(&stats_mu_);
-    response.set_store_error(stats_.store_error);
-    response.set_store_failing_since_unix_ms(absl::ToUnixMillis(store_failing_since_));
-    response.set_reports_held(stats_.reports_held);
+  if (store_retry_.failing()) {
+    const StoreRetry::Snapshot store = store_retry_.snapshot();
+    response.set_store_error(store.error);
+    response.set_store_failing_since_unix_ms(absl::ToUnixMillis(store.failing_since));
+    response.set_reports_held(store.reports_held);
   }
   return response;
 }
