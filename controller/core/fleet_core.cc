@@ -10,6 +10,8 @@
 #include <utility>
 #include <type_traits>
 
+#include "common/api_enums.h"
+
 namespace fleetbench::controller {
 
 FleetCore::FleetCore(storage::Store* store, Clock* clock, FleetOptions options)
@@ -26,7 +28,9 @@ FleetCore::FleetCore(storage::Store* store, Clock* clock, FleetOptions options)
       retention_(store, {options_.retain_samples, options_.retention_interval,
                          options_.retention_batch}),
       backup_(store, options_.backup_dir),
-      store_retry_({options_.store_retry_initial, options_.store_retry_max}) {}
+      store_retry_({options_.store_retry_initial, options_.store_retry_max}),
+      sessions_(options_.heartbeat_timeout),
+      declared_metrics_(store) {}
 
 FleetCore::~FleetCore() { Stop(); }
 
@@ -36,21 +40,17 @@ absl::Status FleetCore::Start() {
   if (!unfinished.ok()) return unfinished.status();
   const absl::Time now = clock_->Now();
   for (storage::TaskRecord& task : *unfinished) {
-    if (!active_runs_.contains(task.run_id)) {
+    if (!live_.HasRun(task.run_id)) {
       auto run = store_->GetRun(task.run_id);
       if (!run.ok()) return run.status();
-      active_runs_[task.run_id] = *run;
+      live_.AddRun(*std::move(run));
     }
     // After a restart nobody is connected yet. Nodes whose task was in
     // flight get one heartbeat timeout, counted from now, to come back.
-    if (task.state != v1::TASK_STATE_QUEUED && !sessions_.contains(task.node)) {
-      Session& s = sessions_[task.node];
-      s.last_seen = now;
-      s.online = false;
-    }
-    active_tasks_[task.task_id] = std::move(task);
+    if (task.state != v1::TASK_STATE_QUEUED) sessions_.ExpectBack(task.node, now);
+    live_.AddTask(std::move(task));
   }
-  for (const auto& [id, task] : active_tasks_) RegisterGroupTask(task);
+  for (const auto& [id, task] : live_.tasks()) groups_.Register(task);
   FailInterruptedGroups();
   // A run's state is stored after its last task's end, in a transaction of
   // its own: a controller killed between the two leaves a run stored as
@@ -59,19 +59,14 @@ absl::Status FleetCore::Start() {
   absl::StatusOr<std::vector<storage::RunRecord>> runs = store_->ListRuns(/*limit=*/0);
   if (!runs.ok()) return runs.status();
   for (storage::RunRecord& run : *runs) {
-    if ((run.state != "queued" && run.state != "running") || active_runs_.contains(run.run_id)) {
-      continue;
-    }
+    const std::optional<v1::RunState> state = RunStateFromName(run.state);
+    const bool unfinished = state == v1::RUN_STATE_QUEUED || state == v1::RUN_STATE_RUNNING;
+    if (!unfinished || live_.HasRun(run.run_id)) continue;
     const std::string run_id = run.run_id;
-    active_runs_[run_id] = std::move(run);
+    live_.AddRun(std::move(run));
     UpdateRunState(run_id);
   }
-  auto declared = store_->ListMetricDescriptors();
-  if (!declared.ok()) return declared.status();
-  for (v1::MetricDescriptor& d : *declared) {
-    const std::string name = d.name();
-    declared_metrics_[name] = std::move(d);
-  }
+  if (absl::Status loaded = declared_metrics_.Load(); !loaded.ok()) return loaded;
   if (absl::Status loaded = schedules_.Load(); !loaded.ok()) return loaded;
   next_sweep_ = now + options_.sweep_interval;
   actor_ = std::thread([this] { ActorLoop(); });
@@ -179,7 +174,7 @@ void FleetCore::OnHello(std::shared_ptr<AgentLink> link, v1::Hello hello,
 void FleetCore::OnAgentMessage(const std::shared_ptr<AgentLink>& link,
                                v1::AgentMessage message) {
   if (message.has_report()) {
-    // The node is resolved on the actor thread, where sessions_ lives.
+    // The node is resolved on the actor thread, where the sessions live.
     Post(PendingReport{link, "", std::move(*message.mutable_report()), ""});
     return;
   }
@@ -259,16 +254,16 @@ ScheduleBook::Hooks FleetCore::ScheduleHooks() {
     return HandleStartRun(request);
   };
   hooks.unfinished_run_state = [this](const std::string& run_id) -> std::optional<std::string> {
-    auto it = active_runs_.find(run_id);
-    if (it == active_runs_.end()) return std::nullopt;
-    return it->second.state;
+    const storage::RunRecord* run = live_.FindRun(run_id);
+    if (run == nullptr) return std::nullopt;
+    return run->state;
   };
   hooks.node_online = [this](const std::string& node,
                              std::map<std::string, std::string>* labels) {
-    auto session = sessions_.find(node);
-    if (session == sessions_.end()) return false;
-    if (session->second.online) return true;
-    *labels = session->second.labels;
+    const NodeSessions::Session* session = sessions_.Find(node);
+    if (session == nullptr) return false;
+    if (session->online) return true;
+    *labels = session->labels;
     return false;
   };
   return hooks;

@@ -6,23 +6,30 @@
 // of gRPC: the services in agent_gateway_service.* and fleet_service.* turn
 // wire calls into calls here.
 //
-// Layout: FleetCore is the actor and the facade users and agents call; its
-// parts are classes of their own, each with its contract in its header and
-// its own state, and reach each other only through FleetCore:
+// Layout: FleetCore is the actor, the facade users and agents call, and
+// the one place where the parts meet. It holds no domain state of its own:
+// each part is a class with its contract in its header, its own state and
+// its own tests, and knows no other part; FleetCore's handlers combine
+// them. The parts:
+//   the live fleet, on the actor thread: node_sessions.h (who is
+//     connected, online, and what their hellos said), declared_metrics.h
+//     (the metric descriptors agents declare), live_runs.h (unfinished
+//     runs and tasks, what each waits for, the ends not yet stored),
+//     running_groups.h (groups with a member not ended, each with its
+//     group_rendezvous.h relay), store_retry.h (the store-failure episode
+//     and the reports it holds);
 //   the read views, over the store only, any thread: history_view.h (runs,
 //     a node's samples, facts history), rank_view.h (rank, cost of work),
 //     findings_view.h (findings, variance), exposition_view.h (/metrics);
 //   price_book.h (the price catalog), schedule_book.h (schedules),
-//   sample_retention.h (retention), history_backup.h (backups),
-//   group_rendezvous.h (each running group's relay), store_retry.h (the
-//   store-failure episode and the reports it holds).
-// What stays in FleetCore is the live fleet the actor drives: sessions,
-// dispatch and pairing, the run lifecycle, ingest with its store retry,
-// and groups with their relay, in fleet_core_sessions.cc,
-// fleet_core_node_removal.cc, fleet_core_dispatch.cc, fleet_core_runs.cc,
+//   sample_retention.h (retention), history_backup.h (backups).
+// The rules that span parts are FleetCore's, one file each:
+// fleet_core_sessions.cc (hellos, messages, disconnects, the sweep),
+// fleet_core_node_removal.cc, fleet_core_dispatch.cc (dispatch and pairs),
+// fleet_core_runs.cc (start, cancel, a task's end, a run's state),
 // fleet_core_ingest.cc, fleet_core_retry.cc, fleet_core_views.cc (ListNodes,
-// GetRun), fleet_core_groups.cc and fleet_core_relay.cc; the private section
-// below is grouped the same way.
+// GetRun), fleet_core_groups.cc and fleet_core_relay.cc (who may use a
+// relay). A new capability adds a part and the lines that call it.
 //
 // Threading: one actor thread applies every state change in order; callers
 // post events and return at once (agent side) or wait for the answer (user
@@ -87,6 +94,7 @@
 #include "common/clock.h"
 #include "controller/core/agent_link.h"
 #include "controller/core/caller_deadline.h"
+#include "controller/core/declared_metrics.h"
 #include "controller/core/exposition_view.h"
 #include "controller/core/findings_view.h"
 #include "controller/core/fleet_options.h"
@@ -95,8 +103,11 @@
 #include "controller/core/history_backup.h"
 #include "controller/core/history_view.h"
 #include "controller/core/latency_histogram.h"
+#include "controller/core/live_runs.h"
+#include "controller/core/node_sessions.h"
 #include "controller/core/price_book.h"
 #include "controller/core/rank_view.h"
+#include "controller/core/running_groups.h"
 #include "controller/core/sample_retention.h"
 #include "controller/core/pending_report.h"
 #include "controller/core/schedule_book.h"
@@ -247,21 +258,6 @@ class FleetCore {
   Stats GetStats();
 
  private:
-  struct Session {
-    std::shared_ptr<AgentLink> link;  // null while disconnected
-    absl::Time last_seen;
-    bool online = false;
-    std::map<std::string, std::string> labels;
-    v1::NodeFacts facts;
-    std::string agent_version;
-    std::vector<v1::Capability> capabilities;
-    std::string address;  // for pairwise benchmarks
-  };
-  struct LiveProgress {
-    std::string benchmark;
-    double fraction = 0;
-    std::string message;
-  };
   using Closure = std::function<void()>;
   using Event = std::variant<Closure, PendingReport>;
 
@@ -282,14 +278,6 @@ class FleetCore {
   // Ends the tasks whose final report a hello promised (it listed them as
   // finished) but that did not come within the heartbeat timeout.
   void ExpirePromisedReports(absl::Time now);
-  // The node name behind a link, or "" when the link is not the node's
-  // current stream (a replaced or unauthenticated one).
-  std::string NodeOfLink(const std::shared_ptr<AgentLink>& link) const;
-  // Stores the metric descriptors a hello declares that differ from what
-  // this core stored before (declared_metrics_), so a reconnecting fleet
-  // writes nothing. The newest declaration of a name wins. A failed write
-  // is logged once (until one succeeds again); the hello goes on.
-  void StoreDeclaredMetrics(const v1::Hello& hello);
 
   // --- Taking nodes out of the fleet (fleet_core_node_removal.cc). ---
   absl::StatusOr<v1::RemoveNodeResponse> HandleRemoveNode(const std::string& name);
@@ -298,7 +286,6 @@ class FleetCore {
 
   // --- Dispatch and pairing (fleet_core_dispatch.cc). ---
   void TryDispatch();
-  bool NodeBusy(const std::string& node) const;
   // Sends a task's RunTask to its node.
   void SendRunTask(const storage::TaskRecord& task);
   void HandlePortPublished(const std::string& node, const v1::PortPublished& port);
@@ -310,18 +297,6 @@ class FleetCore {
 
   // --- Group tasks (fleet_core_groups.cc) and their rendezvous relay
   // (group_rendezvous.h; fleet_core_relay.cc checks who may use it). ---
-  struct GroupState {
-    std::string run_id;
-    std::vector<std::string> task_ids;  // rank order
-    bool dispatched = false;
-    absl::Time deadline = absl::InfiniteFuture();
-    GroupRendezvous rendezvous;
-    // Set once the group failed: why (naming the members at fault), and
-    // those members' task ids.
-    std::string failure;
-    std::set<std::string> at_fault;
-    absl::Time failed_at = absl::InfiniteFuture();
-  };
   // StartRun's part: which of the request's benchmarks run as groups over
   // `nodes` (INVALID_ARGUMENT / FAILED_PRECONDITION as HandleStartRun says),
   // and the groups; `grouped` gets those benchmarks' specs.
@@ -332,8 +307,6 @@ class FleetCore {
   std::vector<storage::TaskRecord> MakeGroupTasks(const std::string& run_id,
                                                   const std::vector<GroupPlan>& plans,
                                                   const std::vector<v1::BenchmarkSpec>& specs);
-  // Adds a group task's group to groups_ (once per group).
-  void RegisterGroupTask(const storage::TaskRecord& task);
   // Start(): groups that were in flight when the controller stopped lost
   // their relay state; their members end failed.
   void FailInterruptedGroups();
@@ -347,9 +320,6 @@ class FleetCore {
   void FillGroupAssignment(const storage::TaskRecord& task, v1::GroupAssignment* group) const;
   void HandleKvRequest(const std::shared_ptr<AgentLink>& link, const std::string& node,
                        const v1::KvRequest& request);
-  // Before a member's end is stored: once its group failed, a member at
-  // fault ends failed and the others cancelled, with the group's reason.
-  void ShapeGroupMemberEnd(storage::TaskRecord& ending) const;
   // After a member ended: fails the group when it did not succeed; ends the
   // group when no member is left; plans the run's next pass when no group
   // of the run is left.
@@ -431,31 +401,9 @@ class FleetCore {
   bool stopping_ ABSL_GUARDED_BY(queue_mu_) = false;
   std::thread actor_;
 
-  // Actor-thread state.
-  std::map<std::string, Session> sessions_;
-  // Unfinished tasks (queued, dispatched, running) by task id.
-  std::map<std::string, storage::TaskRecord> active_tasks_;
-  // Runs with unfinished tasks, for max_parallel and ordering.
-  std::map<std::string, storage::RunRecord> active_runs_;
-  std::map<std::string, LiveProgress> progress_;  // by task id
-  // Groups with a member not ended, by group id (fleet_core_groups.cc).
-  std::map<std::string, GroupState> groups_;
-  // Runs the user cancelled: no next pass of groups is planned for them.
-  std::set<std::string> user_cancelled_runs_;
-  // Client halves of pairs reserved with their server, waiting for its port.
-  std::set<std::string> awaiting_port_;
-  // The metric descriptors in the store, by name: loaded by Start(), kept
-  // up to date by StoreDeclaredMetrics.
-  std::map<std::string, v1::MetricDescriptor> declared_metrics_;
-  bool metric_write_failure_logged_ = false;
+  // The actor's timers.
   absl::Time next_sweep_;
   absl::Time next_node_expiry_ = absl::InfinitePast();
-  // Tasks whose final report a hello promised, with when it is due.
-  std::map<std::string, absl::Time> promised_reports_;
-  // The run lifecycle's writes the store refused (fleet_core_retry.cc):
-  // ended tasks whose end was not stored; runs whose state was not stored.
-  std::map<std::string, storage::TaskRecord> unstored_ends_;
-  std::set<std::string> unsettled_runs_;
 
   // The parts (see Layout above).
   const HistoryView history_view_;
@@ -467,6 +415,10 @@ class FleetCore {
   SampleRetention retention_;
   HistoryBackup backup_;
   StoreRetry store_retry_;
+  NodeSessions sessions_;
+  DeclaredMetrics declared_metrics_;
+  LiveRuns live_;
+  RunningGroups groups_;
 
   absl::Mutex stats_mu_;
   Stats stats_ ABSL_GUARDED_BY(stats_mu_);

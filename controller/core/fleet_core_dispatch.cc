@@ -13,16 +13,6 @@
 
 namespace fleetbench::controller {
 
-bool FleetCore::NodeBusy(const std::string& node) const {
-  for (const auto& [id, task] : active_tasks_) {
-    if (task.node == node && (task.state == v1::TASK_STATE_DISPATCHED ||
-                              task.state == v1::TASK_STATE_RUNNING)) {
-      return true;
-    }
-  }
-  return false;
-}
-
 bool FleetCore::IsPairClient(const storage::TaskRecord& task) const {
   if (task.peer_task_id.empty() || task.benchmarks.empty()) return false;
   auto role = task.benchmarks[0].params().find("role");
@@ -31,22 +21,21 @@ bool FleetCore::IsPairClient(const storage::TaskRecord& task) const {
 
 storage::TaskRecord* FleetCore::PairPartner(const storage::TaskRecord& task) {
   if (task.peer_task_id.empty()) return nullptr;
-  auto it = active_tasks_.find(task.peer_task_id);
-  return it == active_tasks_.end() ? nullptr : &it->second;
+  return live_.FindTask(task.peer_task_id);
 }
 
 void FleetCore::SendRunTask(const storage::TaskRecord& task) {
-  auto session = sessions_.find(task.node);
-  if (session == sessions_.end() || !session->second.link) return;
   v1::ControllerMessage msg;
   v1::RunTask* run_task = msg.mutable_run_task();
   run_task->set_task_id(task.task_id);
   run_task->set_run_id(task.run_id);
-  const std::vector<v1::BenchmarkSpec>& specs =
-      task.benchmarks.empty() ? active_runs_[task.run_id].benchmarks : task.benchmarks;
-  for (const v1::BenchmarkSpec& spec : specs) *run_task->add_benchmarks() = spec;
+  if (!task.benchmarks.empty()) {
+    for (const v1::BenchmarkSpec& spec : task.benchmarks) *run_task->add_benchmarks() = spec;
+  } else if (const storage::RunRecord* run = live_.FindRun(task.run_id)) {
+    for (const v1::BenchmarkSpec& spec : run->benchmarks) *run_task->add_benchmarks() = spec;
+  }
   if (!task.group_id.empty()) FillGroupAssignment(task, run_task->mutable_group());
-  session->second.link->Send(msg);
+  sessions_.Send(task.node, msg);
 }
 
 void FleetCore::TryDispatch() {
@@ -56,7 +45,7 @@ void FleetCore::TryDispatch() {
   // free, so a node is in at most one test at a time and pairs run in
   // rounds.
   std::vector<storage::TaskRecord*> queued;
-  for (auto& [id, task] : active_tasks_) {
+  for (auto& [id, task] : live_.tasks()) {
     if (task.state == v1::TASK_STATE_QUEUED && !IsPairClient(task)) queued.push_back(&task);
   }
   std::sort(queued.begin(), queued.end(), [](auto* a, auto* b) {
@@ -82,16 +71,10 @@ void FleetCore::TryDispatch() {
         continue;
       }
     }
-    const storage::RunRecord& run = active_runs_[task->run_id];
-    if (run.max_parallel > 0) {
-      uint32_t in_flight = partner ? 1 : 0;
-      for (const auto& [id, t] : active_tasks_) {
-        if (t.run_id == task->run_id && (t.state == v1::TASK_STATE_DISPATCHED ||
-                                         t.state == v1::TASK_STATE_RUNNING)) {
-          ++in_flight;
-        }
-      }
-      if (in_flight >= std::max<uint32_t>(run.max_parallel, partner ? 2 : 1)) continue;
+    const storage::RunRecord* run = live_.FindRun(task->run_id);
+    if (run != nullptr && run->max_parallel > 0) {
+      const uint32_t in_flight = live_.InFlight(task->run_id) + (partner ? 1 : 0);
+      if (in_flight >= std::max<uint32_t>(run->max_parallel, partner ? 2 : 1)) continue;
     }
     std::vector<storage::TaskRecord*> starting = {task};
     if (partner) starting.push_back(partner);
@@ -112,36 +95,37 @@ void FleetCore::TryDispatch() {
     }
     SendRunTask(*task);
     // The client half goes out once the server half published its port.
-    if (partner) awaiting_port_.insert(partner->task_id);
+    if (partner) live_.AwaitPort(partner->task_id);
     UpdateRunState(task->run_id);
   }
 }
 
 void FleetCore::HandlePortPublished(const std::string& node, const v1::PortPublished& port) {
-  auto it = active_tasks_.find(port.task_id());
-  if (it == active_tasks_.end() || it->second.node != node) return;
-  storage::TaskRecord* client = PairPartner(it->second);
-  if (client == nullptr || !awaiting_port_.contains(client->task_id)) return;
+  const storage::TaskRecord* server = live_.FindTask(port.task_id());
+  if (server == nullptr || server->node != node) return;
+  storage::TaskRecord* client = PairPartner(*server);
+  if (client == nullptr || !live_.AwaitingPort(client->task_id)) return;
   if (port.port() <= 0 || port.port() > 65535) {
     FinishTask(*client, v1::TASK_STATE_FAILED,
                absl::StrCat("peer ", node, " published an invalid port ", port.port()));
     return;
   }
-  const std::string& host = sessions_[node].address;
+  const NodeSessions::Session* session = sessions_.Find(node);
+  const std::string host = session != nullptr ? session->address : "";
   for (v1::BenchmarkSpec& spec : client->benchmarks) {
     (*spec.mutable_params())["peer"] = absl::StrCat(host, ":", port.port());
   }
   PersistTask(*client, "storing the peer address of");
-  awaiting_port_.erase(client->task_id);
+  live_.PortCame(client->task_id);
   SendRunTask(*client);
 }
 
 void FleetCore::SettlePairPartner(const storage::TaskRecord& task) {
   storage::TaskRecord* partner = PairPartner(task);
   if (partner == nullptr) return;
-  if (awaiting_port_.contains(partner->task_id) || partner->state == v1::TASK_STATE_QUEUED) {
+  if (live_.AwaitingPort(partner->task_id) || partner->state == v1::TASK_STATE_QUEUED) {
     // The server half ended before its port was known: the client never ran.
-    awaiting_port_.erase(partner->task_id);
+    live_.PortCame(partner->task_id);
     // A listener that cannot run here (no RDMA device) makes the pair
     // skipped, not failed; anything else fails the waiting half.
     std::string why = task.reason;
@@ -158,12 +142,9 @@ void FleetCore::SettlePairPartner(const storage::TaskRecord& task) {
   if (IsPairClient(task) && task.state != v1::TASK_STATE_SUCCEEDED &&
       (partner->state == v1::TASK_STATE_RUNNING || partner->state == v1::TASK_STATE_DISPATCHED)) {
     // The client is gone: the listening half would wait for nobody.
-    auto session = sessions_.find(partner->node);
-    if (session != sessions_.end() && session->second.link) {
-      v1::ControllerMessage msg;
-      msg.mutable_cancel_task()->set_task_id(partner->task_id);
-      session->second.link->Send(msg);
-    }
+    v1::ControllerMessage msg;
+    msg.mutable_cancel_task()->set_task_id(partner->task_id);
+    sessions_.Send(partner->node, msg);
   }
 }
 

@@ -42,7 +42,7 @@ absl::StatusOr<std::vector<GroupPlan>> FleetCore::PlanGroupRun(
     const v1::StartRunRequest& request, const std::vector<std::string>& nodes,
     std::vector<v1::BenchmarkSpec>* grouped) {
   std::set<std::string> collective;
-  for (const auto& [name, s] : sessions_) {
+  for (const auto& [name, s] : sessions_.all()) {
     for (const auto& c : s.capabilities) {
       if (c.collective()) collective.insert(c.benchmark());
     }
@@ -61,7 +61,7 @@ absl::StatusOr<std::vector<GroupPlan>> FleetCore::PlanGroupRun(
   // cannot would fail the whole group at its start.
   std::vector<std::string> lacking;
   for (const std::string& node : nodes) {
-    const Session& session = sessions_.at(node);
+    const NodeSessions::Session& session = *sessions_.Find(node);
     for (const v1::BenchmarkSpec& spec : *grouped) {
       auto c = std::find_if(session.capabilities.begin(), session.capabilities.end(),
                             [&](const v1::Capability& c) { return c.benchmark() == spec.name(); });
@@ -110,37 +110,25 @@ std::vector<storage::TaskRecord> FleetCore::MakeGroupTasks(
   return tasks;
 }
 
-void FleetCore::RegisterGroupTask(const storage::TaskRecord& task) {
-  if (task.group_id.empty()) return;
-  GroupState& group = groups_[task.group_id];
-  group.run_id = task.run_id;
-  if (group.task_ids.size() < task.group_members.size()) {
-    group.task_ids.resize(task.group_members.size());
-  }
-  if (task.group_rank >= 0 && static_cast<size_t>(task.group_rank) < group.task_ids.size()) {
-    group.task_ids[task.group_rank] = task.task_id;
-  }
-}
-
 void FleetCore::FailInterruptedGroups() {
   // A group is dispatched all at once and its relay lives in this process:
   // one with a member in flight (or a member already ended) cannot go on
   // after a restart. Its agents are told to stop at their next hello (their
   // tasks have ended here).
   std::vector<std::string> interrupted;
-  for (auto& [id, group] : groups_) {
+  for (const auto& [id, group] : groups_.all()) {
     bool whole_and_queued = true;
     for (const std::string& task_id : group.task_ids) {
-      auto t = active_tasks_.find(task_id);
-      whole_and_queued &= t != active_tasks_.end() && t->second.state == v1::TASK_STATE_QUEUED;
+      const storage::TaskRecord* t = live_.FindTask(task_id);
+      whole_and_queued &= t != nullptr && t->state == v1::TASK_STATE_QUEUED;
     }
     if (!whole_and_queued) interrupted.push_back(id);
   }
   for (const std::string& id : interrupted) {
     std::set<std::string> in_flight;
-    for (const std::string& task_id : groups_[id].task_ids) {
-      auto t = active_tasks_.find(task_id);
-      if (t != active_tasks_.end() && InFlight(t->second.state)) in_flight.insert(task_id);
+    for (const std::string& task_id : groups_.Find(id)->task_ids) {
+      const storage::TaskRecord* t = live_.FindTask(task_id);
+      if (t != nullptr && InFlight(t->state)) in_flight.insert(task_id);
     }
     FailGroup(id,
               absl::StrCat("group ", id,
@@ -150,8 +138,9 @@ void FleetCore::FailInterruptedGroups() {
     // No agent is connected yet to answer a cancel: the members in flight
     // end here, and their agents are told to stop when they say hello.
     for (const std::string& task_id : in_flight) {
-      auto t = active_tasks_.find(task_id);
-      if (t != active_tasks_.end()) FinishTask(t->second, v1::TASK_STATE_FAILED, "");
+      if (storage::TaskRecord* t = live_.FindTask(task_id)) {
+        FinishTask(*t, v1::TASK_STATE_FAILED, "");
+      }
     }
   }
 }
@@ -159,21 +148,19 @@ void FleetCore::FailInterruptedGroups() {
 // ------------------------------------------------------------ dispatch
 
 bool FleetCore::NodeReady(const std::string& node) const {
-  auto session = sessions_.find(node);
-  return session != sessions_.end() && session->second.online && session->second.link &&
-         !NodeBusy(node);
+  return sessions_.Reachable(node) && !live_.NodeBusy(node);
 }
 
 absl::Duration FleetCore::GroupTimeout(const storage::TaskRecord& member) const {
   absl::Duration total = absl::ZeroDuration();
-  auto session = sessions_.find(member.node);
+  const NodeSessions::Session* session = sessions_.Find(member.node);
   for (const v1::BenchmarkSpec& spec : member.benchmarks) {
     int64_t ms = spec.timeout_ms();
     if (ms <= 0 && options_.spec_timeout) {
       ms = absl::ToInt64Milliseconds(options_.spec_timeout(spec));
     }
-    if (ms <= 0 && session != sessions_.end()) {
-      for (const v1::Capability& c : session->second.capabilities) {
+    if (ms <= 0 && session != nullptr) {
+      for (const v1::Capability& c : session->capabilities) {
         if (c.benchmark() == spec.name()) ms = c.default_timeout_ms();
       }
     }
@@ -185,19 +172,16 @@ absl::Duration FleetCore::GroupTimeout(const storage::TaskRecord& member) const 
 
 void FleetCore::TryDispatchGroup(const storage::TaskRecord& member,
                                  std::set<std::string>& reserved) {
-  auto it = groups_.find(member.group_id);
-  if (it == groups_.end() || it->second.dispatched || !it->second.failure.empty()) return;
-  GroupState& group = it->second;
+  const RunningGroups::Group* group = groups_.Find(member.group_id);
+  if (group == nullptr || group->dispatched || !group->failure.empty()) return;
   std::vector<storage::TaskRecord*> tasks;
   bool all_connected = true, all_ready = true;
-  for (const std::string& id : group.task_ids) {
-    auto t = active_tasks_.find(id);
-    if (t == active_tasks_.end() || t->second.state != v1::TASK_STATE_QUEUED) return;
-    tasks.push_back(&t->second);
-    auto session = sessions_.find(t->second.node);
-    all_connected &=
-        session != sessions_.end() && session->second.online && session->second.link;
-    all_ready &= NodeReady(t->second.node) && !reserved.contains(t->second.node);
+  for (const std::string& id : group->task_ids) {
+    storage::TaskRecord* t = live_.FindTask(id);
+    if (t == nullptr || t->state != v1::TASK_STATE_QUEUED) return;
+    tasks.push_back(t);
+    all_connected &= sessions_.Reachable(t->node);
+    all_ready &= NodeReady(t->node) && !reserved.contains(t->node);
   }
   if (!all_ready) {
     // All there but some busy: hold their nodes for this group so that
@@ -207,15 +191,12 @@ void FleetCore::TryDispatchGroup(const storage::TaskRecord& member,
     }
     return;
   }
-  const storage::RunRecord& run = active_runs_[member.run_id];
-  if (run.max_parallel > 0) {
+  const storage::RunRecord* run = live_.FindRun(member.run_id);
+  if (run != nullptr && run->max_parallel > 0) {
     // max_parallel counts members: a group larger than it runs alone.
-    uint32_t in_flight = 0;
-    for (const auto& [id, t] : active_tasks_) {
-      if (t.run_id == member.run_id && InFlight(t.state)) ++in_flight;
-    }
+    const uint32_t in_flight = live_.InFlight(member.run_id);
     const uint32_t size = static_cast<uint32_t>(tasks.size());
-    if (in_flight > 0 && in_flight + size > std::max(run.max_parallel, size)) return;
+    if (in_flight > 0 && in_flight + size > std::max(run->max_parallel, size)) return;
   }
   const absl::Time now = clock_->Now();
   bool stored = true;
@@ -232,8 +213,7 @@ void FleetCore::TryDispatchGroup(const storage::TaskRecord& member,
     for (storage::TaskRecord* t : tasks) t->state = v1::TASK_STATE_QUEUED;
     return;
   }
-  group.dispatched = true;
-  group.deadline = now + GroupTimeout(member);
+  groups_.Dispatched(member.group_id, now + GroupTimeout(member));
   for (storage::TaskRecord* t : tasks) SendRunTask(*t);
   UpdateRunState(member.run_id);
 }
@@ -246,93 +226,61 @@ void FleetCore::FillGroupAssignment(const storage::TaskRecord& task,
   for (const std::string& node : task.group_members) {
     v1::GroupMember* m = assignment->add_members();
     m->set_node(node);
-    if (auto s = sessions_.find(node); s != sessions_.end()) m->set_address(s->second.address);
+    if (const NodeSessions::Session* s = sessions_.Find(node)) m->set_address(s->address);
   }
-  if (auto g = groups_.find(task.group_id); g != groups_.end()) {
-    assignment->set_deadline_unix_ms(absl::ToUnixMillis(g->second.deadline));
+  if (const RunningGroups::Group* g = groups_.Find(task.group_id)) {
+    assignment->set_deadline_unix_ms(absl::ToUnixMillis(g->deadline));
   }
 }
 
 // ------------------------------------------------------------ endings
 
-void FleetCore::ShapeGroupMemberEnd(storage::TaskRecord& ending) const {
-  if (ending.group_id.empty()) return;
-  auto it = groups_.find(ending.group_id);
-  if (it == groups_.end() || it->second.failure.empty()) return;
-  const GroupState& group = it->second;
-  if (group.at_fault.contains(ending.task_id)) {
-    // Stopped at the group's deadline: it did not finish, whatever it says.
-    if (ending.state != v1::TASK_STATE_LOST) ending.state = v1::TASK_STATE_FAILED;
-    ending.reason = TruncateReason(ending.reason.empty()
-                                       ? group.failure
-                                       : absl::StrCat(group.failure, "; ", ending.reason));
-  } else if (ending.state != v1::TASK_STATE_SUCCEEDED) {
-    // Stopped because of another member (or failed with it): its own
-    // message is a consequence.
-    ending.state = v1::TASK_STATE_CANCELLED;
-    ending.reason = TruncateReason(group.failure);
-  }
-}
-
 void FleetCore::FailGroup(const std::string& group_id, const std::string& reason,
                           const std::set<std::string>& at_fault) {
-  auto it = groups_.find(group_id);
-  if (it == groups_.end() || !it->second.failure.empty()) return;
-  GroupState& group = it->second;
-  group.failure = TruncateReason(reason);
-  group.at_fault = at_fault;
-  group.failed_at = clock_->Now();
-  LOG(WARNING) << group.failure;
-  group.rendezvous.End(absl::AbortedError(absl::StrCat("the group ended: ", group.failure)));
-  const std::vector<std::string> members = group.task_ids;  // `group` may go below
+  if (!groups_.Fail(group_id, reason, at_fault, clock_->Now())) return;
+  // Copied: the group may go below.
+  const std::vector<std::string> members = groups_.Find(group_id)->task_ids;
   for (const std::string& id : members) {
-    auto t = active_tasks_.find(id);
-    if (t == active_tasks_.end()) continue;
-    if (t->second.state == v1::TASK_STATE_QUEUED) {
-      FinishTask(t->second, v1::TASK_STATE_CANCELLED, "");
+    storage::TaskRecord* t = live_.FindTask(id);
+    if (t == nullptr) continue;
+    if (t->state == v1::TASK_STATE_QUEUED) {
+      FinishTask(*t, v1::TASK_STATE_CANCELLED, "");
       continue;
     }
-    if (promised_reports_.contains(id)) continue;  // it ended; its report comes
+    if (live_.ReportPromised(id)) continue;  // it ended; its report comes
     // In flight: ask the agent to stop; its final report ends the task.
-    auto session = sessions_.find(t->second.node);
-    if (session != sessions_.end() && session->second.link) {
-      v1::ControllerMessage msg;
-      msg.mutable_cancel_task()->set_task_id(id);
-      session->second.link->Send(msg);
-    }
+    v1::ControllerMessage msg;
+    msg.mutable_cancel_task()->set_task_id(id);
+    sessions_.Send(t->node, msg);
   }
 }
 
 void FleetCore::SettleGroup(const storage::TaskRecord& ended) {
   if (ended.group_id.empty()) return;
-  auto it = groups_.find(ended.group_id);
-  if (it == groups_.end()) return;
+  const RunningGroups::Group* group = groups_.Find(ended.group_id);
+  if (group == nullptr) return;
   const std::string group_id = ended.group_id;
   const std::string run_id = ended.run_id;
-  if (ended.state != v1::TASK_STATE_SUCCEEDED && it->second.failure.empty()) {
+  if (ended.state != v1::TASK_STATE_SUCCEEDED && group->failure.empty()) {
     FailGroup(group_id,
               absl::StrCat("group ", group_id, ": ", Members({ended.node}), " ",
                            TaskStateName(ended.state),
                            ended.reason.empty() ? "" : absl::StrCat(" (", ended.reason, ")")),
               {ended.task_id});
   }
-  it = groups_.find(group_id);
-  if (it == groups_.end()) return;  // ended inside FailGroup
-  for (const std::string& id : it->second.task_ids) {
-    if (active_tasks_.contains(id)) return;
+  group = groups_.Find(group_id);
+  if (group == nullptr) return;  // ended inside FailGroup
+  for (const std::string& id : group->task_ids) {
+    if (live_.FindTask(id) != nullptr) return;
   }
-  it->second.rendezvous.End(absl::AbortedError("the group ended"));
-  groups_.erase(it);
-  for (const auto& [id, g] : groups_) {
-    if (g.run_id == run_id) return;
-  }
-  AddNextGroupPass(run_id);
+  groups_.End(group_id);
+  if (groups_.OfRun(run_id).empty()) AddNextGroupPass(run_id);
 }
 
 void FleetCore::AddNextGroupPass(const std::string& run_id) {
-  auto run = active_runs_.find(run_id);
-  if (run == active_runs_.end() || run->second.group.mode() == v1::GROUP_MODE_UNSPECIFIED ||
-      user_cancelled_runs_.contains(run_id)) {
+  const storage::RunRecord* run = live_.FindRun(run_id);
+  if (run == nullptr || run->group.mode() == v1::GROUP_MODE_UNSPECIFIED ||
+      live_.CancelledByUser(run_id)) {
     return;
   }
   absl::StatusOr<std::vector<storage::TaskRecord>> tasks = NewestTasks(run_id);
@@ -351,8 +299,8 @@ void FleetCore::AddNextGroupPass(const std::string& run_id) {
   const std::vector<v1::GroupResult> done = GroupResults(*tasks);
   const std::vector<GroupPlan> next =
       options_.plan_next_groups
-          ? options_.plan_next_groups(run->second.group, run->second.group_nodes, done)
-          : PlanNextGroups(run->second.group, run->second.group_nodes, done);
+          ? options_.plan_next_groups(run->group, run->group_nodes, done)
+          : PlanNextGroups(run->group, run->group_nodes, done);
   if (next.empty()) return;
   std::vector<storage::TaskRecord> added = MakeGroupTasks(run_id, next, specs);
   if (absl::Status s = store_->AddTasks(run_id, added); !s.ok()) {
@@ -364,8 +312,8 @@ void FleetCore::AddNextGroupPass(const std::string& run_id) {
   LOG(INFO) << "run " << run_id << ": " << next.size() << " more group(s), pass "
             << next.front().pass;
   for (storage::TaskRecord& t : added) {
-    RegisterGroupTask(t);
-    active_tasks_[t.task_id] = std::move(t);
+    groups_.Register(t);
+    live_.AddTask(std::move(t));
   }
   // Not from here: this runs inside a task's end, whose callers may be
   // walking the task list.
@@ -375,15 +323,14 @@ void FleetCore::AddNextGroupPass(const std::string& run_id) {
 void FleetCore::SweepGroups(absl::Time now) {
   std::vector<std::pair<std::string, std::vector<std::string>>> overdue;
   std::vector<std::string> unstoppable;
-  for (auto& [id, group] : groups_) {
+  for (auto& [id, group] : groups_.all()) {
     // Asked to stop and still running a heartbeat timeout later (a plugin
     // that does not heed its cancel, an agent that does not answer): the
     // member ends here, so the run does not wait for it forever.
     if (!group.failure.empty() && now >= group.failed_at + options_.heartbeat_timeout) {
       for (const std::string& task_id : group.task_ids) {
-        auto t = active_tasks_.find(task_id);
-        if (t != active_tasks_.end() && InFlight(t->second.state) &&
-            !promised_reports_.contains(task_id)) {
+        const storage::TaskRecord* t = live_.FindTask(task_id);
+        if (t != nullptr && InFlight(t->state) && !live_.ReportPromised(task_id)) {
           unstoppable.push_back(task_id);
         }
       }
@@ -393,22 +340,23 @@ void FleetCore::SweepGroups(absl::Time now) {
     if (group.dispatched && group.failure.empty() && now >= group.deadline) {
       std::vector<std::string> late;
       for (const std::string& task_id : group.task_ids) {
-        auto t = active_tasks_.find(task_id);
-        if (t != active_tasks_.end() && !promised_reports_.contains(task_id)) late.push_back(task_id);
+        if (live_.FindTask(task_id) != nullptr && !live_.ReportPromised(task_id)) {
+          late.push_back(task_id);
+        }
       }
       if (!late.empty()) overdue.emplace_back(id, std::move(late));
     }
   }
   for (const std::string& task_id : unstoppable) {
-    auto t = active_tasks_.find(task_id);
-    if (t == active_tasks_.end()) continue;
-    FinishTask(t->second, v1::TASK_STATE_FAILED,
+    storage::TaskRecord* t = live_.FindTask(task_id);
+    if (t == nullptr) continue;
+    FinishTask(*t, v1::TASK_STATE_FAILED,
                absl::StrCat("did not stop within ", absl::FormatDuration(options_.heartbeat_timeout),
                             " of its group's cancel"));
   }
   for (const auto& [id, late] : overdue) {
     std::vector<std::string> nodes;
-    for (const std::string& task_id : late) nodes.push_back(active_tasks_.at(task_id).node);
+    for (const std::string& task_id : late) nodes.push_back(live_.FindTask(task_id)->node);
     FailGroup(id,
               absl::StrCat("group ", id, ": ", Members(nodes),
                            " did not finish by the group deadline"),
@@ -433,13 +381,7 @@ absl::StatusOr<std::vector<storage::TaskRecord>> FleetCore::NewestTasks(
     const std::string& run_id) {
   absl::StatusOr<std::vector<storage::TaskRecord>> tasks = store_->ListTasks(run_id);
   if (!tasks.ok()) return tasks.status();
-  for (storage::TaskRecord& t : *tasks) {
-    if (auto live = active_tasks_.find(t.task_id); live != active_tasks_.end()) {
-      t = live->second;
-    } else if (auto unstored = unstored_ends_.find(t.task_id); unstored != unstored_ends_.end()) {
-      t = unstored->second;
-    }
-  }
+  for (storage::TaskRecord& t : *tasks) t = live_.Newest(t);
   return tasks;
 }
 

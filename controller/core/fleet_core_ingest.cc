@@ -33,12 +33,12 @@ absl::Status CheckTaskOwner(const storage::TaskRecord& task, const std::string& 
 
 absl::Status FleetCore::CheckReportInFlight(const std::string& node,
                                             const v1::Report& report) const {
-  auto it = active_tasks_.find(report.task_id());
-  if (it == active_tasks_.end()) {
+  const storage::TaskRecord* task = live_.FindTask(report.task_id());
+  if (task == nullptr) {
     return absl::NotFoundError(absl::StrCat("task ", report.task_id(),
                                             " is not in flight"));
   }
-  return CheckTaskOwner(it->second, node);
+  return CheckTaskOwner(*task, node);
 }
 
 void FleetCore::DropRefused(PendingReport& p) {
@@ -49,19 +49,19 @@ void FleetCore::DropRefused(PendingReport& p) {
 }
 
 absl::StatusOr<storage::TaskRecord> FleetCore::EndedTask(const std::string& task_id) {
-  if (auto it = unstored_ends_.find(task_id); it != unstored_ends_.end()) return it->second;
+  if (const storage::TaskRecord* unstored = live_.UnstoredEnd(task_id)) return *unstored;
   return store_->GetTask(task_id);
 }
 
 void FleetCore::RecomputeRun(const std::string& run_id) {
-  if (!active_runs_.contains(run_id)) {
+  if (!live_.HasRun(run_id)) {
     absl::StatusOr<storage::RunRecord> run = store_->GetRun(run_id);
     if (!run.ok()) {
       NoteStoreFailure(run.status(), absl::StrCat("reading run ", run_id));
-      unsettled_runs_.insert(run_id);
+      live_.NoteUnsettled(run_id);
       return;
     }
-    active_runs_[run_id] = *std::move(run);
+    live_.AddRun(*std::move(run));
   }
   UpdateRunState(run_id);
 }
@@ -126,7 +126,7 @@ FleetCore::LateResult FleetCore::StoreLateReport(PendingReport& p, absl::Status*
     stats_.commits += 1;
   }
   if (settles) {
-    unstored_ends_.erase(settled.task_id);
+    live_.EndStored(settled.task_id);
     LOG(INFO) << "task " << settled.task_id << " on " << p.node << " settled "
               << TaskStateName(settled.state) << " by its late final report";
     RecomputeRun(settled.run_id);
@@ -158,11 +158,11 @@ void FleetCore::CommitBatch(std::vector<PendingReport>& batch) {
   std::vector<PendingReport> unstored;   // the late path could not store them
   accepted.reserve(batch.size());
   for (PendingReport& p : batch) {
-    p.node = NodeOfLink(p.link);
+    p.node = sessions_.NodeOf(p.link);
     if (p.node.empty()) continue;  // stale stream: no ack, the agent resends
-    sessions_[p.node].last_seen = now;
+    sessions_.Touch(p.node, now);
     // The report a hello promised has come (stored or not, it is here).
-    if (p.report.task_finished()) promised_reports_.erase(p.report.task_id());
+    if (p.report.task_finished()) live_.ReportCame(p.report.task_id());
     absl::Status s = CheckReportInFlight(p.node, p.report);
     if (absl::Status envelope = CheckReportEnvelope(p.report); !envelope.ok()) {
       if (s.ok()) {
@@ -199,8 +199,8 @@ void FleetCore::CommitBatch(std::vector<PendingReport>& batch) {
       continue;
     }
     Accepted a{&p, {}, false};
-    NoteGroupHeadline(active_tasks_.at(p.report.task_id()), p.report);
-    const storage::TaskRecord& task = active_tasks_.at(p.report.task_id());
+    storage::TaskRecord& task = *live_.FindTask(p.report.task_id());
+    NoteGroupHeadline(task, p.report);
     DropRefused(p);
     for (v1::Sample& sample : *p.report.mutable_samples()) {
       // Trust the task, not the agent, for where a sample belongs.
@@ -223,7 +223,7 @@ void FleetCore::CommitBatch(std::vector<PendingReport>& batch) {
                                       : absl::StrCat(p.refused, "; ", a.final_task.reason));
       a.stops_agent = !p.report.task_finished();
     }
-    if (a.finishes) ShapeGroupMemberEnd(a.final_task);
+    if (a.finishes) groups_.ShapeMemberEnd(a.final_task);
     accepted.push_back(std::move(a));
   }
 
@@ -284,10 +284,8 @@ void FleetCore::CommitBatch(std::vector<PendingReport>& batch) {
   bool any_finished = false;
   for (Accepted& a : accepted) {
     if (!a.finishes) continue;
-    auto it = active_tasks_.find(a.final_task.task_id);
-    if (it == active_tasks_.end()) continue;
-    progress_.erase(it->first);
-    active_tasks_.erase(it);
+    if (live_.FindTask(a.final_task.task_id) == nullptr) continue;
+    live_.EndTask(a.final_task.task_id);
     SettlePairPartner(a.final_task);
     SettleGroup(a.final_task);
     UpdateRunState(a.final_task.run_id);

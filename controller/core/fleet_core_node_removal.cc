@@ -15,15 +15,11 @@ namespace fleetbench::controller {
 
 absl::StatusOr<v1::RemoveNodeResponse> FleetCore::HandleRemoveNode(const std::string& name) {
   if (name.empty()) return absl::InvalidArgumentError("which node? (fleetbench nodes rm NAME)");
-  auto session = sessions_.find(name);
-  if (session != sessions_.end() && session->second.online) {
+  if (sessions_.Online(name)) {
     return absl::FailedPreconditionError(absl::StrCat(
         "node ", name, " is online; stop its agent first (it would be back at its next hello)"));
   }
-  std::set<std::string> runs;
-  for (const auto& [id, task] : active_tasks_) {
-    if (task.node == name) runs.insert(task.run_id);
-  }
+  const std::set<std::string> runs = live_.RunsOnNode(name);
   if (!runs.empty()) {
     return absl::FailedPreconditionError(absl::StrCat(
         "node ", name, " has tasks queued or in flight (run ", *runs.begin(),
@@ -32,7 +28,7 @@ absl::StatusOr<v1::RemoveNodeResponse> FleetCore::HandleRemoveNode(const std::st
   }
   absl::StatusOr<bool> kept = store_->RemoveNode(name, clock_->Now());
   if (!kept.ok()) return kept.status();
-  if (session != sessions_.end()) sessions_.erase(session);
+  sessions_.Remove(name);
   LOG(INFO) << "node " << name << " removed"
             << (*kept ? "; its results are kept" : "; it had run no task");
   v1::RemoveNodeResponse response;
@@ -49,8 +45,8 @@ void FleetCore::ExpireNodes(absl::Time now) {
   for (const storage::NodeRecord& node : *nodes) {
     if (node.removed) continue;
     absl::Time last_seen = node.last_seen;
-    if (auto s = sessions_.find(node.name); s != sessions_.end()) {
-      last_seen = std::max(last_seen, s->second.last_seen);
+    if (const NodeSessions::Session* s = sessions_.Find(node.name)) {
+      last_seen = std::max(last_seen, s->last_seen);
     }
     if (now - last_seen <= options_.node_expiry) continue;
     absl::StatusOr<v1::RemoveNodeResponse> removed = HandleRemoveNode(node.name);

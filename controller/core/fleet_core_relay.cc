@@ -19,26 +19,25 @@ void FleetCore::HandleKvRequest(const std::shared_ptr<AgentLink>& link, const st
   auto answer = [&](const absl::Status& status) {
     AnswerKvRequest(*link, request.request_id(), status);
   };
-  auto task = active_tasks_.find(request.task_id());
-  if (task == active_tasks_.end() || task->second.group_id.empty() ||
-      task->second.node != node || !InFlight(task->second.state)) {
+  const storage::TaskRecord* task = live_.FindTask(request.task_id());
+  if (task == nullptr || task->group_id.empty() || task->node != node ||
+      !InFlight(task->state)) {
     answer(absl::PermissionDeniedError(
         absl::StrCat("task ", ClipInput(request.task_id()),
                      " is not a running member of a group on node ", node)));
     return;
   }
-  auto it = groups_.find(task->second.group_id);
-  if (it == groups_.end() || !it->second.dispatched) {
+  RunningGroups::Group* group = groups_.Find(task->group_id);
+  if (group == nullptr || !group->dispatched) {
     answer(absl::PermissionDeniedError(
-        absl::StrCat("group ", task->second.group_id, " is not running")));
+        absl::StrCat("group ", task->group_id, " is not running")));
     return;
   }
-  GroupState& group = it->second;
-  if (!group.failure.empty()) {
-    answer(absl::AbortedError(absl::StrCat("the group ended: ", group.failure)));
+  if (!group->failure.empty()) {
+    answer(absl::AbortedError(absl::StrCat("the group ended: ", group->failure)));
     return;
   }
-  group.rendezvous.Handle(link, request, clock_->Now(), group.deadline);
+  group->rendezvous.Handle(link, request, clock_->Now(), group->deadline);
 }
 
 }  // namespace fleetbench::controller

@@ -7,6 +7,7 @@
 // a reconnect (docs/reliability.md).
 #include "controller/core/fleet_core.h"
 
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -20,7 +21,7 @@ void FleetCore::NoteStoreFailure(const absl::Status& status, const std::string& 
 }
 
 bool FleetCore::HasStoreBacklog() const {
-  return store_retry_.holding() || !unstored_ends_.empty() || !unsettled_runs_.empty();
+  return store_retry_.holding() || live_.HasUnstoredWrites();
 }
 
 void FleetCore::NoteStoreOk() { store_retry_.NoteOk(HasStoreBacklog(), clock_->Now()); }
@@ -33,15 +34,16 @@ void FleetCore::RetryStoreBacklog() {
 
   // Task ends first: the runs' states are computed from them.
   std::set<std::string> runs;
-  for (auto it = unstored_ends_.begin(); it != unstored_ends_.end();) {
+  std::map<std::string, storage::TaskRecord>& unstored_ends = live_.unstored_ends();
+  for (auto it = unstored_ends.begin(); it != unstored_ends.end();) {
     if (absl::Status s = store_->UpdateTask(it->second); !s.ok()) {
       NoteStoreFailure(s, absl::StrCat("finishing task ", it->first));
       break;
     }
     runs.insert(it->second.run_id);
-    it = unstored_ends_.erase(it);
+    it = unstored_ends.erase(it);
   }
-  runs.insert(unsettled_runs_.begin(), unsettled_runs_.end());
+  runs.insert(live_.unsettled_runs().begin(), live_.unsettled_runs().end());
   for (const std::string& run_id : runs) RecomputeRun(run_id);
 
   std::vector<PendingReport> batch = store_retry_.TakeHeld();

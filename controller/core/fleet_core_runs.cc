@@ -45,10 +45,7 @@ absl::StatusOr<v1::StartRunResponse> FleetCore::HandleStartRun(
   // ListRuns page, so what would not fit there is refused here.
   if (absl::Status s = CheckStartRunBounds(request); !s.ok()) return s;
   // Which benchmarks does anyone know? Capabilities come from hellos.
-  std::set<std::string> known;
-  for (const auto& [name, s] : sessions_) {
-    for (const auto& c : s.capabilities) known.insert(c.benchmark());
-  }
+  const std::set<std::string> known = sessions_.DeclaredBenchmarks(/*pairwise_only=*/false);
   for (const v1::BenchmarkSpec& spec : request.benchmarks()) {
     if (!known.empty() && !known.contains(spec.name())) {
       return absl::InvalidArgumentError(absl::StrCat(
@@ -69,22 +66,20 @@ absl::StatusOr<v1::StartRunResponse> FleetCore::HandleStartRun(
   std::vector<std::string> nodes;
   if (!request.nodes().empty()) {
     for (const std::string& n : request.nodes()) {
-      auto it = sessions_.find(n);
-      if (it == sessions_.end()) {
+      const NodeSessions::Session* session = sessions_.Find(n);
+      if (session == nullptr) {
         return absl::NotFoundError(absl::StrCat("unknown node '", ClipInput(n), "'"));
       }
-      if (!it->second.online) {
+      if (!session->online) {
         return absl::FailedPreconditionError(absl::StrCat("node '", n, "' is offline"));
       }
       nodes.push_back(n);
     }
   } else {
-    for (const auto& [name, s] : sessions_) {
-      if (s.online) nodes.push_back(name);
-    }
+    nodes = sessions_.OnlineNodes();
   }
   std::erase_if(nodes, [&](const std::string& n) {
-    const auto& labels = sessions_[n].labels;
+    const auto& labels = sessions_.Find(n)->labels;
     for (const auto& [k, v] : request.select_labels()) {
       auto it = labels.find(k);
       if (it == labels.end() || it->second != v) return true;
@@ -99,12 +94,7 @@ absl::StatusOr<v1::StartRunResponse> FleetCore::HandleStartRun(
 
   // Pairwise benchmarks (capabilities say which) become pairs of tasks;
   // the rest run on every node.
-  std::set<std::string> pairwise;
-  for (const auto& [name, s] : sessions_) {
-    for (const auto& c : s.capabilities) {
-      if (c.pairwise()) pairwise.insert(c.benchmark());
-    }
-  }
+  const std::set<std::string> pairwise = sessions_.DeclaredBenchmarks(/*pairwise_only=*/true);
   if (absl::Status valid = ValidateSpecs(request, pairwise); !valid.ok()) return valid;
   // A group run: its collective benchmarks run as groups over the nodes
   // (fleet_core_groups.cc), after the others of the request, which run as
@@ -187,10 +177,10 @@ absl::StatusOr<v1::StartRunResponse> FleetCore::HandleStartRun(
     tasks.push_back(std::move(t));
   }
   if (absl::Status s = store_->CreateRun(run, tasks); !s.ok()) return s;
-  active_runs_[run.run_id] = run;
+  live_.AddRun(run);
   for (storage::TaskRecord& t : tasks) {
-    RegisterGroupTask(t);
-    active_tasks_[t.task_id] = t;
+    groups_.Register(t);
+    live_.AddTask(std::move(t));
   }
   TryDispatch();
 
@@ -205,28 +195,24 @@ absl::Status FleetCore::HandleCancelRun(const std::string& run_id) {
   if (!run.ok()) return run.status();
   // A group ends as a whole, blaming no member; and no further pass is
   // planned for a run the user stopped.
-  user_cancelled_runs_.insert(run_id);
-  std::vector<std::string> group_ids;
-  for (const auto& [id, g] : groups_) {
-    if (g.run_id == run_id) group_ids.push_back(id);
-  }
-  for (const std::string& id : group_ids) {
+  live_.NoteCancelledByUser(run_id);
+  for (const std::string& id : groups_.OfRun(run_id)) {
     FailGroup(id, absl::StrCat("group ", id, ": cancelled by user"), {});
   }
   std::vector<std::string> ids;
-  for (const auto& [id, t] : active_tasks_) {
+  for (const auto& [id, t] : live_.tasks()) {
     if (t.run_id == run_id) ids.push_back(id);
   }
   for (const std::string& id : ids) {
     // Ending one task may end others (a pair's other half, a group's members).
-    auto it = active_tasks_.find(id);
-    if (it == active_tasks_.end()) continue;
-    storage::TaskRecord& t = it->second;
+    storage::TaskRecord* task = live_.FindTask(id);
+    if (task == nullptr) continue;
+    storage::TaskRecord& t = *task;
     if (t.state == v1::TASK_STATE_QUEUED) {
       FinishTask(t, v1::TASK_STATE_CANCELLED, "cancelled by user before it started");
       continue;
     }
-    if (promised_reports_.contains(id)) {
+    if (live_.ReportPromised(id)) {
       // The agent said it finished this task and runs it no more: asking it
       // to stop would change nothing, and its final report has not come.
       FinishTask(t, v1::TASK_STATE_CANCELLED,
@@ -235,12 +221,9 @@ absl::Status FleetCore::HandleCancelRun(const std::string& run_id) {
       continue;
     }
     // In flight: ask the agent; its final report ends the task.
-    auto s = sessions_.find(t.node);
-    if (s != sessions_.end() && s->second.link) {
-      v1::ControllerMessage msg;
-      msg.mutable_cancel_task()->set_task_id(id);
-      s->second.link->Send(msg);
-    }
+    v1::ControllerMessage msg;
+    msg.mutable_cancel_task()->set_task_id(id);
+    sessions_.Send(t.node, msg);
   }
   return absl::OkStatus();
 }
@@ -257,41 +240,34 @@ void FleetCore::FinishTask(storage::TaskRecord& task, v1::TaskState state,
   task.state = state;
   task.reason = TruncateReason(reason);  // may quote a peer's full reason
   task.updated = clock_->Now();
-  ShapeGroupMemberEnd(task);
+  groups_.ShapeMemberEnd(task);
   const storage::TaskRecord ended = task;
   if (absl::Status s = store_->UpdateTask(task); !s.ok()) {
     // Kept, and written again by the retry: a lost end would leave its
     // run running forever.
     NoteStoreFailure(s, absl::StrCat("finishing task ", task.task_id));
-    unstored_ends_[ended.task_id] = ended;
+    live_.KeepUnstoredEnd(ended);
   }
-  progress_.erase(task.task_id);
-  promised_reports_.erase(task.task_id);
-  awaiting_port_.erase(task.task_id);
-  active_tasks_.erase(task.task_id);  // `task` dangles from here on
+  live_.EndTask(ended.task_id);  // `task` dangles from here on
   SettlePairPartner(ended);
   SettleGroup(ended);
   UpdateRunState(ended.run_id);
 }
 
 void FleetCore::UpdateRunState(const std::string& run_id) {
-  auto run_it = active_runs_.find(run_id);
-  if (run_it == active_runs_.end()) return;
+  storage::RunRecord* run = live_.FindRun(run_id);
+  if (run == nullptr) return;
   auto tasks = store_->ListTasks(run_id);
   if (!tasks.ok()) {
     NoteStoreFailure(tasks.status(), absl::StrCat("reading the tasks of run ", run_id));
-    unsettled_runs_.insert(run_id);
+    live_.NoteUnsettled(run_id);
     return;
   }
   bool all_done = true, any_started = false, any_failed = false, any_cancelled = false;
   for (const storage::TaskRecord& stored : *tasks) {
     // Prefer the in-memory copy, live or ended but not yet stored: it is
     // the newest.
-    auto live = active_tasks_.find(stored.task_id);
-    auto unstored = unstored_ends_.find(stored.task_id);
-    const v1::TaskState state = live != active_tasks_.end()       ? live->second.state
-                                : unstored != unstored_ends_.end() ? unstored->second.state
-                                                                   : stored.state;
+    const v1::TaskState state = live_.Newest(stored).state;
     all_done &= IsTerminal(state);
     any_started |= state != v1::TASK_STATE_QUEUED;
     any_failed |= state == v1::TASK_STATE_FAILED || state == v1::TASK_STATE_LOST;
@@ -303,23 +279,20 @@ void FleetCore::UpdateRunState(const std::string& run_id) {
     state = any_failed ? "failed" : any_cancelled ? "cancelled" : "succeeded";
     finished = clock_->Now();
   }
-  if (state != run_it->second.state) {
+  if (state != run->state) {
     if (absl::Status s = store_->SetRunState(run_id, state, finished); s.ok()) {
-      run_it->second.state = state;
+      run->state = state;
     } else {
       // The cached state stays what the store holds, and the run stays
       // active until the retry writes it: forgetting it here left runs
       // `running` forever.
       NoteStoreFailure(s, absl::StrCat("setting run ", run_id, " ", state));
-      unsettled_runs_.insert(run_id);
+      live_.NoteUnsettled(run_id);
       return;
     }
   }
-  unsettled_runs_.erase(run_id);
-  if (all_done) {
-    active_runs_.erase(run_it);
-    user_cancelled_runs_.erase(run_id);
-  }
+  live_.Settled(run_id);
+  if (all_done) live_.EraseRun(run_id);
 }
 
 }  // namespace fleetbench::controller

@@ -12,65 +12,14 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/logging.h"
-#include "google/protobuf/util/message_differencer.h"
 
 namespace fleetbench::controller {
-
-std::string FleetCore::NodeOfLink(const std::shared_ptr<AgentLink>& link) const {
-  for (const auto& [name, session] : sessions_) {
-    if (session.link == link) return name;
-  }
-  return "";
-}
-
-void FleetCore::StoreDeclaredMetrics(const v1::Hello& hello) {
-  std::vector<v1::MetricDescriptor> changed;
-  for (const v1::Capability& capability : hello.capabilities()) {
-    for (v1::MetricDescriptor d : capability.metrics()) {
-      if (d.benchmark().empty()) d.set_benchmark(capability.benchmark());
-      auto stored = declared_metrics_.find(d.name());
-      if (stored != declared_metrics_.end() &&
-          google::protobuf::util::MessageDifferencer::Equals(stored->second, d)) {
-        continue;
-      }
-      changed.push_back(std::move(d));
-    }
-  }
-  if (changed.empty()) return;
-  if (absl::Status s = store_->UpsertMetricDescriptors(changed); !s.ok()) {
-    if (!metric_write_failure_logged_) {
-      LOG(ERROR) << "storing the metrics declared by node " << hello.name()
-                 << " (ranking keeps the previous declarations; logged once): " << s;
-      metric_write_failure_logged_ = true;
-    }
-    return;
-  }
-  metric_write_failure_logged_ = false;
-  for (v1::MetricDescriptor& d : changed) {
-    const std::string name = d.name();
-    declared_metrics_[name] = std::move(d);
-  }
-}
 
 void FleetCore::HandleHello(std::shared_ptr<AgentLink> link, v1::Hello hello,
                             std::string peer_host) {
   const absl::Time now = clock_->Now();
   const std::string name = hello.name();
-  Session& session = sessions_[name];
-  if (session.link && session.link != link) {
-    // The same node connected again (a restart, a new network path): the
-    // newest stream wins.
-    session.link->Close();
-  }
-  session.link = link;
-  session.online = true;
-  session.last_seen = now;
-  session.labels.clear();
-  for (const auto& [k, v] : hello.labels()) session.labels[k] = v;
-  session.facts = hello.facts();
-  session.agent_version = hello.agent_version();
-  session.capabilities.assign(hello.capabilities().begin(), hello.capabilities().end());
-  session.address = hello.advertise_addr().empty() ? peer_host : hello.advertise_addr();
+  const NodeSessions::Session& session = sessions_.Open(link, hello, peer_host, now);
 
   storage::NodeRecord record;
   record.name = name;
@@ -83,7 +32,7 @@ void FleetCore::HandleHello(std::shared_ptr<AgentLink> link, v1::Hello hello,
     LOG(ERROR) << "storing node " << name << ": " << s;
     NoteStoreFailure(s, absl::StrCat("storing node ", name));
   }
-  StoreDeclaredMetrics(hello);
+  declared_metrics_.Declare(hello);
 
   v1::ControllerMessage welcome;
   welcome.mutable_welcome()->set_node_id(name);
@@ -95,7 +44,7 @@ void FleetCore::HandleHello(std::shared_ptr<AgentLink> link, v1::Hello hello,
   std::set<std::string> finished(hello.finished_task_ids().begin(),
                                  hello.finished_task_ids().end());
   bool running_known = hello.running_task_id().empty();
-  for (auto it = active_tasks_.begin(); it != active_tasks_.end();) {
+  for (auto it = live_.tasks().begin(); it != live_.tasks().end();) {
     storage::TaskRecord& task = it->second;
     ++it;  // FinishTask may erase the current entry
     if (task.node != name || task.state == v1::TASK_STATE_QUEUED) continue;
@@ -110,7 +59,7 @@ void FleetCore::HandleHello(std::shared_ptr<AgentLink> link, v1::Hello hello,
       // Its final report is in the agent's spool and comes next. An agent
       // that says so and then sends nothing must not hold the task (and its
       // node) forever: it has one heartbeat timeout.
-      promised_reports_[task.task_id] = now + options_.heartbeat_timeout;
+      live_.PromiseReport(task.task_id, now + options_.heartbeat_timeout);
     } else if (!task.group_id.empty()) {
       // A member sent but not started, or no longer run: its group started
       // together and cannot take one member back alone.
@@ -124,7 +73,7 @@ void FleetCore::HandleHello(std::shared_ptr<AgentLink> link, v1::Hello hello,
       if (params.contains("peer")) {
         SendRunTask(task);
       } else {
-        awaiting_port_.insert(task.task_id);
+        live_.AwaitPort(task.task_id);
       }
     } else if (task.state == v1::TASK_STATE_DISPATCHED) {
       // Sent before a controller restart but never started: send again. A
@@ -133,7 +82,7 @@ void FleetCore::HandleHello(std::shared_ptr<AgentLink> link, v1::Hello hello,
         if (t == nullptr || t->state != v1::TASK_STATE_DISPATCHED) continue;
         t->state = v1::TASK_STATE_QUEUED;
         t->updated = now;
-        awaiting_port_.erase(t->task_id);
+        live_.PortCame(t->task_id);
         PersistTask(*t, "requeueing");
       }
     } else {
@@ -163,77 +112,68 @@ void FleetCore::HandleHello(std::shared_ptr<AgentLink> link, v1::Hello hello,
 
 void FleetCore::HandleMessage(const std::shared_ptr<AgentLink>& link,
                               v1::AgentMessage message) {
-  const std::string node = NodeOfLink(link);
+  const std::string node = sessions_.NodeOf(link);
   if (node.empty()) return;  // a replaced stream still talking
-  Session& session = sessions_[node];
-  session.last_seen = clock_->Now();
-  if (!session.online) {
-    session.online = true;
-    TryDispatch();
-  }
+  if (sessions_.Heard(node, clock_->Now())) TryDispatch();
   if (message.has_kv_request()) {
     HandleKvRequest(link, node, message.kv_request());
   } else if (message.has_port_published()) {
     HandlePortPublished(node, message.port_published());
   } else if (message.has_task_started()) {
-    auto it = active_tasks_.find(message.task_started().task_id());
-    if (it != active_tasks_.end() && it->second.node == node &&
-        it->second.state == v1::TASK_STATE_DISPATCHED) {
-      it->second.state = v1::TASK_STATE_RUNNING;
-      it->second.updated = clock_->Now();
-      PersistTask(it->second, "storing the start of");
-      UpdateRunState(it->second.run_id);
+    storage::TaskRecord* task = live_.FindTask(message.task_started().task_id());
+    if (task != nullptr && task->node == node && task->state == v1::TASK_STATE_DISPATCHED) {
+      task->state = v1::TASK_STATE_RUNNING;
+      task->updated = clock_->Now();
+      PersistTask(*task, "storing the start of");
+      UpdateRunState(task->run_id);
     }
   } else if (message.has_progress()) {
     const v1::Progress& p = message.progress();
-    auto it = active_tasks_.find(p.task_id());
+    const storage::TaskRecord* task = live_.FindTask(p.task_id());
     // A fraction that is not a number says nothing; NaN would also pass
     // std::clamp unchanged.
-    if (it != active_tasks_.end() && it->second.node == node && std::isfinite(p.fraction())) {
-      progress_[p.task_id()] = {p.benchmark(), std::clamp(p.fraction(), 0.0, 1.0),
-                                p.message().substr(0, 256)};
+    if (task != nullptr && task->node == node && std::isfinite(p.fraction())) {
+      live_.SetProgress(p.task_id(), {p.benchmark(), std::clamp(p.fraction(), 0.0, 1.0),
+                                      p.message().substr(0, 256)});
     }
   }
 }
 
 void FleetCore::HandleDisconnect(const std::shared_ptr<AgentLink>& link) {
-  const std::string node = NodeOfLink(link);
+  const std::string node = sessions_.NodeOf(link);
   if (node.empty()) return;
   // Stay "online" until the heartbeat timeout: a quick reconnect keeps the
   // running task. Only the link goes.
-  sessions_[node].link.reset();
+  sessions_.DropLink(node);
   LOG(INFO) << "node " << node << " disconnected";
   // A group cannot wait for a member whose stream is gone: its relay and
   // its cancel travel on that stream. The member is lost, and its group
   // ends (SettleGroup).
   std::vector<std::string> members;
-  for (const auto& [id, task] : active_tasks_) {
+  for (const auto& [id, task] : live_.tasks()) {
     if (task.node == node && !task.group_id.empty() && task.state != v1::TASK_STATE_QUEUED &&
-        !promised_reports_.contains(id)) {
+        !live_.ReportPromised(id)) {
       members.push_back(id);
     }
   }
   for (const std::string& id : members) {
-    auto it = active_tasks_.find(id);
-    if (it != active_tasks_.end()) FinishTask(it->second, v1::TASK_STATE_LOST, "disconnected");
+    if (storage::TaskRecord* task = live_.FindTask(id)) {
+      FinishTask(*task, v1::TASK_STATE_LOST, "disconnected");
+    }
   }
   if (!members.empty()) TryDispatch();
 }
 
 void FleetCore::ExpirePromisedReports(absl::Time now) {
   // Collected first: FinishTask erases entries (a pair partner's too).
-  std::vector<std::string> due;
-  for (const auto& [task_id, deadline] : promised_reports_) {
-    if (now >= deadline) due.push_back(task_id);
-  }
-  for (const std::string& task_id : due) {
-    if (!promised_reports_.contains(task_id)) continue;
-    auto task = active_tasks_.find(task_id);
-    if (task == active_tasks_.end()) {
-      promised_reports_.erase(task_id);
+  for (const std::string& task_id : live_.PromisesDue(now)) {
+    if (!live_.ReportPromised(task_id)) continue;
+    storage::TaskRecord* task = live_.FindTask(task_id);
+    if (task == nullptr) {
+      live_.ReportCame(task_id);
       continue;
     }
-    FinishTask(task->second, v1::TASK_STATE_LOST,
+    FinishTask(*task, v1::TASK_STATE_LOST,
                absl::StrCat("the agent said the task had finished but sent no final report "
                             "within ", absl::FormatDuration(options_.heartbeat_timeout),
                             "; what it reported is kept"));
@@ -251,30 +191,21 @@ void FleetCore::Sweep() {
     next_node_expiry_ =
         now + std::min(options_.expiry_check_interval, options_.node_expiry / 10);
   }
-  for (auto& [name, session] : sessions_) {
-    if (now - session.last_seen <= options_.heartbeat_timeout) continue;
-    const bool was_online = session.online;
-    session.online = false;
-    if (session.link) {
-      session.link->Close();
-      session.link.reset();
-    }
-    if (was_online) LOG(WARNING) << "node " << name << " offline (heartbeat timeout)";
-    for (auto it = active_tasks_.begin(); it != active_tasks_.end();) {
+  for (const NodeSessions::Silent& silent : sessions_.Sweep(now)) {
+    for (auto it = live_.tasks().begin(); it != live_.tasks().end();) {
       storage::TaskRecord& task = it->second;
       ++it;
-      if (task.node != name || task.state == v1::TASK_STATE_QUEUED) continue;
+      if (task.node != silent.node || task.state == v1::TASK_STATE_QUEUED) continue;
       FinishTask(task, v1::TASK_STATE_LOST,
                  absl::StrCat("agent lost: no heartbeat for ",
-                              absl::FormatDuration(now - session.last_seen),
+                              absl::FormatDuration(silent.silent_for),
                               " (timeout ", absl::FormatDuration(options_.heartbeat_timeout),
                               ")"));
     }
   }
   {
     absl::MutexLock lock(&stats_mu_);
-    stats_.nodes_online = static_cast<int>(std::count_if(
-        sessions_.begin(), sessions_.end(), [](const auto& s) { return s.second.online; }));
+    stats_.nodes_online = sessions_.online_count();
   }
 }
 

@@ -36,16 +36,16 @@ absl::StatusOr<v1::ListNodesResponse> FleetCore::HandleListNodes() {
     if (r.removed) continue;  // out of the fleet, kept for its results
     v1::Node* node = response.add_nodes();
     node->set_name(r.name);
-    auto session = sessions_.find(r.name);
-    const bool online = session != sessions_.end() && session->second.online;
+    const NodeSessions::Session* session = sessions_.Find(r.name);
+    const bool online = session != nullptr && session->online;
     node->set_status(online ? v1::NODE_STATUS_ONLINE : v1::NODE_STATUS_OFFLINE);
     for (const auto& [k, v] : r.labels) (*node->mutable_labels())[k] = v;
     *node->mutable_facts() = r.facts;
     node->set_agent_version(r.agent_version);
     absl::Time last_seen = r.last_seen;
-    if (session != sessions_.end()) {
-      last_seen = std::max(last_seen, session->second.last_seen);
-      for (const auto& c : session->second.capabilities) *node->add_capabilities() = c;
+    if (session != nullptr) {
+      last_seen = std::max(last_seen, session->last_seen);
+      for (const auto& c : session->capabilities) *node->add_capabilities() = c;
     }
     node->set_last_seen_unix_ms(absl::ToUnixMillis(last_seen));
   }
@@ -80,14 +80,9 @@ absl::StatusOr<v1::Run> FleetCore::HandleGetRun(const v1::GetRunRequest& request
   for (const auto& b : run->benchmarks) *out.add_benchmarks() = b;
   if (run->group.mode() != v1::GROUP_MODE_UNSPECIFIED) {
     // The groups, in plan order, from the newest state of their tasks.
-    std::vector<storage::TaskRecord> newest = *tasks;
-    for (storage::TaskRecord& t : newest) {
-      if (auto live = active_tasks_.find(t.task_id); live != active_tasks_.end()) {
-        t = live->second;
-      } else if (auto u = unstored_ends_.find(t.task_id); u != unstored_ends_.end()) {
-        t = u->second;
-      }
-    }
+    std::vector<storage::TaskRecord> newest;
+    newest.reserve(tasks->size());
+    for (const storage::TaskRecord& t : *tasks) newest.push_back(live_.Newest(t));
     *out.mutable_group() = run->group;
     const std::vector<v1::GroupResult> groups = GroupResults(newest);
     for (const v1::GroupResult& g : groups) *out.add_groups() = g;
@@ -97,11 +92,7 @@ absl::StatusOr<v1::Run> FleetCore::HandleGetRun(const v1::GetRunRequest& request
   }
   for (const storage::TaskRecord& stored : *tasks) {
     // Newest first: in flight, ended but not yet stored, stored.
-    auto live = active_tasks_.find(stored.task_id);
-    auto unstored = unstored_ends_.find(stored.task_id);
-    const storage::TaskRecord& t = live != active_tasks_.end()       ? live->second
-                                   : unstored != unstored_ends_.end() ? unstored->second
-                                                                      : stored;
+    const storage::TaskRecord& t = live_.Newest(stored);
     v1::NodeTask* nt = out.add_tasks();
     nt->set_task_id(t.task_id);
     nt->set_node(t.node);
@@ -110,10 +101,10 @@ absl::StatusOr<v1::Run> FleetCore::HandleGetRun(const v1::GetRunRequest& request
     nt->set_group_id(t.group_id);
     nt->set_group_rank(t.group_rank);
     for (const auto& o : t.outcomes) *nt->add_outcomes() = o;
-    if (auto p = progress_.find(t.task_id); p != progress_.end()) {
-      nt->set_progress_benchmark(p->second.benchmark);
-      nt->set_progress_fraction(p->second.fraction);
-      nt->set_progress_message(p->second.message);
+    if (const LiveRuns::Progress* p = live_.ProgressOf(t.task_id)) {
+      nt->set_progress_benchmark(p->benchmark);
+      nt->set_progress_fraction(p->fraction);
+      nt->set_progress_message(p->message);
     }
   }
   if (request.include_samples()) {

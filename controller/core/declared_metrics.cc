@@ -1,0 +1,51 @@
+// DeclaredMetrics: the metric descriptors agents declare, stored once.
+#include "controller/core/declared_metrics.h"
+
+#include <utility>
+#include <vector>
+
+#include "common/logging.h"
+#include "google/protobuf/util/message_differencer.h"
+
+namespace fleetbench::controller {
+
+absl::Status DeclaredMetrics::Load() {
+  auto declared = store_->ListMetricDescriptors();
+  if (!declared.ok()) return declared.status();
+  for (v1::MetricDescriptor& d : *declared) {
+    const std::string name = d.name();
+    stored_[name] = std::move(d);
+  }
+  return absl::OkStatus();
+}
+
+void DeclaredMetrics::Declare(const v1::Hello& hello) {
+  std::vector<v1::MetricDescriptor> changed;
+  for (const v1::Capability& capability : hello.capabilities()) {
+    for (v1::MetricDescriptor d : capability.metrics()) {
+      if (d.benchmark().empty()) d.set_benchmark(capability.benchmark());
+      auto stored = stored_.find(d.name());
+      if (stored != stored_.end() &&
+          google::protobuf::util::MessageDifferencer::Equals(stored->second, d)) {
+        continue;
+      }
+      changed.push_back(std::move(d));
+    }
+  }
+  if (changed.empty()) return;
+  if (absl::Status s = store_->UpsertMetricDescriptors(changed); !s.ok()) {
+    if (!failure_logged_) {
+      LOG(ERROR) << "storing the metrics declared by node " << hello.name()
+                 << " (ranking keeps the previous declarations; logged once): " << s;
+      failure_logged_ = true;
+    }
+    return;
+  }
+  failure_logged_ = false;
+  for (v1::MetricDescriptor& d : changed) {
+    const std::string name = d.name();
+    stored_[name] = std::move(d);
+  }
+}
+
+}  // namespace fleetbench::controller

@@ -1,0 +1,101 @@
+// controller/core/node_sessions.h — the nodes this controller hears from:
+// one session per node name with its current stream (link), when it was
+// last heard, whether it counts as online, and what its last hello said
+// (labels, facts, agent version, capabilities, the address peers dial).
+//
+// Rules:
+// - The newest stream of a node wins: a hello on a new link closes the
+//   old one.
+// - A disconnect drops only the link: the node stays online until the
+//   heartbeat timeout, so a quick reconnect keeps its running task.
+// - A node silent past the heartbeat timeout goes offline and its link is
+//   closed (Sweep).
+// Knows nothing of tasks or runs: what a node going away means for its
+// tasks is the caller's (FleetCore ends them).
+//
+// Threading: the core's actor thread only.
+#ifndef FLEETBENCH_CONTROLLER_CORE_NODE_SESSIONS_H_
+#define FLEETBENCH_CONTROLLER_CORE_NODE_SESSIONS_H_
+
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "controller/core/agent_link.h"
+#include "fleetbench/v1/agent.pb.h"
+#include "fleetbench/v1/node.pb.h"
+
+namespace fleetbench::controller {
+
+class NodeSessions {
+ public:
+  struct Session {
+    std::shared_ptr<AgentLink> link;  // null while disconnected
+    absl::Time last_seen;
+    bool online = false;
+    std::map<std::string, std::string> labels;
+    v1::NodeFacts facts;
+    std::string agent_version;
+    std::vector<v1::Capability> capabilities;
+    std::string address;  // where peers dial it (pairwise benchmarks, groups)
+  };
+
+  explicit NodeSessions(absl::Duration heartbeat_timeout)
+      : heartbeat_timeout_(heartbeat_timeout) {}
+
+  // A hello on `link`: opens the node's session, or replaces it (closing an
+  // older link). The address is the hello's advertised one, else
+  // `peer_host`, where the stream came from.
+  const Session& Open(std::shared_ptr<AgentLink> link, const v1::Hello& hello,
+                      const std::string& peer_host, absl::Time now);
+  // After a controller restart: a node whose task was in flight is known,
+  // offline, with one heartbeat timeout from `now` to come back. No change
+  // to a node already known.
+  void ExpectBack(const std::string& node, absl::Time now);
+
+  // The node behind a link, or "" when the link is not a node's current
+  // stream (a replaced or unauthenticated one).
+  std::string NodeOf(const std::shared_ptr<AgentLink>& link) const;
+  // `node` (known) was heard at `now`. Heard also counts it online again
+  // and says whether it was offline; Touch only moves last_seen.
+  bool Heard(const std::string& node, absl::Time now);
+  void Touch(const std::string& node, absl::Time now);
+  // The node's stream ended; the session stays.
+  void DropLink(const std::string& node);
+
+  const Session* Find(const std::string& node) const;
+  bool Online(const std::string& node) const;
+  // Online and with a stream to send on.
+  bool Reachable(const std::string& node) const;
+  // Sends on the node's current stream; false when it has none.
+  bool Send(const std::string& node, const v1::ControllerMessage& message) const;
+  // The online nodes, by name.
+  std::vector<std::string> OnlineNodes() const;
+  // The benchmarks some node's hello declared (only those declared
+  // pairwise, with `pairwise_only`), online or not.
+  std::set<std::string> DeclaredBenchmarks(bool pairwise_only) const;
+
+  // Nodes silent past the heartbeat timeout at `now`, offline or not:
+  // each is now offline with its link closed (logged when it was online).
+  struct Silent {
+    std::string node;
+    absl::Duration silent_for;
+  };
+  std::vector<Silent> Sweep(absl::Time now);
+  int online_count() const;
+
+  // Forgets the node (it was taken out of the fleet).
+  void Remove(const std::string& node) { sessions_.erase(node); }
+  const std::map<std::string, Session>& all() const { return sessions_; }
+
+ private:
+  const absl::Duration heartbeat_timeout_;
+  std::map<std::string, Session> sessions_;
+};
+
+}  // namespace fleetbench::controller
+
+#endif  // FLEETBENCH_CONTROLLER_CORE_NODE_SESSIONS_H_
