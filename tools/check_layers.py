@@ -96,8 +96,10 @@ def rule_for(rel_path):
 # not plugins themselves: any plugin may include them, and they include no
 # plugin. pairwise/: the two-node helpers of net and rdma; disk_common/: the
 # measurement arithmetic and scratch folder of disk and smallfiles; stream/:
-# the STREAM kernels, threads and cache sizing of mem and mem_numa.
-SHARED_FOLDERS = {"pairwise", "disk_common", "stream"}
+# the STREAM kernels, threads and cache sizing of mem and mem_numa;
+# workload_output/: the parsers that turn a user's workload output into
+# metrics, for the plugin that runs workloads.
+SHARED_FOLDERS = {"pairwise", "disk_common", "stream", "workload_output"}
 
 
 def plugin_folder(rel_path):
@@ -220,6 +222,8 @@ def self_test():
         "agent/benchmarks/mem/ok.cc": ('#include "agent/benchmarks/stream/last_level_cache.h"', False),
         "agent/benchmarks/stream/x.cc": ('#include "agent/benchmarks/mem/mem_stream.h"', True),
         "agent/benchmarks/disk_common/x.cc": ('#include "agent/benchmarks/smallfiles/smallfiles.h"', True),
+        "agent/benchmarks/workload/ok.cc": ('#include "agent/benchmarks/workload_output/mllog.h"', False),
+        "agent/benchmarks/workload_output/x.cc": ('#include "agent/benchmarks/workload/workload.h"', True),
         "controller/ok.cc": ('#include "storage/store.h"\n#include "absl/status/status.h"', False),
         "cli/ok.cc": ('#include "controller/controller_server.h"', False),
     }
