@@ -1,11 +1,11 @@
 #include "agent/benchmarks/workload_output/loadgen_summary.h"
 
-#include <random>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "agent/benchmarks/workload_output/seeded_mutator.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -358,44 +358,16 @@ TEST(LoadgenSummaryTest, RefusesWhatIsNoSummarySayingWhy) {
 // Each summary above mutated at random, 500 times over: never a crash, and
 // only valid metrics or INVALID_ARGUMENT. Seeded, so a failure reproduces.
 TEST(LoadgenSummaryTest, FuzzedSummariesGiveOnlyValidMetrics) {
-  std::mt19937 rng(11);
-  const auto uniform = [&rng](size_t n) {
-    return static_cast<size_t>(
-        std::uniform_int_distribution<size_t>(0, n - 1)(rng));
-  };
-  const std::vector<std::string> tokens = {":",
-                                           "\n",
-                                           "\r",
-                                           " ",
-                                           "-",
-                                           "e+999",
-                                           "nan",
-                                           "1e308",
-                                           "Result is : ",
-                                           "Samples per second: ",
-                                           "90th percentile latency (ns) : ",
-                                           "\xff"};
+  SeededMutator mutator(
+      11, {":", "\n", "\r", " ", "-", "e+999", "nan", "1e308", "Result is : ",
+           "Samples per second: ", "90th percentile latency (ns) : ", "\xff"});
   const std::vector<std::string> summaries = {
       kOffline,          kServer,      kLlmServer,
       kLlmOffline,       kMultiStream, kInvalidSingleStream,
       kEarlySingleStream};
   int parsed = 0;
   for (int i = 0; i < 3500; ++i) {
-    std::string text = summaries[i % summaries.size()];
-    for (size_t n = 1 + uniform(6); n > 0; --n) {
-      const size_t at = uniform(text.size() + 1);
-      switch (uniform(3)) {
-        case 0:
-          if (at < text.size()) text[at] = static_cast<char>(uniform(256));
-          break;
-        case 1:
-          if (at < text.size()) text.erase(at, 1 + uniform(10));
-          break;
-        case 2:
-          text.insert(at, tokens[uniform(tokens.size())]);
-          break;
-      }
-    }
+    const std::string text = mutator.Mutate(summaries[i % summaries.size()], 6);
     auto summary = ParseLoadgenSummary(text);
     if (!summary.ok()) {
       EXPECT_EQ(summary.status().code(), absl::StatusCode::kInvalidArgument);

@@ -3,13 +3,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <random>
 #include <string>
 #include <vector>
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "agent/benchmarks/workload_output/seeded_mutator.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -253,44 +253,39 @@ TEST(MetricLineTest, RefusesDeepNestingAtOnce) {
 // one-line message, or parsed into a valid metric; never a crash. Seeded, so
 // a failure reproduces.
 TEST(MetricLineTest, FuzzedInputIsRefusedOrValid) {
-  std::mt19937 rng(20240611);
-  const auto uniform = [&rng](size_t n) {
-    return static_cast<size_t>(
-        std::uniform_int_distribution<size_t>(0, n - 1)(rng));
-  };
-  const auto random_byte = [&] { return static_cast<char>(uniform(256)); };
-  const auto pick = [&](const std::vector<std::string>& from) {
-    return from[uniform(from.size())];
-  };
   // Pieces that reach the parser's corners more often than random bytes do.
-  const std::vector<std::string> tokens = {"{",
-                                           "}",
-                                           "[",
-                                           "]",
-                                           "\"",
-                                           "'",
-                                           ":",
-                                           ",",
-                                           "\\",
-                                           "\\u0000",
-                                           "\\ud800",
-                                           "null",
-                                           "true",
-                                           "1e999",
-                                           "-0",
-                                           "NaN",
-                                           "0x1F",
-                                           "\"name\"",
-                                           "\"value\"",
-                                           "\"unit\"",
-                                           "\"direction\"",
-                                           "\"higher\"",
-                                           "\"lower\"",
-                                           "\n",
-                                           std::string(1, '\0'),
-                                           "\xff",
-                                           "\xc3\xa9",
-                                           " "};
+  SeededMutator mutator(20240611, {"{",
+                                   "}",
+                                   "[",
+                                   "]",
+                                   "\"",
+                                   "'",
+                                   ":",
+                                   ",",
+                                   "\\",
+                                   "\\u0000",
+                                   "\\ud800",
+                                   "null",
+                                   "true",
+                                   "1e999",
+                                   "-0",
+                                   "NaN",
+                                   "0x1F",
+                                   "\"name\"",
+                                   "\"value\"",
+                                   "\"unit\"",
+                                   "\"direction\"",
+                                   "\"higher\"",
+                                   "\"lower\"",
+                                   "\n",
+                                   std::string(1, '\0'),
+                                   "\xff",
+                                   "\xc3\xa9",
+                                   " "});
+  const auto uniform = [&](size_t n) { return mutator.Uniform(n); };
+  const auto pick = [&](const std::vector<std::string>& from) {
+    return mutator.Pick(from);
+  };
   // Each field's value: two times in three a valid one, else anything from
   // the full list, invalid ones included.
   const auto near_miss = [&](const std::vector<std::string>& valid,
@@ -349,38 +344,15 @@ TEST(MetricLineTest, FuzzedInputIsRefusedOrValid) {
     std::string input;
     switch (i % 4) {
       case 0:  // random bytes
-        for (size_t n = uniform(300); n > 0; --n) input += random_byte();
+        for (size_t n = uniform(300); n > 0; --n) input += mutator.Byte();
         break;
       case 1:  // the prefix, then random bytes
         input = std::string(kMetricLinePrefix);
-        for (size_t n = uniform(300); n > 0; --n) input += random_byte();
+        for (size_t n = uniform(300); n > 0; --n) input += mutator.Byte();
         break;
-      case 2: {  // a good line, mutated 1 to 4 times
-        input = good;
-        for (size_t n = 1 + uniform(4); n > 0; --n) {
-          const size_t at = uniform(input.size() + 1);
-          switch (uniform(5)) {
-            case 0:
-              if (at < input.size()) input[at] = random_byte();
-              break;
-            case 1:
-              input.insert(at, 1, random_byte());
-              break;
-            case 2:
-              if (at < input.size()) input.erase(at, 1 + uniform(8));
-              break;
-            case 3:
-              input.insert(at, pick(tokens));
-              break;
-            case 4:
-              if (at < input.size()) {
-                input.insert(at, input.substr(at, uniform(40)));
-              }
-              break;
-          }
-        }
+      case 2:  // a good line, mutated 1 to 4 times
+        input = mutator.Mutate(good, 4);
         break;
-      }
       case 3: {  // four fields of near-misses
         std::vector<std::string> fields = {
             absl::StrCat("\"name\": ", uniform(20) == 0
@@ -394,7 +366,7 @@ TEST(MetricLineTest, FuzzedInputIsRefusedOrValid) {
                          near_miss(directions, bad_directions))};
         if (uniform(20) == 0) fields.erase(fields.begin() + uniform(4));
         if (uniform(20) == 0) fields.push_back("\"extra\": 1");
-        std::shuffle(fields.begin(), fields.end(), rng);
+        std::shuffle(fields.begin(), fields.end(), mutator.engine());
         input = absl::StrCat(kMetricLinePrefix, "{",
                              absl::StrJoin(fields, ", "), "}");
         break;

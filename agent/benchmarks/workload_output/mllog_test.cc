@@ -1,12 +1,12 @@
 #include "agent/benchmarks/workload_output/mllog.h"
 
-#include <random>
 #include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
+#include "agent/benchmarks/workload_output/seeded_mutator.h"
 #include "agent/benchmarks/workload_output/workload_metric.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -246,43 +246,15 @@ TEST(MllogReaderTest, HugeTimesGiveNoRunTime) {
 // Every line of the log mutated at random, 10 times over: the reader never
 // crashes and gives only valid metrics. Seeded, so a failure reproduces.
 TEST(MllogReaderTest, FuzzedLogsGiveOnlyValidMetrics) {
-  std::mt19937 rng(7);
-  const auto uniform = [&rng](size_t n) {
-    return static_cast<size_t>(
-        std::uniform_int_distribution<size_t>(0, n - 1)(rng));
-  };
-  const std::vector<std::string> tokens = {"{",
-                                           "}",
-                                           "[",
-                                           "]",
-                                           "\"",
-                                           ":",
-                                           ",",
-                                           "-",
-                                           "1e308",
-                                           "null",
-                                           "\"throughput\"",
-                                           "\"run_stop\"",
-                                           "\xff"};
+  SeededMutator mutator(7, {"{", "}", "[", "]", "\"", ":", ",", "-", "1e308",
+                            "null", "\"throughput\"", "\"run_stop\"", "\xff"});
   const std::vector<std::string> lines = absl::StrSplit(kBertLog, '\n');
   for (int round = 0; round < 10; ++round) {
     MllogReader reader;
-    for (std::string line : lines) {
-      for (size_t n = uniform(4); n > 0; --n) {
-        const size_t at = uniform(line.size() + 1);
-        switch (uniform(3)) {
-          case 0:
-            if (at < line.size()) line[at] = static_cast<char>(uniform(256));
-            break;
-          case 1:
-            if (at < line.size()) line.erase(at, 1 + uniform(6));
-            break;
-          case 2:
-            line.insert(at, tokens[uniform(tokens.size())]);
-            break;
-        }
-      }
-      reader.AddLine(line);
+    // Half the lines mutated: the rest keep some events whole, so metrics
+    // come out of mutated logs too.
+    for (const std::string& line : lines) {
+      reader.AddLine(mutator.Uniform(2) == 0 ? line : mutator.Mutate(line, 3));
     }
     for (const WorkloadMetric& metric : reader.Metrics()) {
       EXPECT_TRUE(CheckWorkloadMetric(metric).ok())
