@@ -98,8 +98,9 @@ def rule_for(rel_path):
 # measurement arithmetic and scratch folder of disk and smallfiles; stream/:
 # the STREAM kernels, threads and cache sizing of mem and mem_numa;
 # workload_process/: running a user's workload command as a supervised
-# process tree, for any plugin that runs one.
-SHARED_FOLDERS = {"pairwise", "disk_common", "stream", "workload_process"}
+# process tree, for any plugin that runs one. workload_output/: the parsers
+# that turn a user's workload output into metrics.
+SHARED_FOLDERS = {"pairwise", "disk_common", "stream", "workload_process", "workload_output"}
 
 
 def plugin_folder(rel_path):
@@ -224,6 +225,8 @@ def self_test():
         "agent/benchmarks/disk_common/x.cc": ('#include "agent/benchmarks/smallfiles/smallfiles.h"', True),
         "agent/benchmarks/gpu/w.cc": ('#include "agent/benchmarks/workload_process/workload_process.h"', False),
         "agent/benchmarks/workload_process/x.cc": ('#include "agent/benchmarks/gpu/gpu_api.h"', True),
+        "agent/benchmarks/workload/ok.cc": ('#include "agent/benchmarks/workload_output/mllog.h"', False),
+        "agent/benchmarks/workload_output/x.cc": ('#include "agent/benchmarks/workload/workload.h"', True),
         "controller/ok.cc": ('#include "storage/store.h"\n#include "absl/status/status.h"', False),
         "cli/ok.cc": ('#include "controller/controller_server.h"', False),
     }
