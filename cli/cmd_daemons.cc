@@ -18,6 +18,7 @@
 #include "agent/benchmarks/disk_common/scratch_path.h"
 #include "agent/benchmarks/registry.h"
 #include "agent/benchmarks/smallfiles/smallfiles_paths.h"
+#include "agent/benchmarks/workload_process/secret_names.h"
 #include "agent/runtime/agent.h"
 #include "agent/runtime/identity.h"
 #include "common/pem_files.h"
@@ -330,6 +331,9 @@ int AgentCommand(const Argv& argv) {
       {"scratch", true, false, "the only folder benchmarks may write to (default STATE_DIR/scratch)"},
       {"dataset-root", true, true,
        "a folder benchmarks may read, e.g. a mounted dataset for smallfiles path=... (default: none)"},
+      {"workload-dir", true, false,
+       "folder of workload manifests, DIR/NAME.json each: the commands the workload benchmark "
+       "may run here (docs/workloads.md; default: none)"},
       {"token-file", true, false, "file with the shared token (else $FLEETBENCH_TOKEN)"},
       {"advertise-addr", true, false,
        "address peers use to reach this node in two-node benchmarks (default: as the controller sees it)"},
@@ -375,6 +379,30 @@ int AgentCommand(const Argv& argv) {
       return Usage("agent", std::string(s.message()), flags);
     }
     dataset_roots.push_back(agent::CollapseSlashes(root));
+  }
+  // What a run may execute is the operator's choice too: a run names a
+  // workload declared here, never a command. A bad manifest stops the
+  // start, naming its file and field.
+  agent::PluginSetup plugins;
+  if (args->Has("workload-dir")) {
+    absl::StatusOr<std::vector<agent::Workload>> workloads =
+        agent::LoadWorkloadDir(args->Get("workload-dir"));
+    if (!workloads.ok()) {
+      std::cerr << "fleetbench agent: " << workloads.status().message() << "\n";
+      return kExitUsage;
+    }
+    for (const agent::Workload& w : *workloads) {
+      // What it runs and with which environment, for the operator; a value
+      // whose name looks like a secret is never written out.
+      std::string env;
+      for (const auto& [key, value] : w.manifest.env()) {
+        absl::StrAppend(&env, env.empty() ? "" : " ", key, "=",
+                        agent::LooksLikeSecret(key) ? "(secret)" : value);
+      }
+      LOG(INFO) << "workload " << w.name << " declared: " << w.manifest.command(0)
+                << (env.empty() ? "" : " with " + env);
+    }
+    plugins.workloads = *std::move(workloads);
   }
   options.advertise_addr = args->Get("advertise-addr");
   if (args->Has("backoff-reset-after")) {
@@ -472,7 +500,7 @@ int AgentCommand(const Argv& argv) {
   } else if (!options.tls.insecure) {
     LOG(INFO) << "no node certificate: connecting with the shared token over TLS";
   }
-  agent::TaskRunner runner(agent::MakeAllBenchmarks(), options.scratch_dir);
+  agent::TaskRunner runner(agent::MakeAllBenchmarks(std::move(plugins)), options.scratch_dir);
   runner.set_dataset_roots(std::move(dataset_roots));
   agent::Agent node(options, std::move(*spool), &runner);
   std::thread signals([&] {

@@ -7,7 +7,7 @@ set -euo pipefail
 packages=(
   build-essential cmake pkg-config
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
-  libabsl-dev libsqlite3-dev libopenblas-dev libssl-dev
+  libabsl-dev libre2-dev libsqlite3-dev libopenblas-dev libssl-dev
   googletest libgtest-dev libgmock-dev
   liburing-dev libibverbs-dev
   iproute2 fio iperf3 sqlite3 sockperf

@@ -51,6 +51,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "fleetbench/v1/agent.pb.h"
 #include "fleetbench/v1/metric.pb.h"
 #include "fleetbench/v1/result.pb.h"
 
@@ -94,15 +95,17 @@ class RunContext {
   // its stream came from).
   using PublishPortFn = std::function<absl::Status(int port)>;
   using KeepSamplesFn = std::function<void(std::vector<v1::Sample>)>;
+  using DeclareMetricFn = std::function<void(const v1::MetricDescriptor&)>;
 
   RunContext(std::string scratch_dir, const std::atomic<bool>* cancelled,
              ProgressFn progress, PublishPortFn publish_port = nullptr,
-             KeepSamplesFn keep_samples = nullptr)
+             KeepSamplesFn keep_samples = nullptr, DeclareMetricFn declare_metric = nullptr)
       : scratch_dir_(std::move(scratch_dir)),
         cancelled_(cancelled),
         progress_(std::move(progress)),
         publish_port_(std::move(publish_port)),
-        keep_samples_(std::move(keep_samples)) {}
+        keep_samples_(std::move(keep_samples)),
+        declare_metric_(std::move(declare_metric)) {}
 
   // The only folder a benchmark may write to.
   const std::string& scratch_dir() const { return scratch_dir_; }
@@ -148,6 +151,13 @@ class RunContext {
   void KeepSamples(std::vector<v1::Sample> samples) const {
     if (keep_samples_) keep_samples_(std::move(samples));
   }
+  // For a plugin whose metrics are known only when it runs
+  // (Benchmark::dynamic_metric_prefix): declares one before its samples
+  // go out; the runner sends it with them. A name outside the prefix is
+  // refused by the controller.
+  void DeclareMetric(const v1::MetricDescriptor& metric) const {
+    if (declare_metric_) declare_metric_(metric);
+  }
 
  private:
   std::string scratch_dir_;
@@ -155,6 +165,7 @@ class RunContext {
   ProgressFn progress_;
   PublishPortFn publish_port_;
   KeepSamplesFn keep_samples_;
+  DeclareMetricFn declare_metric_;
   absl::Time deadline_ = absl::InfiniteFuture();
   const GroupContext* group_ = nullptr;
   std::vector<std::string> dataset_roots_;
@@ -199,6 +210,14 @@ class Benchmark {
   // True for collective benchmarks: in a group run, one task per member
   // node started together, meeting through RunContext::group().
   virtual bool collective() const { return false; }
+  // Non-empty for a plugin whose metric names are known only at run time
+  // (a workload's own): every such name begins with it, and Run()
+  // declares each through RunContext::DeclareMetric. metrics() lists the
+  // fixed ones, if any.
+  virtual std::string dynamic_metric_prefix() const { return ""; }
+  // Adds what else the node's hello should say of this plugin to its
+  // capability (the workload plugin: the workloads declared on the node).
+  virtual void Describe(v1::Capability* capability) const { (void)capability; }
   // How long a run with these (valid) parameters may take before the runner
   // cancels it, unless the run sets its own timeout. Generous: it catches a
   // benchmark that hangs, not one that is slow. Plugins whose length

@@ -11,10 +11,11 @@
 #include "agent/benchmarks/net/net_benchmark.h"
 #include "agent/benchmarks/rdma/rdma_benchmark.h"
 #include "agent/benchmarks/smallfiles/smallfiles.h"
+#include "agent/benchmarks/workload/workload_benchmark.h"
 
 namespace fleetbench::agent {
 
-std::vector<std::unique_ptr<Benchmark>> MakeAllBenchmarks() {
+std::vector<std::unique_ptr<Benchmark>> MakeAllBenchmarks(PluginSetup setup) {
   std::vector<std::unique_ptr<Benchmark>> all;
   // One line per benchmark. Names are permanent keys.
   all.push_back(std::make_unique<CpuGemmBenchmark>());
@@ -32,6 +33,8 @@ std::vector<std::unique_ptr<Benchmark>> MakeAllBenchmarks() {
   // one node's GPUs, one name (collective/collective_benchmark.h).
   all.push_back(std::make_unique<collective::CollectiveBenchmark>(
       std::make_unique<gpu::AllreduceBenchmark>()));
+  // A team's own job steps, as this node's operator declared them.
+  all.push_back(std::make_unique<WorkloadBenchmark>(std::move(setup.workloads)));
   return all;
 }
 

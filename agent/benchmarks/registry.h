@@ -12,11 +12,19 @@
 #include <vector>
 
 #include "agent/benchmarks/benchmark.h"
+#include "agent/benchmarks/workload/workload_manifest.h"
 
 namespace fleetbench::agent {
 
+// What a node's operator configured for the plugins (agent flags), given
+// to the plugins that need it when they are made.
+struct PluginSetup {
+  // --workload-dir: the workloads the `workload` plugin may run.
+  std::vector<Workload> workloads;
+};
+
 // A fresh instance of each registered benchmark, in a stable order.
-std::vector<std::unique_ptr<Benchmark>> MakeAllBenchmarks();
+std::vector<std::unique_ptr<Benchmark>> MakeAllBenchmarks(PluginSetup setup = {});
 
 }  // namespace fleetbench::agent
 

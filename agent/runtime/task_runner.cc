@@ -1,6 +1,7 @@
 #include "agent/runtime/task_runner.h"
 
 #include <algorithm>
+#include <map>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
@@ -61,6 +62,8 @@ std::vector<v1::Capability> TaskRunner::Capabilities() const {
     c.set_pairwise(b->pairwise());
     c.set_collective(b->collective());
     c.set_default_timeout_ms(absl::ToInt64Milliseconds(b->DefaultTimeout({})));
+    c.set_dynamic_metric_prefix(b->dynamic_metric_prefix());
+    b->Describe(&c);
     for (const MetricInfo& m : b->metrics()) {
       v1::MetricDescriptor* d = c.add_metrics();
       d->set_name(m.name);
@@ -154,7 +157,15 @@ void TaskRunner::Execute(const v1::RunTask& task, const std::atomic<bool>& cance
     auto keep = [&kept](std::vector<v1::Sample> samples) {
       for (v1::Sample& s : samples) kept.push_back(std::move(s));
     };
-    RunContext context(scratch_dir_, &cancelled, progress, publish, keep);
+    // Metrics the plugin declares as it runs go out with its samples;
+    // the newest declaration of a name wins.
+    std::map<std::string, v1::MetricDescriptor> declared;
+    auto declare = [&declared, &spec](const v1::MetricDescriptor& metric) {
+      v1::MetricDescriptor& d = declared[metric.name()];
+      d = metric;
+      d.set_benchmark(spec.name());
+    };
+    RunContext context(scratch_dir_, &cancelled, progress, publish, keep, declare);
     context.set_deadline(absl::Now() + timeout);
     context.set_dataset_roots(dataset_roots_);
     GroupContext group;
@@ -187,6 +198,7 @@ void TaskRunner::Execute(const v1::RunTask& task, const std::atomic<bool>& cance
         if (s.time_unix_ms() == 0) s.set_time_unix_ms(now_ms);
         *report.add_samples() = std::move(s);
       }
+      for (const auto& [name, d] : declared) *report.add_metrics() = d;
       hooks.report(report);
     }
     if (!samples.ok()) {

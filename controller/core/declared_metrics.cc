@@ -20,22 +20,36 @@ absl::Status DeclaredMetrics::Load() {
 }
 
 void DeclaredMetrics::Declare(const v1::Hello& hello) {
-  std::vector<v1::MetricDescriptor> changed;
+  std::vector<v1::MetricDescriptor> declared;
   for (const v1::Capability& capability : hello.capabilities()) {
     for (v1::MetricDescriptor d : capability.metrics()) {
       if (d.benchmark().empty()) d.set_benchmark(capability.benchmark());
-      auto stored = stored_.find(d.name());
-      if (stored != stored_.end() &&
-          google::protobuf::util::MessageDifferencer::Equals(stored->second, d)) {
-        continue;
-      }
-      changed.push_back(std::move(d));
+      declared.push_back(std::move(d));
     }
+  }
+  StoreChanged(hello.name(), std::move(declared));
+}
+
+void DeclaredMetrics::DeclareAtRunTime(const std::string& node,
+                                       const std::vector<v1::MetricDescriptor>& metrics) {
+  StoreChanged(node, metrics);
+}
+
+void DeclaredMetrics::StoreChanged(const std::string& node,
+                                   std::vector<v1::MetricDescriptor> declared) {
+  std::vector<v1::MetricDescriptor> changed;
+  for (v1::MetricDescriptor& d : declared) {
+    auto stored = stored_.find(d.name());
+    if (stored != stored_.end() &&
+        google::protobuf::util::MessageDifferencer::Equals(stored->second, d)) {
+      continue;
+    }
+    changed.push_back(std::move(d));
   }
   if (changed.empty()) return;
   if (absl::Status s = store_->UpsertMetricDescriptors(changed); !s.ok()) {
     if (!failure_logged_) {
-      LOG(ERROR) << "storing the metrics declared by node " << hello.name()
+      LOG(ERROR) << "storing the metrics declared by node " << node
                  << " (ranking keeps the previous declarations; logged once): " << s;
       failure_logged_ = true;
     }

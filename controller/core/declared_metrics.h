@@ -14,6 +14,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "fleetbench/v1/agent.pb.h"
@@ -30,10 +31,18 @@ class DeclaredMetrics {
   absl::Status Load();
   // Stores what `hello` declares that differs from the stored descriptors.
   void Declare(const v1::Hello& hello);
+  // The same for metrics a benchmark declared as it ran (Report.metrics: a
+  // workload's own), from node `node`; the caller checked that the node's
+  // capability allows their names.
+  void DeclareAtRunTime(const std::string& node,
+                        const std::vector<v1::MetricDescriptor>& metrics);
 
   const std::map<std::string, v1::MetricDescriptor>& stored() const { return stored_; }
 
  private:
+  // Stores those of `declared` that differ from the stored ones.
+  void StoreChanged(const std::string& node, std::vector<v1::MetricDescriptor> declared);
+
   storage::Store* const store_;
   std::map<std::string, v1::MetricDescriptor> stored_;
   bool failure_logged_ = false;

@@ -356,6 +356,9 @@ class FleetCore {
 
   // --- Ingest (fleet_core_ingest.cc). ---
   void CommitReports(std::vector<PendingReport>& batch);
+  // After a report was stored: the metrics its benchmark declared as it ran
+  // that the node's hello allows (Capability.dynamic_metric_prefix).
+  void DeclareReportMetrics(const std::string& node, const v1::Report& report);
   // NOT_FOUND when the report's task is not in flight, PERMISSION_DENIED
   // when it is another node's. The envelope is checked apart: a refused
   // envelope for a task in flight still ends that task.

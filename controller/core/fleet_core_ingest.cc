@@ -10,6 +10,7 @@
 // hides a refusal: `error` says what was not stored.
 #include "controller/core/fleet_core.h"
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "common/api_enums.h"
@@ -125,6 +126,7 @@ FleetCore::LateResult FleetCore::StoreLateReport(PendingReport& p, absl::Status*
     stats_.reports_committed += 1;
     stats_.commits += 1;
   }
+  DeclareReportMetrics(p.node, p.report);
   if (settles) {
     live_.EndStored(settled.task_id);
     LOG(INFO) << "task " << settled.task_id << " on " << p.node << " settled "
@@ -132,6 +134,25 @@ FleetCore::LateResult FleetCore::StoreLateReport(PendingReport& p, absl::Status*
     RecomputeRun(settled.run_id);
   }
   return LateResult::kStored;
+}
+
+void FleetCore::DeclareReportMetrics(const std::string& node, const v1::Report& report) {
+  if (report.metrics().empty()) return;
+  const NodeSessions::Session* session = sessions_.Find(node);
+  if (session == nullptr) return;
+  std::vector<v1::MetricDescriptor> allowed;
+  for (const v1::MetricDescriptor& m : report.metrics()) {
+    // Only under the prefix the node's hello gave that benchmark: a report
+    // cannot redefine another plugin's metric (gemm's unit, say).
+    for (const v1::Capability& c : session->capabilities) {
+      if (c.benchmark() == m.benchmark() && !c.dynamic_metric_prefix().empty() &&
+          absl::StartsWith(m.name(), c.dynamic_metric_prefix())) {
+        allowed.push_back(m);
+        break;
+      }
+    }
+  }
+  declared_metrics_.DeclareAtRunTime(node, allowed);
 }
 
 void FleetCore::CommitReports(std::vector<PendingReport>& batch) {
@@ -274,6 +295,7 @@ void FleetCore::CommitBatch(std::vector<PendingReport>& batch) {
   }
   // Durable now: acknowledge, then apply the task transitions.
   for (Accepted& a : accepted) {
+    DeclareReportMetrics(a.pending->node, a.pending->report);
     ack(a.pending);
     if (a.stops_agent) {
       v1::ControllerMessage cancel;

@@ -16,6 +16,7 @@
 #include "common/ulid.h"
 #include "common/wire_limits.h"
 #include "controller/core/pairing.h"
+#include "controller/core/workload_nodes.h"
 
 namespace fleetbench::controller {
 
@@ -90,6 +91,11 @@ absl::StatusOr<v1::StartRunResponse> FleetCore::HandleStartRun(
   nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
   if (nodes.empty()) {
     return absl::FailedPreconditionError("no online node matches the selection");
+  }
+  // A run of declared workloads goes to the nodes that declare them.
+  if (absl::Status s = SelectWorkloadNodes(request, sessions_, !request.nodes().empty(), &nodes);
+      !s.ok()) {
+    return s;
   }
 
   // Pairwise benchmarks (capabilities say which) become pairs of tasks;

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/api_enums.h"
 #include "common/ulid.h"
+#include "common/workload_params.h"
 
 namespace fleetbench::controller {
 namespace {
@@ -80,22 +81,57 @@ absl::Status CheckDeclaredMetrics(const v1::Capability& capability) {
                      capability.metrics_size(), " metrics; at most ", kMaxMetricsPerCapability));
   }
   for (const v1::MetricDescriptor& m : capability.metrics()) {
-    auto bad = [&](const std::string& why) {
-      return absl::InvalidArgumentError(absl::StrCat("declared metric '", m.name().substr(0, 64),
-                                                     "': ", why));
-    };
-    if (!IsValidMetricName(m.name())) return bad("bad metric name");
-    if (m.unit().empty() || m.unit().size() > kMaxUnitLength) {
-      return bad("unit must be 1..32 characters");
+    if (absl::Status s = CheckMetricDescriptor(m, capability.benchmark()); !s.ok()) return s;
+  }
+  if (capability.dynamic_metric_prefix().size() > kMaxNameLength) {
+    return absl::InvalidArgumentError("dynamic_metric_prefix too long");
+  }
+  return CheckDeclaredWorkloads(capability);
+}
+
+absl::Status CheckMetricDescriptor(const v1::MetricDescriptor& m, const std::string& benchmark) {
+  auto bad = [&](const std::string& why) {
+    return absl::InvalidArgumentError(absl::StrCat("declared metric '", m.name().substr(0, 64),
+                                                   "': ", why));
+  };
+  if (!IsValidMetricName(m.name())) return bad("bad metric name");
+  if (m.unit().empty() || m.unit().size() > kMaxUnitLength) {
+    return bad("unit must be 1..32 characters");
+  }
+  if (m.direction() != v1::METRIC_DIRECTION_HIGHER_IS_BETTER &&
+      m.direction() != v1::METRIC_DIRECTION_LOWER_IS_BETTER) {
+    return bad("direction must be higher or lower is better");
+  }
+  if (m.description().size() > kMaxDescriptionLength) return bad("description too long");
+  if (!m.benchmark().empty() && m.benchmark() != benchmark) {
+    return bad(absl::StrCat("declared under benchmark ", benchmark.substr(0, 64), " but names ",
+                            m.benchmark().substr(0, 64)));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckDeclaredWorkloads(const v1::Capability& capability) {
+  if (capability.workloads_size() > kMaxWorkloadsPerCapability) {
+    return absl::InvalidArgumentError(absl::StrCat("at most ", kMaxWorkloadsPerCapability,
+                                                   " workloads per node"));
+  }
+  for (const v1::WorkloadDeclaration& w : capability.workloads()) {
+    if (absl::Status s = CheckWorkloadName(w.name()); !s.ok()) return s;
+    if (w.params_size() > kMaxParamsPerWorkload || w.work_unit().size() > kMaxUnitLength) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("workload ", w.name(), ": at most ", kMaxParamsPerWorkload,
+                       " parameters and a work unit of at most ", kMaxUnitLength, " bytes"));
     }
-    if (m.direction() != v1::METRIC_DIRECTION_HIGHER_IS_BETTER &&
-        m.direction() != v1::METRIC_DIRECTION_LOWER_IS_BETTER) {
-      return bad("direction must be higher or lower is better");
-    }
-    if (m.description().size() > kMaxDescriptionLength) return bad("description too long");
-    if (!m.benchmark().empty() && m.benchmark() != capability.benchmark()) {
-      return bad(absl::StrCat("declared under benchmark ", capability.benchmark().substr(0, 64),
-                              " but names ", m.benchmark().substr(0, 64)));
+    for (const auto& [key, param] : w.params()) {
+      if (key.size() > 32 || param.default_().size() > kMaxWorkloadValueBytes ||
+          param.pattern().size() > 1024) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("workload ", w.name(), ": parameter ", ClipInput(key), " too long"));
+      }
+      if (absl::Status s = CheckWorkloadPattern(param.pattern()); !s.ok()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("workload ", w.name(), ": parameter ", key, ": ", s.message()));
+      }
     }
   }
   return absl::OkStatus();
@@ -131,6 +167,16 @@ absl::Status CheckReportEnvelope(const v1::Report& report) {
   if (report.outcomes_size() > kMaxOutcomesPerReport) {
     return absl::InvalidArgumentError("too many outcomes");
   }
+  if (report.metrics_size() > kMaxMetricsPerReport) {
+    return absl::InvalidArgumentError(absl::StrCat("report declares ", report.metrics_size(),
+                                                   " metrics; at most ", kMaxMetricsPerReport));
+  }
+  for (const v1::MetricDescriptor& m : report.metrics()) {
+    if (m.benchmark().empty()) {
+      return absl::InvalidArgumentError("a metric declared in a report must name its benchmark");
+    }
+    if (absl::Status s = CheckMetricDescriptor(m, m.benchmark()); !s.ok()) return s;
+  }
   for (const v1::BenchmarkOutcome& o : report.outcomes()) {
     if (o.benchmark().size() > kMaxNameLength || o.reason().size() > kMaxReasonLength) {
       return absl::InvalidArgumentError("outcome field too long");
@@ -141,6 +187,9 @@ absl::Status CheckReportEnvelope(const v1::Report& report) {
 
 void ClampReportEnvelope(v1::Report* report) {
   if (report->samples_size() > kMaxSamplesPerReport) report->clear_samples();
+  // Declarations in a refused envelope are not trusted: the samples stay,
+  // ranked once their metrics are declared by a report that passes.
+  report->clear_metrics();
   report->set_task_reason(TruncateReason(report->task_reason()));
   if (report->outcomes_size() > kMaxOutcomesPerReport) {
     report->mutable_outcomes()->DeleteSubrange(kMaxOutcomesPerReport,

@@ -22,6 +22,10 @@ inline constexpr size_t kMaxParamLength = kMaxParamValueBytes;  // key or value
 using ::fleetbench::kMaxReasonLength;
 
 inline constexpr int kMaxMetricsPerCapability = 256;
+// Metrics a report declares at run time (a workload's own).
+inline constexpr int kMaxMetricsPerReport = 64;
+inline constexpr int kMaxWorkloadsPerCapability = 64;
+inline constexpr int kMaxParamsPerWorkload = 32;
 inline constexpr size_t kMaxUnitLength = 32;
 inline constexpr size_t kMaxDescriptionLength = 256;
 
@@ -30,12 +34,17 @@ inline constexpr size_t kMaxDescriptionLength = 256;
 // not terminal (running, queued) is refused as part of the envelope.
 absl::Status CheckReportBounds(const v1::Report& report);
 // The same for everything but the samples: a report that fails this is
-// refused whole; one whose envelope passes keeps its good samples.
+// refused whole; one whose envelope passes keeps its good samples. The
+// envelope includes the metrics declared at run time (at most
+// kMaxMetricsPerReport, each as CheckMetricDescriptor says, naming its
+// benchmark); whether the node's capability allows their names is the
+// core's check, against the hello.
 absl::Status CheckReportEnvelope(const v1::Report& report);
 // Makes a report whose envelope was refused storable as the end of its
 // task: reasons cut to kMaxReasonLength, outcome names to kMaxNameLength,
 // outcomes past kMaxOutcomesPerReport dropped, and every sample dropped when there are more
-// than kMaxSamplesPerReport (the others still face CheckSampleBounds). The
+// than kMaxSamplesPerReport (the others still face CheckSampleBounds), and
+// the metrics it declares dropped. The
 // report_id is left as sent: the ack must echo it.
 void ClampReportEnvelope(v1::Report* report);
 // INVALID_ARGUMENT saying what is wrong with one sample; with `latest`, a
@@ -54,6 +63,13 @@ std::string DropRefusedSamples(v1::Report* report,
 // description of at most 256 characters, and a benchmark that is empty or
 // the capability's. INVALID_ARGUMENT naming the first offending metric.
 absl::Status CheckDeclaredMetrics(const v1::Capability& capability);
+// One metric descriptor, as CheckDeclaredMetrics checks each; `benchmark`
+// is the one it must name (or leave empty).
+absl::Status CheckMetricDescriptor(const v1::MetricDescriptor& m, const std::string& benchmark);
+// The workloads a capability declares: at most kMaxWorkloadsPerCapability,
+// valid names, at most kMaxParamsPerWorkload parameters each with a valid
+// pattern (common/workload_params.h).
+absl::Status CheckDeclaredWorkloads(const v1::Capability& capability);
 // INVALID_ARGUMENT unless `name` is 1..64 of letters, digits, '-', '_', '.'.
 absl::Status CheckNodeName(const std::string& name);
 // INVALID_ARGUMENT when a hello's name (CheckNodeName), facts, labels or

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 
 namespace fleetbench::controller {
@@ -15,6 +16,10 @@ std::optional<WorkUnit> WorkUnitOf(absl::string_view unit) {
   if (unit == "Gbps") return WorkUnit{"bits", 1e9, false};
   if (unit == "iops") return WorkUnit{"I/O operations", 1, false};
   if (unit == "us") return WorkUnit{"operations", 1e6, true};
+  // A workload's own rate (docs/workloads.md): "samples/s" counts samples.
+  if (unit.size() > 2 && absl::EndsWith(unit, "/s")) {
+    return WorkUnit{std::string(unit.substr(0, unit.size() - 2)), 1, false};
+  }
   return std::nullopt;
 }
 
@@ -27,8 +32,8 @@ absl::StatusOr<v1::CostResponse> CostOfWork(const v1::RankResponse& rank, double
   if (!unit) {
     return absl::InvalidArgumentError(absl::StrCat(
         "cost: metric ", rank.metric(), " is in '", rank.unit(),
-        "', not a rate of work; use a throughput (tflops, GBps, MBps, Gbps, iops) or a "
-        "latency (us)"));
+        "', not a rate of work; use a throughput (tflops, GBps, MBps, Gbps, iops, or a "
+        "workload's UNIT/s) or a latency (us)"));
   }
   v1::CostResponse response;
   response.set_metric(rank.metric());

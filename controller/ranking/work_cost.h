@@ -8,6 +8,7 @@
 //   GBps   -> bytes    (median * 1e9)      MBps -> bytes (median * 1e6)
 //   Gbps   -> bits     (median * 1e9)      iops -> I/O operations (median)
 //   us     -> operations, one after another (rate = 1e6 / median per second)
+//   X/s    -> X, a workload's own unit of work (samples/s -> samples)
 // seconds = work / rate; cost = seconds / 3600 * price_per_hour.
 //
 // Errors: INVALID_ARGUMENT for work that is not finite and > 0, or a metric

@@ -61,7 +61,8 @@ TEST(WorkCostTest, RatesFollowTheUnit) {
            {"MBps", 500, 1e9, 2},        // a GB at 500 MB/s
            {"Gbps", 10, 1e10, 1},        // 10 Gbit at 10 Gbit/s
            {"iops", 1000, 1e6, 1000},    // a million reads at 1000/s
-           {"us", 250, 4000, 1}}) {      // 4000 operations of 250 us each
+           {"us", 250, 4000, 1},         // 4000 operations of 250 us each
+           {"samples/s", 2000, 1e6, 500}}) {  // a workload's million samples
     v1::RankResponse rank;
     rank.set_metric("m");
     rank.set_unit(unit);
@@ -78,6 +79,9 @@ TEST(WorkCostTest, RefusesWorkThatIsNotAnAmountAndUnitsThatAreNotRates) {
   rank.set_metric("net.tcp.retransmits.count");
   rank.set_unit("count");
   EXPECT_THAT(CostOfWork(rank, 1).status().message(), HasSubstr("not a rate of work"));
+  rank.set_unit("/s");
+  EXPECT_THAT(CostOfWork(rank, 1).status().message(), HasSubstr("not a rate of work"))
+      << "a rate of nothing";
   rank.set_unit("tflops");
   for (double work : {0.0, -1.0, std::nan(""), HUGE_VAL}) {
     EXPECT_EQ(CostOfWork(rank, work).status().code(), absl::StatusCode::kInvalidArgument) << work;
