@@ -4,7 +4,8 @@
 # different labels, import a price catalog (one agent's label overrides it),
 # run the quick suite, a collective over all three agents as one group and
 # --isolate over their pairs, print the findings, the rankings, a cost of
-# work and a few Prometheus series.
+# work, the team's own workload ranked by its cost, and a few Prometheus
+# series.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./deploy/install-deps.sh
@@ -41,10 +42,16 @@ grep -h "^TLS: " "$STATE/controller.log" | tail -n 1 || true
 # with that certificate (mTLS) instead of the shared token. Enrolling takes
 # an enrollment token, or an admin's: here the demo's shared one.
 ENROLL_TOKEN_FILE="$FLEETBENCH_TOKEN_FILE"
+# The team's own workload (docs/workloads.md): each agent's operator declares
+# it; a run can only name it. Here a data-preparation step from
+# deploy/workloads/, its manifest pointed at this checkout.
+mkdir -p "$STATE/workloads"
+sed "s|/opt/fleetbench/workloads/|$PWD/deploy/workloads/|" deploy/workloads/json_records.json \
+  > "$STATE/workloads/json_records.json"
 start_agent() {
   local name=$1; shift
   "$FB" agent --name "$name" --state-dir "$STATE/agent-$name" --enroll-token-file "$ENROLL_TOKEN_FILE" \
-    "$@" 2>>"$STATE/agent-$name.log" &
+    --workload-dir "$STATE/workloads" "$@" 2>>"$STATE/agent-$name.log" &
   pids+=("$!")
 }
 # tokyo-1's price label overrides the catalog; the others are priced by it.
@@ -87,6 +94,15 @@ echo
 "$FB" rank --profile cpu
 echo
 "$FB" cost --metric gemm.cpu.fp32.tflops --work 1e15
+echo
+# The workload, by name, one node at a time; ranked and costed in its own
+# unit (records), from the metric line it printed.
+"$FB" run --bench workload --param workload.name=json_records --param workload.records=5000 \
+  --param workload.rounds=3 --max-parallel 1 --wait
+echo
+"$FB" rank --metric workload.json_records.records_per_s --by instance_type
+echo
+"$FB" cost --metric workload.json_records.records_per_s --work 1e9 --by instance_type
 echo
 # The same numbers as Prometheus scrapes them (docs/operations.md).
 curl -fsS -H "Authorization: Bearer $(cat "$FLEETBENCH_TOKEN_FILE")" "http://$HTTP/metrics" |
