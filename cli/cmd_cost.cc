@@ -1,5 +1,6 @@
 // fleetbench cost --metric M --work W: how long and how much W units of work
 // take on each offer at its measured rate (docs/ranking.md, Cost of work).
+#include <algorithm>
 #include <cmath>
 #include <iostream>
 #include <string>
@@ -84,9 +85,24 @@ int CostCommand(const Argv& argv) {
   std::cout << "cost of " << FormatNumber(response.work()) << " " << response.work_unit()
             << " at the measured " << response.metric() << " (" << response.unit() << "), "
             << PriceKindName(response.price()) << " prices\n";
-  Table table({"#", absl::AsciiStrToUpper(RankGroupingName(response.by())), "NODES",
-               "MEDIAN_" + response.unit(), "RATE_" + response.work_unit() + "_PER_S", "TIME",
-               "PRICE_PER_H", "PRICE_SOURCE", "COST"});
+  // A workload's set-up (start to first output) is not in its rate: shown
+  // as its own columns, paid once per start of the job.
+  const bool setup = std::any_of(response.rows().begin(), response.rows().end(),
+                                 [](const v1::CostRow& r) { return r.setup_seconds() > 0; });
+  std::vector<std::string> columns = {"#",
+                                      absl::AsciiStrToUpper(RankGroupingName(response.by())),
+                                      "NODES",
+                                      "MEDIAN_" + response.unit(),
+                                      "RATE_" + response.work_unit() + "_PER_S",
+                                      "TIME",
+                                      "PRICE_PER_H",
+                                      "PRICE_SOURCE",
+                                      "COST"};
+  if (setup) {
+    columns.push_back("SETUP");
+    columns.push_back("SETUP_COST");
+  }
+  Table table(columns);
   std::vector<std::pair<std::string, std::string>> notes;
   int rank = 0;
   for (const v1::CostRow& r : response.rows()) {
@@ -96,15 +112,27 @@ int CostCommand(const Argv& argv) {
                       absl::FormatTime("%Y-%m-%d", absl::FromUnixMillis(r.price_effective_from_unix_ms()),
                                        absl::UTCTimeZone()));
     }
-    table.AddRow({std::to_string(++rank), r.group(), std::to_string(r.node_count()),
-                  FormatNumber(r.median()),
-                  r.rate_per_second() > 0 ? absl::StrFormat("%.4g", r.rate_per_second()) : "-",
-                  SecondsText(r.seconds()),
-                  r.priced() ? FormatNumber(r.price_per_hour()) + " " + r.currency() : "-", source,
-                  r.priced() ? FormatNumber(r.cost()) + " " + r.currency() : "-"});
+    std::vector<std::string> row = {
+        std::to_string(++rank), r.group(), std::to_string(r.node_count()),
+        FormatNumber(r.median()),
+        r.rate_per_second() > 0 ? absl::StrFormat("%.4g", r.rate_per_second()) : "-",
+        SecondsText(r.seconds()),
+        r.priced() ? FormatNumber(r.price_per_hour()) + " " + r.currency() : "-", source,
+        r.priced() ? FormatNumber(r.cost()) + " " + r.currency() : "-"};
+    if (setup) {
+      row.push_back(r.setup_seconds() > 0 ? FormatNumber(r.setup_seconds()) + " s" : "-");
+      row.push_back(r.priced() && r.setup_seconds() > 0
+                        ? FormatNumber(r.setup_cost()) + " " + r.currency()
+                        : "-");
+    }
+    table.AddRow(row);
     if (!r.price_note().empty()) notes.emplace_back(r.group(), r.price_note());
   }
   std::cout << table.Render();
+  if (setup) {
+    std::cout << "SETUP: the workload's median time from start to first output (imports, data "
+                 "loading), not in its rate; paid once per start of the job, on top of COST\n";
+  }
   if (!notes.empty()) {
     std::cout << "\nnotes:\n";
     for (const auto& [group, note] : notes) std::cout << "  " << group << ": " << note << "\n";

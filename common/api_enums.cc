@@ -4,6 +4,10 @@
 
 namespace fleetbench {
 
+bool IsInFlight(v1::TaskState state) {
+  return state == v1::TASK_STATE_DISPATCHED || state == v1::TASK_STATE_RUNNING;
+}
+
 bool IsTerminal(v1::TaskState state) {
   switch (state) {
     case v1::TASK_STATE_SUCCEEDED:

@@ -21,6 +21,8 @@ namespace fleetbench {
 
 // Terminal states end a task; the rest are still to do or in flight.
 bool IsTerminal(v1::TaskState state);
+// Sent to its agent and not ended: dispatched or running.
+bool IsInFlight(v1::TaskState state);
 // "queued", "running", "succeeded", ... as the CLI and docs spell them.
 std::string TaskStateName(v1::TaskState state);
 

@@ -19,6 +19,16 @@ TEST(TaskStateTest, OnlyEndStatesAreTerminal) {
   }
 }
 
+TEST(TaskStateTest, OnlyDispatchedAndRunningAreInFlight) {
+  for (v1::TaskState s : {v1::TASK_STATE_DISPATCHED, v1::TASK_STATE_RUNNING}) {
+    EXPECT_TRUE(IsInFlight(s)) << TaskStateName(s);
+  }
+  for (v1::TaskState s : {v1::TASK_STATE_UNSPECIFIED, v1::TASK_STATE_QUEUED,
+                          v1::TASK_STATE_SUCCEEDED, v1::TASK_STATE_LOST}) {
+    EXPECT_FALSE(IsInFlight(s)) << TaskStateName(s);
+  }
+}
+
 TEST(TaskStateTest, NamesAreTheOnesTheCliPrints) {
   EXPECT_EQ(TaskStateName(v1::TASK_STATE_QUEUED), "queued");
   EXPECT_EQ(TaskStateName(v1::TASK_STATE_DISPATCHED), "dispatched");

@@ -10,6 +10,7 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "common/utf8.h"
 #include "google/protobuf/descriptor.h"
 
 namespace fleetbench {
@@ -52,32 +53,6 @@ void AppendEscapedCodePoint(std::string& out, uint32_t cp) {
   } else {
     AppendU16(out, cp);
   }
-}
-
-// The length of the valid UTF-8 sequence at s[i] and its code point, or 0
-// when the bytes there are not one (truncated, overlong, surrogate, > U+10FFFF).
-int DecodeUtf8(std::string_view s, size_t i, uint32_t* cp) {
-  const auto byte = [&](size_t k) { return static_cast<uint8_t>(s[k]); };
-  const uint8_t b0 = byte(i);
-  int len = 0;
-  uint32_t min = 0;
-  if (b0 >= 0xc2 && b0 <= 0xdf) {
-    len = 2, min = 0x80, *cp = b0 & 0x1f;
-  } else if (b0 >= 0xe0 && b0 <= 0xef) {
-    len = 3, min = 0x800, *cp = b0 & 0x0f;
-  } else if (b0 >= 0xf0 && b0 <= 0xf4) {
-    len = 4, min = 0x10000, *cp = b0 & 0x07;
-  } else {
-    return 0;
-  }
-  if (i + len > s.size()) return 0;
-  for (int k = 1; k < len; ++k) {
-    const uint8_t b = byte(i + k);
-    if ((b & 0xc0) != 0x80) return 0;
-    *cp = (*cp << 6) | (b & 0x3f);
-  }
-  if (*cp < min || *cp > 0x10ffff || (*cp >= 0xd800 && *cp <= 0xdfff)) return 0;
-  return len;
 }
 
 void AppendQuoted(std::string& out, std::string_view s) {

@@ -2,11 +2,15 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/utf8.h"
 
 namespace fleetbench {
 
-std::string TruncateReason(absl::string_view text, size_t max) {
-  if (text.size() <= max) return std::string(text);
+std::string TruncateReason(absl::string_view raw, size_t max) {
+  // A reason may quote a tool's output: make it text protobuf carries.
+  const std::string valid = ToValidUtf8(std::string_view(raw.data(), raw.size()));
+  const absl::string_view text = valid;
+  if (text.size() <= max) return valid;
   // The marker's length depends on how much is cut, which depends on the
   // marker: size it for the largest possible count (the whole text).
   const std::string widest = absl::StrCat("… (", text.size(), " bytes cut)");

@@ -17,7 +17,8 @@ inline constexpr size_t kMaxReasonLength = 4096;  // bytes
 
 // `text` when it fits in `max` bytes; otherwise its head, cut at a UTF-8
 // character boundary, followed by "… (N bytes cut)", the whole at most `max`
-// bytes.
+// bytes. Bytes that are not UTF-8 become U+FFFD first (common/utf8.h): a
+// reason that quotes a tool's output must not make its message unreadable.
 std::string TruncateReason(absl::string_view text, size_t max = kMaxReasonLength);
 
 // How much of a user's input an error message quotes back.

@@ -23,6 +23,11 @@ inline constexpr int kMaxMessageBytes = 16 << 20;
 // A page of a large read (runs, a run's samples) stops once it holds this
 // many bytes, well inside kMaxMessageBytes.
 inline constexpr size_t kPageBudgetBytes = 4 << 20;
+// A task's log: the end of what its benchmarks printed, kept by the agent
+// and stored with the task.
+inline constexpr size_t kMaxTaskLogBytes = 64 << 10;
+// Tasks whose logs one GetRun asks for by id.
+inline constexpr int kMaxLogTasksPerCall = 64;
 
 // A run's parameters: per key, per value, per benchmark and in total.
 inline constexpr size_t kMaxParamKeyBytes = 128;

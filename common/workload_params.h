@@ -30,7 +30,15 @@ namespace fleetbench {
 // the workload.
 inline constexpr char kWorkloadBenchmark[] = "workload";
 inline constexpr char kWorkloadNameParam[] = "name";
+// Every workload metric's name begins so: workload.NAME.METRIC.
+inline constexpr char kWorkloadMetricPrefix[] = "workload.";
 inline constexpr size_t kMaxWorkloadValueBytes = 1024;
+// Bounds on declarations, the same on the agent (its manifest folder) and
+// the controller (a hello): workloads per node, parameters per workload,
+// bytes of one parameter's pattern.
+inline constexpr int kMaxWorkloadsPerNode = 64;
+inline constexpr int kMaxWorkloadParams = 32;
+inline constexpr size_t kMaxWorkloadPatternBytes = 1024;
 
 // OK, or INVALID_ARGUMENT saying what a name may be.
 absl::Status CheckWorkloadName(absl::string_view name);

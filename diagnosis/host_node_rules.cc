@@ -332,19 +332,8 @@ void CpuStarved(const NodeEvidence& e, const RuleInfo& rule,
   const int gpus = e.facts.gpus_size();
   const v1::CpuFacts& cpu = e.facts.cpu();
   if (gpus == 0 || cpu.logical_cores() == 0) return;
-  // What a training job in the agent's container can use: the machine's
-  // cores, fewer when a cpuset or a cgroup bandwidth limit (docker --cpus,
-  // a Kubernetes CPU limit) says so.
-  double cores = cpu.logical_cores();
   std::string limited_by;
-  if (cpu.allowed_cores() > 0 && cpu.allowed_cores() < cores) {
-    cores = cpu.allowed_cores();
-    limited_by = "the allowed-CPU list (cpuset)";
-  }
-  if (cpu.cgroup_limit_cores() > 0 && cpu.cgroup_limit_cores() < cores) {
-    cores = cpu.cgroup_limit_cores();
-    limited_by = absl::StrCat("a cgroup CPU limit (", cpu.cgroup_limit_source(), ")");
-  }
+  const double cores = UsableCores(cpu, &limited_by);
   const double per_gpu = cores / gpus;
   if (per_gpu >= kMinCoresPerGpu) return;
   v1::Finding f = NewFinding(e, rule);

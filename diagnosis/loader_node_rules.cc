@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <map>
 #include <optional>
@@ -15,7 +16,9 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
+#include "absl/strings/strip.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
@@ -309,6 +312,59 @@ void DecodeTooSlow(const NodeEvidence& e, const RuleInfo& rule,
 
 }  // namespace
 
+// ---- workload.input_bound -------------------------------------------------
+// What the team's own loader did, not the model: a workload's run on this
+// node (docs/workloads.md) with its data disk busy nearly all the time while
+// its processes left most cores idle was waiting on its input. Each
+// workload sample names its workload in its metric (workload.NAME.X) and the
+// disk in `device`.
+void InputBound(const NodeEvidence& e, const RuleInfo& rule, std::vector<v1::Finding>* out) {
+  std::string limited_by;
+  const double cores = UsableCores(e.facts.cpu(), &limited_by);
+  if (cores <= 0) return;
+  for (const v1::Sample& busy : e.samples) {
+    const absl::string_view metric = busy.metric();
+    if (!absl::StartsWith(metric, "workload.") || !absl::EndsWith(metric, ".disk_busy_pct")) {
+      continue;
+    }
+    if (busy.value() < kInputBoundBusyPct) continue;
+    const std::string workload(metric.substr(0, metric.size() - strlen(".disk_busy_pct")));
+    const std::vector<const v1::Sample*> cpu = SamplesOf(e, workload + ".cpu_cores");
+    if (cpu.empty()) continue;  // without its CPU, input-bound cannot be told from busy
+    const double used = cpu.back()->value();
+    if (used >= kInputBoundCpuShare * cores) continue;
+    const std::string device = Param(busy, "device");
+    double read_MBps = -1;
+    for (const v1::Sample* r : SamplesOf(e, workload + ".disk_read_MBps")) {
+      if (Param(*r, "device") == device) read_MBps = r->value();
+    }
+    const std::string name(absl::StripPrefix(workload, "workload."));
+    v1::Finding f = NewFinding(e, rule);
+    if (!device.empty()) f.mutable_subject()->set_device(device);
+    f.set_summary(absl::StrCat(
+        "workload ", name, " ran with its data disk", device.empty() ? "" : " " + device, " ",
+        FormatNumber(busy.value()), "% busy",
+        read_MBps >= 0 ? absl::StrCat(" reading ", WithUnit(read_MBps, "MB/s")) : "",
+        " while its processes kept ", FormatNumber(used), " of ", FormatNumber(cores),
+        " usable cores busy: input-bound"));
+    AddEvidence(&f, absl::StrCat(workload, ".disk_busy_pct"), busy.value(), kInputBoundBusyPct,
+                "%", "block device counters over the workload's run (io_ticks)");
+    AddEvidence(&f, absl::StrCat(workload, ".cpu_cores"), used, kInputBoundCpuShare * cores,
+                "cores",
+                absl::StrCat("its processes' CPU time over wall; ", FormatNumber(cores),
+                             " usable cores",
+                             limited_by.empty() ? "" : absl::StrCat(" (", limited_by, ")")));
+    f.set_effect(
+        "the workload's rate measures this disk, not the node's CPUs or GPUs: a faster "
+        "instance of the same disk would not train faster");
+    f.set_suggestion(
+        "put the dataset on local NVMe or in memory, pack small files into shards "
+        "(WebDataset, TFRecord), or add loader workers if the disk has headroom at a deeper "
+        "queue");
+    out->push_back(std::move(f));
+  }
+}
+
 const std::vector<NodeRule>& LoaderNodeRules() {
   static const std::vector<NodeRule>* rules = new std::vector<NodeRule>{
       {{"disk.too_slow_to_feed", v1::SEVERITY_WARNING,
@@ -323,6 +379,11 @@ const std::vector<NodeRule>& LoaderNodeRules() {
         "all-core JPEG decode+resize (the case nearest 500x375 -> 224x224) < "
         "the samples/s the GPUs train"},
        DecodeTooSlow},
+      {{"workload.input_bound", v1::SEVERITY_WARNING,
+        "the workload's own run: block device counters and its processes' CPU time",
+        "its data disk busy >= 90% of the run while its processes used < 50% of the usable "
+        "cores"},
+       InputBound},
   };
   return *rules;
 }

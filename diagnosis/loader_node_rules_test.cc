@@ -1,5 +1,6 @@
 // The data loader's rules (disk.too_slow_to_feed, host.decode_too_slow) on
-// nodes whose GPU rate comes from samples, as a stress run reports it.
+// nodes whose GPU rate comes from samples, as a stress run reports it; and
+// workload.input_bound on a workload's own run.
 #include <cstdint>
 #include <map>
 #include <string>
@@ -245,6 +246,41 @@ TEST(LoaderNodeRulesTest, FedGpuNodeHasNoFindings) {
   e.samples.push_back(Decode("all_cores", 25000, "512x512"));
   e.samples.push_back(Decode("one_core", 400, "512x512"));
   EXPECT_THAT(Codes(DiagnoseNode(e)), IsEmpty());
+}
+
+// A workload's run as the plugin reports it: its processes' CPU and, for
+// its data disk, the read rate and busy share.
+void AddWorkloadRun(NodeEvidence* e, const std::string& name, double cpu_cores,
+                    double busy_pct, double read_MBps) {
+  const std::string prefix = "workload." + name;
+  e->samples.push_back(Sample(prefix + ".cpu_cores", cpu_cores, {{"work_unit", "images"}}));
+  e->samples.push_back(Sample(prefix + ".disk_read_MBps", read_MBps, {{"device", "vdb"}}));
+  e->samples.push_back(Sample(prefix + ".disk_busy_pct", busy_pct, {{"device", "vdb"}}));
+}
+
+TEST(LoaderNodeRulesTest, AWorkloadWaitingOnItsDiskIsInputBound) {
+  NodeEvidence starved = Node(0, 16);
+  AddWorkloadRun(&starved, "dataloader_epoch", 1.5, 99, 80);
+  const v1::Finding f = Only(DiagnoseNode(starved));
+  EXPECT_EQ(f.code(), "workload.input_bound");
+  EXPECT_EQ(f.subject().device(), "vdb");
+  EXPECT_THAT(f.summary(), HasSubstr("workload dataloader_epoch ran with its data disk vdb 99% "
+                                     "busy reading 80 MB/s"));
+  EXPECT_THAT(f.summary(), HasSubstr("1.5 of 16 usable cores"));
+
+  // Busy disk, busy CPUs: the CPUs are working too, so no.
+  NodeEvidence working = Node(0, 16);
+  AddWorkloadRun(&working, "dataloader_epoch", 12, 99, 80);
+  EXPECT_THAT(Codes(DiagnoseNode(working)), IsEmpty());
+  // Idle CPUs, idle disk: something else (the GPU, a lock), not the input.
+  NodeEvidence idle = Node(0, 16);
+  AddWorkloadRun(&idle, "dataloader_epoch", 1.5, 40, 80);
+  EXPECT_THAT(Codes(DiagnoseNode(idle)), IsEmpty());
+  // A cgroup limit of 2 cores: 1.5 cores is most of what it may use.
+  NodeEvidence limited = Node(0, 16);
+  limited.facts.mutable_cpu()->set_cgroup_limit_cores(2);
+  AddWorkloadRun(&limited, "dataloader_epoch", 1.5, 99, 80);
+  EXPECT_THAT(Codes(DiagnoseNode(limited)), IsEmpty());
 }
 
 }  // namespace

@@ -62,6 +62,20 @@ std::optional<int> GpuOfSample(const v1::Sample& sample) {
   return index;
 }
 
+double UsableCores(const v1::CpuFacts& cpu, std::string* limited_by) {
+  limited_by->clear();
+  double cores = cpu.logical_cores();
+  if (cpu.allowed_cores() > 0 && cpu.allowed_cores() < cores) {
+    cores = cpu.allowed_cores();
+    *limited_by = "the allowed-CPU list (cpuset)";
+  }
+  if (cpu.cgroup_limit_cores() > 0 && cpu.cgroup_limit_cores() < cores) {
+    cores = cpu.cgroup_limit_cores();
+    *limited_by = absl::StrCat("a cgroup CPU limit (", cpu.cgroup_limit_source(), ")");
+  }
+  return cores;
+}
+
 std::string WithUnit(double value, absl::string_view unit) {
   return absl::StrCat(FormatNumber(value), " ", unit);
 }

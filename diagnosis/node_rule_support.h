@@ -47,6 +47,12 @@ std::optional<double> NumberParam(const v1::Sample& sample,
 // absent or malformed.
 std::optional<int> GpuOfSample(const v1::Sample& sample);
 
+// What a job in the agent's container can use: the machine's logical
+// cores, fewer when a cpuset or a cgroup bandwidth limit (docker --cpus, a
+// Kubernetes CPU limit) says so, and then what limits them in `limited_by`
+// ("" otherwise). 0 when the facts say nothing.
+double UsableCores(const v1::CpuFacts& cpu, std::string* limited_by);
+
 // "320 W", "1.5 GBps": a number as common/units.h formats it, and its unit.
 std::string WithUnit(double value, absl::string_view unit);
 

@@ -76,6 +76,11 @@ inline constexpr double kDiskHeadroom = 1.0;
 // kLoaderPicturePixels (500x375, ImageNet's most common photo size).
 inline constexpr int kLoaderResizeSide = 224;
 inline constexpr double kLoaderPicturePixels = 500.0 * 375.0;
+// workload.input_bound: a workload whose data disk had I/O in flight for
+// at least this share of its run, while its processes kept fewer than
+// kInputBoundCpuShare of the usable cores busy, waited on its input.
+inline constexpr double kInputBoundBusyPct = 90;
+inline constexpr double kInputBoundCpuShare = 0.5;
 // gpu.none: PCI vendor id of NVIDIA and the class prefix of display / 3D
 // controllers (an NVSwitch is a bridge, 0x0680, and does not count).
 inline constexpr char kNvidiaVendorId[] = "0x10de";

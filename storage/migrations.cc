@@ -333,6 +333,18 @@ ALTER TABLE sample_kinds_12 RENAME TO sample_kinds;
 -- left empty where it is the default's; NULL: all the default's.
 ALTER TABLE samples ADD COLUMN measured TEXT;
 )sql"},
+      {13, "task logs",
+       R"sql(
+-- The end of what a task's benchmarks printed (a workload's output), stored
+-- with its final report; apart from tasks so that listing a run's tasks
+-- never reads them. Retention removes them by time_ms, the task's end.
+CREATE TABLE task_logs (
+  task_id TEXT PRIMARY KEY REFERENCES tasks(task_id),
+  time_ms INTEGER NOT NULL,
+  log     TEXT NOT NULL
+);
+CREATE INDEX task_logs_by_time ON task_logs(time_ms);
+)sql"},
   };
   return *kMigrations;
 }

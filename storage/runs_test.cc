@@ -78,6 +78,49 @@ TEST_P(StoreContractTest, RunAndTasksRoundTrip) {
   EXPECT_TRUE(store_->ListTasksInStates({})->empty());
 }
 
+TEST_P(StoreContractTest, ATaskLogIsStoredWithItsFinalReportAndLeavesWithRetention) {
+  ASSERT_TRUE(store_->UpsertNode(MakeNode("n1", "6.1", kT0)).ok());
+  ASSERT_TRUE(store_->UpsertNode(MakeNode("n2", "6.1", kT0)).ok());
+  ASSERT_TRUE(store_
+                  ->CreateRun(MakeRun("r1", kT0), {MakeTask("t1", "r1", "n1", kT0),
+                                                   MakeTask("t2", "r1", "n2", kT0)})
+                  .ok());
+  auto logs = store_->TaskLogsOfRun("r1");
+  ASSERT_TRUE(logs.ok()) << logs.status();
+  EXPECT_TRUE(logs->empty());
+  EXPECT_TRUE(absl::IsNotFound(store_->TaskLogsOfRun("nope").status()));
+
+  TaskRecord t1 = MakeTask("t1", "r1", "n1", kT0);
+  t1.state = v1::TASK_STATE_SUCCEEDED;
+  t1.updated = kT0 + absl::Hours(1);
+  TaskRecord t2 = MakeTask("t2", "r1", "n2", kT0);
+  t2.state = v1::TASK_STATE_FAILED;
+  t2.updated = kT0 + absl::Hours(3);
+  Store::ReportWrite w1;
+  w1.task = &t1;
+  w1.task_log = "epoch 1 loss 0.5\nepoch 2 loss 0.25\n";
+  Store::ReportWrite w2;
+  w2.task = &t2;
+  w2.task_log = std::string(64 * 1024, 'x');
+  Store::ReportWrite progress;  // samples only: no task, no log
+  progress.samples.push_back(MakeSample("s1", "r1", "n1", kMetric, 1.0, absl::ToUnixMillis(kT0)));
+  ASSERT_TRUE(store_->CommitReports({w1, w2, progress}).ok());
+  Reopen();
+  logs = store_->TaskLogsOfRun("r1");
+  ASSERT_TRUE(logs.ok()) << logs.status();
+  ASSERT_EQ(logs->size(), 2u);
+  EXPECT_EQ(logs->at("t1"), "epoch 1 loss 0.5\nepoch 2 loss 0.25\n");
+  EXPECT_EQ(logs->at("t2").size(), 64u * 1024);
+
+  // Retention takes the logs of tasks that ended before its cutoff.
+  ASSERT_TRUE(store_->PruneSamplesBefore(kT0 + absl::Hours(2), 1000).ok());
+  logs = store_->TaskLogsOfRun("r1");
+  ASSERT_TRUE(logs.ok()) << logs.status();
+  EXPECT_FALSE(logs->contains("t1"));
+  EXPECT_TRUE(logs->contains("t2"));
+  EXPECT_TRUE(store_->CheckIntegrity().ok());
+}
+
 TEST_P(StoreContractTest, PairTasksKeepTheirOwnBenchmarksAndPartner) {
   TaskRecord server = MakeTask("ts", "r1", "n1", kT0);
   TaskRecord client = MakeTask("tc", "r1", "n2", kT0);

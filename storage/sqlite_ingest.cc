@@ -277,6 +277,12 @@ absl::StatusOr<int> SqliteStore::CommitReports(
       }
       if (report.task != nullptr) {
         FLEETBENCH_RETURN_IF_ERROR(UpdateTaskLocked(*report.task));
+        if (!report.task_log.empty()) {
+          FLEETBENCH_RETURN_IF_ERROR(RunCached(
+              "INSERT OR REPLACE INTO task_logs(task_id, time_ms, log) VALUES (?1, ?2, ?3)",
+              "storing a task's log", report.task->task_id, ToMillis(report.task->updated),
+              report.task_log));
+        }
       }
     }
     return StagePointsLocked(points);

@@ -1,6 +1,7 @@
 // The SQLite store's runs and their tasks.
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -329,6 +330,23 @@ absl::StatusOr<std::vector<TaskRecord>> SqliteStore::ListTasks(
                        kSelectTask, "WHERE t.run_key = ?1 ORDER BY t.seq")));
   s.Bind(1, key);
   return ReadTasks(s);
+}
+
+absl::StatusOr<std::map<std::string, std::string>> SqliteStore::TaskLogsOfRun(
+    const std::string& run_id) {
+  absl::MutexLock lock(&mu_);
+  FLEETBENCH_ASSIGN_OR_RETURN(int64_t key, RunKeyLocked(run_id));
+  FLEETBENCH_ASSIGN_OR_RETURN(
+      Statement s, Prepare("SELECT l.task_id, l.log FROM tasks t CROSS JOIN task_logs l "
+                           "ON l.task_id = t.task_id WHERE t.run_key = ?1"));
+  s.Bind(1, key);
+  std::map<std::string, std::string> logs;
+  while (true) {
+    FLEETBENCH_ASSIGN_OR_RETURN(bool row, s.Step("listing task logs"));
+    if (!row) break;
+    logs[s.Text(0)] = s.Text(1);
+  }
+  return logs;
 }
 
 absl::StatusOr<TaskRecord> SqliteStore::GetTask(const std::string& task_id) {

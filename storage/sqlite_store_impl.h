@@ -24,6 +24,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -79,6 +80,8 @@ class SqliteStore final : public Store {
       int limit, const std::string& after_run_id) override;
   absl::Status SetRunState(const std::string& run_id, const std::string& state,
                            absl::Time finished) override;
+  absl::StatusOr<std::map<std::string, std::string>> TaskLogsOfRun(
+      const std::string& run_id) override;
   absl::StatusOr<std::vector<TaskRecord>> ListTasks(
       const std::string& run_id) override;
   absl::Status AddTasks(const std::string& run_id,

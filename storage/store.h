@@ -162,6 +162,8 @@ struct MetricPointTable {
 
 // Days of the history's day summaries: UTC days since 1970-01-01.
 inline constexpr int64_t kMillisPerDay = 86'400'000;
+// Task logs one retention call removes at most (each up to 64 KiB).
+inline constexpr int kTaskLogsPerPrune = 64;
 inline int64_t UtcDayOf(int64_t unix_ms) {
   return unix_ms >= 0 ? unix_ms / kMillisPerDay : -((-unix_ms - 1) / kMillisPerDay) - 1;
 }
@@ -265,6 +267,10 @@ class Store {
   // Tasks in any of `states`, oldest first, across all runs.
   virtual absl::StatusOr<std::vector<TaskRecord>> ListTasksInStates(
       const std::vector<v1::TaskState>& states) = 0;
+  // The logs stored for the run's tasks (CommitReports' task_log), by task
+  // id; tasks without one are absent. NOT_FOUND for an unknown run.
+  virtual absl::StatusOr<std::map<std::string, std::string>> TaskLogsOfRun(
+      const std::string& run_id) = 0;
   // One task by id, whatever its run; NOT_FOUND when there is none.
   virtual absl::StatusOr<TaskRecord> GetTask(const std::string& task_id) = 0;
   // Replaces state, reason, outcomes, benchmarks, updated and the group
@@ -274,14 +280,17 @@ class Store {
   virtual absl::Status UpdateTask(const TaskRecord& task) = 0;
 
   // Commits a report in one transaction: inserts samples whose id is new
-  // (ids already stored are ignored), and when `task` is set, updates it.
-  // Returns how many samples were new. Durable when it returns OK.
+  // (ids already stored are ignored), and when `task` is set, updates it
+  // and stores `task_log` as its log when not empty (replacing one stored
+  // before), dated task->updated. Returns how many samples were new.
+  // Durable when it returns OK.
   // Every sample must name an existing run and node (INVALID_ARGUMENT
   // otherwise); a task that does not exist is NOT_FOUND. On any error nothing
   // of the call is stored. A full disk is RESOURCE_EXHAUSTED.
   struct ReportWrite {
     std::vector<v1::Sample> samples;
     const TaskRecord* task = nullptr;  // optional task update
+    std::string task_log = "";         // with `task`: the end of its output
   };
   virtual absl::StatusOr<int> CommitReports(
       const std::vector<ReportWrite>& reports) = 0;
@@ -454,8 +463,10 @@ class Store {
   // `before`, with what ranking reads of them, in one transaction, oldest
   // first, at a cost per call bounded whatever the history's size (SQLite:
   // from one ranking chunk of at most 65,536 points). Returns how many it
-  // removed; 0 when none older is left. Runs, tasks, nodes and the day
-  // summaries stay.
+  // removed; 0 when none older is left. Each call also removes up to
+  // kTaskLogsPerPrune task logs dated before `before`, oldest first (a log
+  // is as old as its task's end). Runs, tasks, nodes and the day summaries
+  // stay.
   virtual absl::StatusOr<int64_t> PruneSamplesBefore(absl::Time before, int max_samples) = 0;
 
   // The backend's whole check of what it stores (SQLite: integrity_check,

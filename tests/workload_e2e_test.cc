@@ -2,7 +2,8 @@
 // workload from their own manifests, a real controller with TLS and
 // enrolled identities, the CLI asking for it by name. The metric, unit and
 // direction come from the workload's own output line; rank and cost use
-// them with no other configuration; bad requests are refused at `run` with
+// them with no other configuration; `results --log` shows the rest of its
+// output; bad requests are refused at `run` with
 // no run stored, and a bad manifest stops an agent's start.
 #include <filesystem>
 #include <fstream>
@@ -77,6 +78,19 @@ TEST_F(WorkloadTest, DeclaredOnTwoNodesRunByNameRankedAndCostedInItsOwnUnit) {
   EXPECT_EQ(run.state(), v1::RUN_STATE_SUCCEEDED);
   ASSERT_EQ(run.tasks_size(), 2) << "only the nodes that declare it";
 
+  // What the workload printed besides its metric is each task's log.
+  v1::Run with_logs;
+  ASSERT_TRUE(CliJson({"results", run.run_id(), "--log"}, &with_logs));
+  ASSERT_EQ(with_logs.tasks_size(), 2);
+  for (const v1::NodeTask& t : with_logs.tasks()) {
+    EXPECT_NE(t.log().find("warming up"), std::string::npos) << t.node() << ": " << t.log();
+    EXPECT_EQ(t.log().find("FLEETBENCH_METRIC"), std::string::npos) << t.log();
+  }
+  const CommandResult shown = Cli({"results", run.run_id(), "--log"});
+  EXPECT_EQ(shown.exit_code, 0) << shown.err;
+  EXPECT_NE(shown.out.find("--- log of slow"), std::string::npos) << shown.out;
+  EXPECT_NE(shown.out.find("warming up"), std::string::npos) << shown.out;
+
   v1::RankResponse rank;
   ASSERT_TRUE(CliJson({"rank", "--metric", "workload.train_step.samples_per_s", "--by",
                        "instance_type"},
@@ -94,7 +108,12 @@ TEST_F(WorkloadTest, DeclaredOnTwoNodesRunByNameRankedAndCostedInItsOwnUnit) {
   EXPECT_EQ(cost.work_unit(), "samples");
   ASSERT_EQ(cost.rows_size(), 2);
   std::map<std::string, double> usd;
-  for (const v1::CostRow& r : cost.rows()) usd[r.group()] = r.cost();
+  for (const v1::CostRow& r : cost.rows()) {
+    usd[r.group()] = r.cost();
+    // Its set-up, from its own setup_s samples, costed apart at its price.
+    EXPECT_GT(r.setup_seconds(), 0) << r.group();
+    EXPECT_NEAR(r.setup_cost(), r.setup_seconds() / 3600 * r.price_per_hour(), 1e-12);
+  }
   EXPECT_NEAR(usd["big.vm"], 3.6e6 / 4000 / 3600 * 2, 1e-9);    // 0.5 USD
   EXPECT_NEAR(usd["small.vm"], 3.6e6 / 1000 / 3600 * 1, 1e-9);  // 1 USD
 
@@ -172,6 +191,34 @@ TEST_F(WorkloadTest, TheShippedPytorchTrainingStepRunsThroughARealAgent) {
   ASSERT_EQ(rank.rows_size(), 1);
   EXPECT_GT(rank.rows(0).median(), 0);
   EXPECT_EQ(rank.unit(), "samples/s");
+}
+
+// One agent: this is about what one task's log may hold.
+TEST_F(WorkloadTest, AWorkloadThatPrints100MBFinishesAndItsStoredLogKeepsOnlyItsEnd) {
+  const std::string dir = dir_ + "/chatty-workloads";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir + "/chatty.json") << R"({"command": ["/bin/sh", "-c",)"
+      R"( "yes 'a line of training output' | head -c 100000000; echo; echo the-last-line;)"
+      R"( echo 'FLEETBENCH_METRIC {\"name\": \"lines_per_s\", \"value\": 1, \"unit\": \"lines/s\", \"direction\": \"higher\"}'"],)"
+      R"( "work_unit": "lines", "timeout_s": 120})";
+  StartController();
+  agent_flags_ = {"--workload-dir", dir};
+  StartAgent("chatty-1", {"instance_type=cpu.vm"});
+  agent_flags_.clear();
+  ASSERT_TRUE(WaitForOnlineNodes(1, absl::Seconds(30)));
+  v1::Run run;
+  int code = -1;
+  ASSERT_TRUE(CliJson({"run", "--bench", "workload", "--param", "workload.name=chatty", "--wait"},
+                      &run, &code));
+  ASSERT_EQ(code, 0) << run.DebugString();
+  v1::Run with_logs;
+  ASSERT_TRUE(CliJson({"results", run.run_id(), "--log"}, &with_logs));
+  ASSERT_EQ(with_logs.tasks_size(), 1);
+  const std::string& log = with_logs.tasks(0).log();
+  EXPECT_LE(log.size(), 64u * 1024);
+  EXPECT_GT(log.size(), 60u * 1024) << "the end of 100 MB fills it";
+  EXPECT_NE(log.find("the-last-line"), std::string::npos);
+  EXPECT_NE(log.find("a line of training output"), std::string::npos);
 }
 
 TEST_F(WorkloadTest, ABadManifestStopsTheAgentsStartNamingTheFileAndTheField) {

@@ -96,6 +96,7 @@ class RunContext {
   using PublishPortFn = std::function<absl::Status(int port)>;
   using KeepSamplesFn = std::function<void(std::vector<v1::Sample>)>;
   using DeclareMetricFn = std::function<void(const v1::MetricDescriptor&)>;
+  using KeepLogFn = std::function<void(std::string)>;
 
   RunContext(std::string scratch_dir, const std::atomic<bool>* cancelled,
              ProgressFn progress, PublishPortFn publish_port = nullptr,
@@ -158,6 +159,14 @@ class RunContext {
   void DeclareMetric(const v1::MetricDescriptor& metric) const {
     if (declare_metric_) declare_metric_(metric);
   }
+  // What the benchmark printed that a user may want to read (a workload's
+  // output that is not metrics): the runner keeps its end
+  // (kMaxTaskLogBytes) as the task's log, stored with the task. Dropped
+  // where the runner keeps none.
+  void set_keep_log(KeepLogFn keep_log) { keep_log_ = std::move(keep_log); }
+  void KeepLog(std::string text) const {
+    if (keep_log_) keep_log_(std::move(text));
+  }
 
  private:
   std::string scratch_dir_;
@@ -166,6 +175,7 @@ class RunContext {
   PublishPortFn publish_port_;
   KeepSamplesFn keep_samples_;
   DeclareMetricFn declare_metric_;
+  KeepLogFn keep_log_;
   absl::Time deadline_ = absl::InfiniteFuture();
   const GroupContext* group_ = nullptr;
   std::vector<std::string> dataset_roots_;

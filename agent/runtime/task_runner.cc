@@ -6,7 +6,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "common/reason.h"
+#include "common/wire_limits.h"
 #include "common/ulid.h"
+#include "common/utf8.h"
 
 namespace fleetbench::agent {
 namespace {
@@ -22,7 +24,8 @@ v1::StatusCode OutcomeCode(absl::StatusCode code) {
 
 v1::Report FinalReport(const std::string& task_id, v1::TaskState state,
                        const std::string& reason,
-                       const std::vector<v1::BenchmarkOutcome>& outcomes) {
+                       const std::vector<v1::BenchmarkOutcome>& outcomes,
+                       const std::string& log) {
   v1::Report report;
   report.set_report_id(NewUlid());
   report.set_task_id(task_id);
@@ -30,7 +33,25 @@ v1::Report FinalReport(const std::string& task_id, v1::TaskState state,
   report.set_task_state(state);
   report.set_task_reason(TruncateReason(reason));
   for (const auto& o : outcomes) *report.add_outcomes() = o;
+  report.set_task_log(LogTail(log));
   return report;
+}
+
+std::string LogTail(absl::string_view raw) {
+  // What a benchmark printed may be any bytes; the report's text must be
+  // UTF-8 (common/utf8.h).
+  const std::string valid = ToValidUtf8(std::string_view(raw.data(), raw.size()));
+  const absl::string_view log = valid;
+  if (log.size() <= kMaxTaskLogBytes) return valid;
+  absl::string_view tail = log.substr(log.size() - kMaxTaskLogBytes);
+  // From a whole line, and never from the middle of a UTF-8 character.
+  if (const size_t newline = tail.find('\n'); newline != absl::string_view::npos) {
+    tail.remove_prefix(newline + 1);
+  }
+  while (!tail.empty() && (static_cast<unsigned char>(tail.front()) & 0xC0) == 0x80) {
+    tail.remove_prefix(1);
+  }
+  return std::string(tail);
 }
 
 v1::TaskState TaskStateFromOutcomes(const std::vector<v1::BenchmarkOutcome>& outcomes) {
@@ -87,6 +108,9 @@ Benchmark* TaskRunner::Find(const std::string& name) const {
 void TaskRunner::Execute(const v1::RunTask& task, const std::atomic<bool>& cancelled,
                          const Hooks& hooks) {
   std::vector<v1::BenchmarkOutcome> outcomes;
+  // What the benchmarks kept to be read, each under its name; its end is
+  // the task's log.
+  std::string log;
   const int total = task.benchmarks_size();
   for (int i = 0; i < total; ++i) {
     const v1::BenchmarkSpec& spec = task.benchmarks(i);
@@ -166,6 +190,12 @@ void TaskRunner::Execute(const v1::RunTask& task, const std::atomic<bool>& cance
       d.set_benchmark(spec.name());
     };
     RunContext context(scratch_dir_, &cancelled, progress, publish, keep, declare);
+    context.set_keep_log([&log, &spec](std::string text) {
+      absl::StrAppend(&log, "== ", spec.name(), " ==\n", text);
+      if (!text.empty() && text.back() != '\n') log += '\n';
+      // Bounded as it grows: only the end is ever sent.
+      if (log.size() > 2 * kMaxTaskLogBytes) log = LogTail(log);
+    });
     context.set_deadline(absl::Now() + timeout);
     context.set_dataset_roots(dataset_roots_);
     GroupContext group;
@@ -228,7 +258,7 @@ void TaskRunner::Execute(const v1::RunTask& task, const std::atomic<bool>& cance
       break;
     }
   }
-  hooks.report(FinalReport(task.task_id(), state, reason, outcomes));
+  hooks.report(FinalReport(task.task_id(), state, reason, outcomes, log));
 }
 
 }  // namespace fleetbench::agent

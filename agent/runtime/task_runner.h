@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/string_view.h"
 #include "agent/benchmarks/benchmark.h"
 #include "fleetbench/v1/agent.pb.h"
 
@@ -66,7 +67,12 @@ class TaskRunner {
 // still queued on the agent). The reason is cut to kMaxReasonLength.
 v1::Report FinalReport(const std::string& task_id, v1::TaskState state,
                        const std::string& reason,
-                       const std::vector<v1::BenchmarkOutcome>& outcomes);
+                       const std::vector<v1::BenchmarkOutcome>& outcomes,
+                       const std::string& log = "");
+
+// The end of `log`, made valid UTF-8, that fits kMaxTaskLogBytes: from a
+// line start when it holds one, else from a character start.
+std::string LogTail(absl::string_view log);
 
 // Task state from its benchmark outcomes: cancelled if any was cancelled,
 // failed if any failed, skipped if all were skipped, else succeeded.

@@ -5,6 +5,7 @@
 
 #include "absl/status/status.h"
 #include "common/reason.h"
+#include "common/wire_limits.h"
 #include "gtest/gtest.h"
 
 namespace fleetbench::agent {
@@ -37,6 +38,7 @@ class ScriptedBenchmark : public Benchmark {
   }
   absl::StatusOr<std::vector<v1::Sample>> Run(const Params&, const RunContext& context) override {
     if (context.cancelled()) return absl::CancelledError("cancelled");
+    context.KeepLog(name_ + " printed this");
     if (keep_evidence_) {
       v1::Sample evidence;
       evidence.set_metric(faulty_metric_);
@@ -101,6 +103,40 @@ TEST(TaskRunnerTest, SamplesGetIdsAndTheTaskEndsSucceeded) {
   EXPECT_EQ(reports[0].samples(0).id().size(), 26u);
   EXPECT_TRUE(reports[1].task_finished());
   EXPECT_EQ(reports[1].task_state(), v1::TASK_STATE_SUCCEEDED);
+}
+
+TEST(TaskRunnerTest, WhatTheBenchmarksKeptToBeReadIsTheFinalReportsLog) {
+  TaskRunner runner = MakeRunner();
+  auto reports = Execute(runner, Task({"ok", "broken", "nogpu"}));
+  ASSERT_FALSE(reports.empty());
+  const v1::Report& final_report = reports.back();
+  ASSERT_TRUE(final_report.task_finished());
+  EXPECT_EQ(final_report.task_log(),
+            "== ok ==\nok printed this\n== broken ==\nbroken printed this\n");
+}
+
+TEST(TaskRunnerTest, ALogKeepsItsEndFromALineStartWithinTheBound) {
+  std::string log;
+  for (int i = 0; log.size() < 3 * kMaxTaskLogBytes; ++i) {
+    log += "line " + std::to_string(i) + " \xC3\xA9t\xC3\xA9\n";  // "été": 2-byte chars
+  }
+  const std::string tail = LogTail(log);
+  EXPECT_LE(tail.size(), kMaxTaskLogBytes);
+  EXPECT_GT(tail.size(), kMaxTaskLogBytes - 64);
+  EXPECT_TRUE(tail.starts_with("line ")) << tail.substr(0, 20);
+  EXPECT_TRUE(log.ends_with(tail));
+
+  // No line break to start from: a character start. Euro signs are 3
+  // bytes, and 65,536 is not a multiple of 3: the plain cut would land
+  // inside one.
+  std::string euros;
+  while (euros.size() < 2 * kMaxTaskLogBytes) euros += "\xE2\x82\xAC";
+  const std::string cut = LogTail(euros);
+  ASSERT_FALSE(cut.empty());
+  EXPECT_EQ(static_cast<unsigned char>(cut.front()), 0xE2);
+  EXPECT_EQ(cut.size() % 3, 0u);
+  EXPECT_EQ(LogTail("short"), "short");
+  EXPECT_EQ(LogTail("bad \xff byte"), "bad \xef\xbf\xbd byte") << "made UTF-8";
 }
 
 TEST(TaskRunnerTest, ProbeFailureIsSkippedWithTheReason) {

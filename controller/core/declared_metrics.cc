@@ -32,7 +32,25 @@ void DeclaredMetrics::Declare(const v1::Hello& hello) {
 
 void DeclaredMetrics::DeclareAtRunTime(const std::string& node,
                                        const std::vector<v1::MetricDescriptor>& metrics) {
-  StoreChanged(node, metrics);
+  std::vector<v1::MetricDescriptor> kept;
+  for (const v1::MetricDescriptor& d : metrics) {
+    auto stored = stored_.find(d.name());
+    // A unit or direction a name already has stands: two nodes whose
+    // workloads print the same name in different units would otherwise
+    // flip it back and forth, and rank would compare seconds with hours.
+    if (stored != stored_.end() && (stored->second.unit() != d.unit() ||
+                                    stored->second.direction() != d.direction())) {
+      if (conflicts_logged_.insert(d.name()).second) {
+        LOG(WARNING) << "node " << node << " declares metric " << d.name() << " in "
+                     << d.unit() << " but it is stored in " << stored->second.unit()
+                     << " (direction " << stored->second.direction() << " against "
+                     << d.direction() << "); the first declaration stands (logged once)";
+      }
+      continue;
+    }
+    kept.push_back(d);
+  }
+  StoreChanged(node, std::move(kept));
 }
 
 void DeclaredMetrics::StoreChanged(const std::string& node,

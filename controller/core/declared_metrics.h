@@ -13,6 +13,7 @@
 #define FLEETBENCH_CONTROLLER_CORE_DECLARED_METRICS_H_
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -33,7 +34,9 @@ class DeclaredMetrics {
   void Declare(const v1::Hello& hello);
   // The same for metrics a benchmark declared as it ran (Report.metrics: a
   // workload's own), from node `node`; the caller checked that the node's
-  // capability allows their names.
+  // capability allows their names. A name already stored keeps its unit
+  // and direction: a declaration that changes either is dropped (logged
+  // once per name); its description may change.
   void DeclareAtRunTime(const std::string& node,
                         const std::vector<v1::MetricDescriptor>& metrics);
 
@@ -46,6 +49,7 @@ class DeclaredMetrics {
   storage::Store* const store_;
   std::map<std::string, v1::MetricDescriptor> stored_;
   bool failure_logged_ = false;
+  std::set<std::string> conflicts_logged_;
 };
 
 }  // namespace fleetbench::controller

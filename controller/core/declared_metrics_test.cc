@@ -1,7 +1,8 @@
 // DeclaredMetrics against a real SQLite file: what a hello declares is
 // stored with its benchmark, the newest declaration of a name wins, a
 // hello that repeats what this core stored writes nothing, and a fresh
-// instance loads what the store holds.
+// instance loads what the store holds. A metric declared at run time (a
+// workload's own) keeps the unit and direction it was first stored with.
 #include "controller/core/declared_metrics.h"
 
 #include <filesystem>
@@ -78,6 +79,35 @@ TEST_F(DeclaredMetricsOnAStoreTest, AHelloThatRepeatsWhatWasStoredWritesNothing)
   ASSERT_EQ(StoredUnit(), "other");
   metrics.Declare(HelloDeclaring("tflops"));
   EXPECT_EQ(StoredUnit(), "other") << "a reconnecting fleet repeats its hellos: no write";
+}
+
+TEST_F(DeclaredMetricsOnAStoreTest, ARunTimeDeclarationCannotChangeAStoredUnitOrDirection) {
+  DeclaredMetrics metrics(store_.get());
+  ASSERT_TRUE(metrics.Load().ok());
+  auto declared = [](const std::string& unit, v1::MetricDirection direction,
+                     const std::string& description) {
+    v1::MetricDescriptor d;
+    d.set_name("workload.train.step_s");
+    d.set_benchmark("workload");
+    d.set_unit(unit);
+    d.set_direction(direction);
+    d.set_description(description);
+    return d;
+  };
+  metrics.DeclareAtRunTime("n1", {declared("s", v1::METRIC_DIRECTION_LOWER_IS_BETTER, "a")});
+  metrics.DeclareAtRunTime("n2", {declared("h", v1::METRIC_DIRECTION_LOWER_IS_BETTER, "b")});
+  metrics.DeclareAtRunTime("n2", {declared("s", v1::METRIC_DIRECTION_HIGHER_IS_BETTER, "c")});
+  auto all = store_->ListMetricDescriptors();
+  ASSERT_TRUE(all.ok()) << all.status();
+  ASSERT_EQ(all->size(), 1u);
+  EXPECT_EQ((*all)[0].unit(), "s");
+  EXPECT_EQ((*all)[0].direction(), v1::METRIC_DIRECTION_LOWER_IS_BETTER);
+  EXPECT_EQ((*all)[0].description(), "a");
+
+  metrics.DeclareAtRunTime("n1", {declared("s", v1::METRIC_DIRECTION_LOWER_IS_BETTER, "d")});
+  all = store_->ListMetricDescriptors();
+  ASSERT_TRUE(all.ok()) << all.status();
+  EXPECT_EQ((*all)[0].description(), "d") << "the same unit and direction may say more";
 }
 
 }  // namespace

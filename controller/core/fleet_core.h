@@ -391,6 +391,7 @@ class FleetCore {
 
   // --- Live read views (fleet_core_views.cc). ---
   absl::StatusOr<v1::ListNodesResponse> HandleListNodes();
+  absl::Status AddTaskLogs(const v1::GetRunRequest& request, v1::Run& out);
   absl::StatusOr<v1::Run> HandleGetRun(const v1::GetRunRequest& request);
   // ScheduleBook::Hooks over this core's runs and sessions.
   ScheduleBook::Hooks ScheduleHooks();

@@ -23,10 +23,6 @@
 namespace fleetbench::controller {
 namespace {
 
-bool InFlight(v1::TaskState state) {
-  return state == v1::TASK_STATE_DISPATCHED || state == v1::TASK_STATE_RUNNING;
-}
-
 // "member n2" / "members n2, n4".
 std::string Members(const std::vector<std::string>& nodes) {
   return absl::StrCat(nodes.size() == 1 ? "member " : "members ", absl::StrJoin(nodes, ", "));
@@ -128,7 +124,7 @@ void FleetCore::FailInterruptedGroups() {
     std::set<std::string> in_flight;
     for (const std::string& task_id : groups_.Find(id)->task_ids) {
       const storage::TaskRecord* t = live_.FindTask(task_id);
-      if (t != nullptr && InFlight(t->state)) in_flight.insert(task_id);
+      if (t != nullptr && IsInFlight(t->state)) in_flight.insert(task_id);
     }
     FailGroup(id,
               absl::StrCat("group ", id,
@@ -330,7 +326,7 @@ void FleetCore::SweepGroups(absl::Time now) {
     if (!group.failure.empty() && now >= group.failed_at + options_.heartbeat_timeout) {
       for (const std::string& task_id : group.task_ids) {
         const storage::TaskRecord* t = live_.FindTask(task_id);
-        if (t != nullptr && InFlight(t->state) && !live_.ReportPromised(task_id)) {
+        if (t != nullptr && IsInFlight(t->state) && !live_.ReportPromised(task_id)) {
           unstoppable.push_back(task_id);
         }
       }

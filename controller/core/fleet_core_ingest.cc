@@ -10,6 +10,8 @@
 // hides a refusal: `error` says what was not stored.
 #include "controller/core/fleet_core.h"
 
+#include <algorithm>
+
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
@@ -112,6 +114,7 @@ FleetCore::LateResult FleetCore::StoreLateReport(PendingReport& p, absl::Status*
     settled.outcomes.assign(p.report.outcomes().begin(), p.report.outcomes().end());
     settled.updated = clock_->Now();
     w.task = &settled;
+    w.task_log = p.report.task_log();
   }
   if (w.samples.empty() && !settles) return LateResult::kStored;
   absl::StatusOr<int> stored = store_->CommitReports({w});
@@ -144,13 +147,20 @@ void FleetCore::DeclareReportMetrics(const std::string& node, const v1::Report& 
   for (const v1::MetricDescriptor& m : report.metrics()) {
     // Only under the prefix the node's hello gave that benchmark: a report
     // cannot redefine another plugin's metric (gemm's unit, say).
-    for (const v1::Capability& c : session->capabilities) {
-      if (c.benchmark() == m.benchmark() && !c.dynamic_metric_prefix().empty() &&
-          absl::StartsWith(m.name(), c.dynamic_metric_prefix())) {
-        allowed.push_back(m);
-        break;
-      }
-    }
+    const bool under_prefix =
+        std::any_of(session->capabilities.begin(), session->capabilities.end(),
+                    [&m](const v1::Capability& c) {
+                      return c.benchmark() == m.benchmark() &&
+                             !c.dynamic_metric_prefix().empty() &&
+                             absl::StartsWith(m.name(), c.dynamic_metric_prefix());
+                    });
+    // And only a metric the report measures, under that benchmark: a report
+    // cannot declare, ahead of them, the names another workload will use.
+    const bool measured =
+        std::any_of(report.samples().begin(), report.samples().end(), [&m](const v1::Sample& s) {
+          return s.metric() == m.name() && s.benchmark() == m.benchmark();
+        });
+    if (under_prefix && measured) allowed.push_back(m);
   }
   declared_metrics_.DeclareAtRunTime(node, allowed);
 }
@@ -265,7 +275,10 @@ void FleetCore::CommitBatch(std::vector<PendingReport>& batch) {
     storage::Store::ReportWrite w;
     w.samples.assign(a.pending->report.samples().begin(), a.pending->report.samples().end());
     total += static_cast<int64_t>(w.samples.size());
-    if (a.finishes) w.task = &a.final_task;
+    if (a.finishes) {
+      w.task = &a.final_task;
+      w.task_log = a.pending->report.task_log();
+    }
     writes.push_back(std::move(w));
   }
   if (!writes.empty()) {

@@ -104,6 +104,61 @@ TEST_F(FleetCoreMetricsTest, ARestartedCoreKnowsWhatIsStored) {
   EXPECT_EQ(StoredDescription("gemm.cpu.fp32.tflops"), "tampered");
 }
 
+// A workload's report declares its metrics as it runs: only names under the
+// prefix its node's capability gave that benchmark, and only names the
+// report measures. Another plugin's metric keeps its declaration.
+TEST_F(FleetCoreMetricsTest, AReportDeclaresOnlyWhatItMeasuresUnderItsBenchmarksPrefix) {
+  v1::Hello hello = MakeHello("a");
+  v1::Capability* workload = hello.add_capabilities();
+  workload->set_benchmark("workload");
+  workload->set_status(v1::CAPABILITY_STATUS_AVAILABLE);
+  workload->set_dynamic_metric_prefix("workload.");
+  v1::WorkloadDeclaration* train = workload->add_workloads();
+  train->set_name("train");
+  train->set_work_unit("samples");
+  auto link = ConnectWith(hello);
+  Start("workload", {}, 0, {{"name", "train"}});
+  ASSERT_EQ(link->RunTasks().size(), 1u);
+  const v1::RunTask task = link->RunTasks()[0];
+
+  v1::AgentMessage m;
+  v1::Report* r = m.mutable_report();
+  r->set_report_id(NewUlid());
+  r->set_task_id(task.task_id());
+  v1::Sample* s = r->add_samples();
+  s->set_id(NewUlid());
+  s->set_run_id(task.run_id());
+  s->set_benchmark("workload");
+  s->set_metric("workload.train.step_s");
+  s->set_unit("s");
+  s->set_value(0.5);
+  s->set_time_unix_ms(absl::ToUnixMillis(clock_.Now()));
+  auto declare = [r](const std::string& benchmark, const std::string& name,
+                     const std::string& unit) {
+    v1::MetricDescriptor* d = r->add_metrics();
+    d->set_benchmark(benchmark);
+    d->set_name(name);
+    d->set_unit(unit);
+    d->set_direction(v1::METRIC_DIRECTION_LOWER_IS_BETTER);
+  };
+  declare("workload", "workload.train.step_s", "s");
+  declare("workload", "workload.other.step_s", "h");  // not measured here
+  declare("workload", "gemm.cpu.fp32.tflops", "s");   // another plugin's
+  declare("gemm", "gemm.cpu.fp64.tflops", "s");       // a prefix gemm lacks
+  r->set_task_finished(true);
+  r->set_task_state(v1::TASK_STATE_SUCCEEDED);
+  Send(link, m);
+  ASSERT_EQ(link->Acks(), 1);
+
+  auto step = store_->GetMetricDescriptor("workload.train.step_s");
+  ASSERT_TRUE(step.ok()) << step.status();
+  EXPECT_EQ(step->unit(), "s");
+  EXPECT_EQ(step->benchmark(), "workload");
+  EXPECT_FALSE(store_->GetMetricDescriptor("workload.other.step_s").ok());
+  EXPECT_EQ(store_->GetMetricDescriptor("gemm.cpu.fp32.tflops")->unit(), "tflops");
+  EXPECT_EQ(store_->GetMetricDescriptor("gemm.cpu.fp64.tflops")->unit(), "tflops");
+}
+
 TEST_F(FleetCoreMetricsTest, RankTakesUnitAndDirectionFromTheDeclaration) {
   Connect("a", /*net=*/true);
   Connect("b", /*net=*/true);

@@ -2,17 +2,11 @@
 // only a member in flight, on the node of the stream that asks, of a group
 // that is running and has not failed.
 #include "absl/strings/str_cat.h"
+#include "common/api_enums.h"
 #include "common/reason.h"
 #include "controller/core/fleet_core.h"
 
 namespace fleetbench::controller {
-namespace {
-
-bool InFlight(v1::TaskState state) {
-  return state == v1::TASK_STATE_DISPATCHED || state == v1::TASK_STATE_RUNNING;
-}
-
-}  // namespace
 
 void FleetCore::HandleKvRequest(const std::shared_ptr<AgentLink>& link, const std::string& node,
                                 const v1::KvRequest& request) {
@@ -21,7 +15,7 @@ void FleetCore::HandleKvRequest(const std::shared_ptr<AgentLink>& link, const st
   };
   const storage::TaskRecord* task = live_.FindTask(request.task_id());
   if (task == nullptr || task->group_id.empty() || task->node != node ||
-      !InFlight(task->state)) {
+      !IsInFlight(task->state)) {
     answer(absl::PermissionDeniedError(
         absl::StrCat("task ", ClipInput(request.task_id()),
                      " is not a running member of a group on node ", node)));

@@ -200,8 +200,9 @@ absl::Status FleetCore::HandleCancelRun(const std::string& run_id) {
   auto run = store_->GetRun(run_id);
   if (!run.ok()) return run.status();
   // A group ends as a whole, blaming no member; and no further pass is
-  // planned for a run the user stopped.
-  live_.NoteCancelledByUser(run_id);
+  // planned for a run the user stopped. A run that already settled is
+  // not noted: nothing would ever forget it.
+  if (live_.HasRun(run_id)) live_.NoteCancelledByUser(run_id);
   for (const std::string& id : groups_.OfRun(run_id)) {
     FailGroup(id, absl::StrCat("group ", id, ": cancelled by user"), {});
   }

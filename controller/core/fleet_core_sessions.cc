@@ -44,10 +44,11 @@ void FleetCore::HandleHello(std::shared_ptr<AgentLink> link, v1::Hello hello,
   std::set<std::string> finished(hello.finished_task_ids().begin(),
                                  hello.finished_task_ids().end());
   bool running_known = hello.running_task_id().empty();
-  for (auto it = live_.tasks().begin(); it != live_.tasks().end();) {
-    storage::TaskRecord& task = it->second;
-    ++it;  // FinishTask may erase the current entry
-    if (task.node != name || task.state == v1::TASK_STATE_QUEUED) continue;
+  // By id: ending one task may end its pair partner too.
+  for (const std::string& task_id : live_.TaskIdsOfNode(name)) {
+    storage::TaskRecord* found = live_.FindTask(task_id);
+    if (found == nullptr || found->state == v1::TASK_STATE_QUEUED) continue;
+    storage::TaskRecord& task = *found;
     if (task.task_id == hello.running_task_id()) {
       running_known = true;
       if (task.state != v1::TASK_STATE_RUNNING) {
@@ -192,11 +193,10 @@ void FleetCore::Sweep() {
         now + std::min(options_.expiry_check_interval, options_.node_expiry / 10);
   }
   for (const NodeSessions::Silent& silent : sessions_.Sweep(now)) {
-    for (auto it = live_.tasks().begin(); it != live_.tasks().end();) {
-      storage::TaskRecord& task = it->second;
-      ++it;
-      if (task.node != silent.node || task.state == v1::TASK_STATE_QUEUED) continue;
-      FinishTask(task, v1::TASK_STATE_LOST,
+    for (const std::string& task_id : live_.TaskIdsOfNode(silent.node)) {
+      storage::TaskRecord* task = live_.FindTask(task_id);
+      if (task == nullptr || task->state == v1::TASK_STATE_QUEUED) continue;
+      FinishTask(*task, v1::TASK_STATE_LOST,
                  absl::StrCat("agent lost: no heartbeat for ",
                               absl::FormatDuration(silent.silent_for),
                               " (timeout ", absl::FormatDuration(options_.heartbeat_timeout),

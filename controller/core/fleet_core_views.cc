@@ -58,6 +58,34 @@ absl::StatusOr<v1::ListNodesResponse> FleetCore::HandleListNodes() {
   return response;
 }
 
+// The stored logs of the run's tasks (or of those asked for by id), as
+// many as fit the page budget: a log that would not is left out and says so,
+// to be asked for on its own.
+absl::Status FleetCore::AddTaskLogs(const v1::GetRunRequest& request, v1::Run& out) {
+  if (request.log_task_ids_size() > kMaxLogTasksPerCall) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "at most ", kMaxLogTasksPerCall, " tasks' logs at a time; ", request.log_task_ids_size(),
+        " asked for"));
+  }
+  const std::set<std::string> wanted(request.log_task_ids().begin(),
+                                     request.log_task_ids().end());
+  absl::StatusOr<std::map<std::string, std::string>> logs = store_->TaskLogsOfRun(out.run_id());
+  if (!logs.ok()) return logs.status();
+  size_t bytes = out.ByteSizeLong();
+  for (v1::NodeTask& task : *out.mutable_tasks()) {
+    if (!wanted.empty() && !wanted.contains(task.task_id())) continue;
+    auto log = logs->find(task.task_id());
+    if (log == logs->end()) continue;
+    bytes += log->second.size() + 8;  // + the field's tag and length
+    if (bytes > kPageBudgetBytes) {
+      task.set_log_omitted(true);
+      continue;
+    }
+    task.set_log(std::move(log->second));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<v1::Run> FleetCore::HandleGetRun(const v1::GetRunRequest& request) {
   auto run = store_->GetRun(request.run_id());
   if (!run.ok()) return run.status();
@@ -106,6 +134,9 @@ absl::StatusOr<v1::Run> FleetCore::HandleGetRun(const v1::GetRunRequest& request
       nt->set_progress_fraction(p->fraction);
       nt->set_progress_message(p->message);
     }
+  }
+  if (request.include_logs()) {
+    if (absl::Status s = AddTaskLogs(request, out); !s.ok()) return s;
   }
   if (request.include_samples()) {
     // A page, by count and by bytes: a run of any size must fit the

@@ -3,6 +3,8 @@
 
 #include <utility>
 
+#include "common/api_enums.h"
+
 namespace fleetbench::controller {
 
 storage::TaskRecord* LiveRuns::FindTask(const std::string& task_id) {
@@ -35,12 +37,19 @@ const storage::TaskRecord& LiveRuns::Newest(const storage::TaskRecord& stored) c
 
 bool LiveRuns::NodeBusy(const std::string& node) const {
   for (const auto& [id, task] : tasks_) {
-    if (task.node == node && (task.state == v1::TASK_STATE_DISPATCHED ||
-                              task.state == v1::TASK_STATE_RUNNING)) {
+    if (task.node == node && IsInFlight(task.state)) {
       return true;
     }
   }
   return false;
+}
+
+std::vector<std::string> LiveRuns::TaskIdsOfNode(const std::string& node) const {
+  std::vector<std::string> ids;
+  for (const auto& [id, task] : tasks_) {
+    if (task.node == node && task.state != v1::TASK_STATE_QUEUED) ids.push_back(id);
+  }
+  return ids;
 }
 
 std::set<std::string> LiveRuns::RunsOnNode(const std::string& node) const {
@@ -54,8 +63,7 @@ std::set<std::string> LiveRuns::RunsOnNode(const std::string& node) const {
 uint32_t LiveRuns::InFlight(const std::string& run_id) const {
   uint32_t n = 0;
   for (const auto& [id, t] : tasks_) {
-    if (t.run_id == run_id &&
-        (t.state == v1::TASK_STATE_DISPATCHED || t.state == v1::TASK_STATE_RUNNING)) {
+    if (t.run_id == run_id && IsInFlight(t.state)) {
       ++n;
     }
   }

@@ -58,6 +58,10 @@ class LiveRuns {
 
   // A task of the node is dispatched or running.
   bool NodeBusy(const std::string& node) const;
+  // The ids of the node's tasks past the queue (dispatched or running), in
+  // id order: a copy, so that ending one (which may end its pair partner
+  // and settle its run) invalidates nothing the caller walks.
+  std::vector<std::string> TaskIdsOfNode(const std::string& node) const;
   // The runs with an unfinished task on the node.
   std::set<std::string> RunsOnNode(const std::string& node) const;
   // The run's tasks dispatched or running.

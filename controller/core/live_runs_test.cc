@@ -74,6 +74,24 @@ TEST(LiveRunsTest, BusyAndInFlightCountOnlyDispatchedAndRunningTasks) {
   EXPECT_TRUE(live.NodeBusy("n2"));
   EXPECT_FALSE(live.NodeBusy("n4"));
   EXPECT_THAT(live.RunsOnNode("n1"), ElementsAre("r1", "r2"));
+  EXPECT_THAT(live.TaskIdsOfNode("n1"), ElementsAre("t4")) << "t1 is still queued";
+}
+
+TEST(LiveRunsTest, TheNodesTaskIdsOutliveTheTasksTheCallerEnds) {
+  LiveRuns live;
+  live.AddTask(Task("t1", "r1", "n1", v1::TASK_STATE_RUNNING));
+  live.AddTask(Task("t2", "r1", "n1", v1::TASK_STATE_DISPATCHED));
+  live.AddTask(Task("t3", "r1", "n2", v1::TASK_STATE_RUNNING));
+  int ended = 0;
+  for (const std::string& id : live.TaskIdsOfNode("n1")) {
+    if (live.FindTask(id) == nullptr) continue;
+    // Ending the first ends its partner as well, as a pair's end does.
+    live.EndTask("t1");
+    live.EndTask("t2");
+    ++ended;
+  }
+  EXPECT_EQ(ended, 1);
+  EXPECT_EQ(live.tasks().size(), 1u);
 }
 
 TEST(LiveRunsTest, PromisedReportsFallDueAtTheirTime) {

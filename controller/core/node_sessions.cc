@@ -44,7 +44,11 @@ std::string NodeSessions::NodeOf(const std::shared_ptr<AgentLink>& link) const {
 }
 
 bool NodeSessions::Heard(const std::string& node, absl::Time now) {
-  Session& session = sessions_[node];
+  // Only a node with a session: a name must never make one (it would have
+  // no hello, no labels and no link).
+  auto it = sessions_.find(node);
+  if (it == sessions_.end()) return false;
+  Session& session = it->second;
   session.last_seen = now;
   if (session.online) return false;
   session.online = true;
@@ -52,7 +56,7 @@ bool NodeSessions::Heard(const std::string& node, absl::Time now) {
 }
 
 void NodeSessions::Touch(const std::string& node, absl::Time now) {
-  sessions_[node].last_seen = now;
+  if (auto it = sessions_.find(node); it != sessions_.end()) it->second.last_seen = now;
 }
 
 void NodeSessions::DropLink(const std::string& node) {

@@ -60,7 +60,8 @@ class NodeSessions {
   // stream (a replaced or unauthenticated one).
   std::string NodeOf(const std::shared_ptr<AgentLink>& link) const;
   // `node` (known) was heard at `now`. Heard also counts it online again
-  // and says whether it was offline; Touch only moves last_seen.
+  // and says whether it was offline; Touch only moves last_seen. A node
+  // without a session is left alone.
   bool Heard(const std::string& node, absl::Time now);
   void Touch(const std::string& node, absl::Time now);
   // The node's stream ended; the session stays.

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/api_enums.h"
 #include "common/ulid.h"
+#include "common/wire_limits.h"
 #include "common/workload_params.h"
 
 namespace fleetbench::controller {
@@ -111,20 +112,20 @@ absl::Status CheckMetricDescriptor(const v1::MetricDescriptor& m, const std::str
 }
 
 absl::Status CheckDeclaredWorkloads(const v1::Capability& capability) {
-  if (capability.workloads_size() > kMaxWorkloadsPerCapability) {
-    return absl::InvalidArgumentError(absl::StrCat("at most ", kMaxWorkloadsPerCapability,
+  if (capability.workloads_size() > kMaxWorkloadsPerNode) {
+    return absl::InvalidArgumentError(absl::StrCat("at most ", kMaxWorkloadsPerNode,
                                                    " workloads per node"));
   }
   for (const v1::WorkloadDeclaration& w : capability.workloads()) {
     if (absl::Status s = CheckWorkloadName(w.name()); !s.ok()) return s;
-    if (w.params_size() > kMaxParamsPerWorkload || w.work_unit().size() > kMaxUnitLength) {
+    if (w.params_size() > kMaxWorkloadParams || w.work_unit().size() > kMaxUnitLength) {
       return absl::InvalidArgumentError(
-          absl::StrCat("workload ", w.name(), ": at most ", kMaxParamsPerWorkload,
+          absl::StrCat("workload ", w.name(), ": at most ", kMaxWorkloadParams,
                        " parameters and a work unit of at most ", kMaxUnitLength, " bytes"));
     }
     for (const auto& [key, param] : w.params()) {
       if (key.size() > 32 || param.default_().size() > kMaxWorkloadValueBytes ||
-          param.pattern().size() > 1024) {
+          param.pattern().size() > kMaxWorkloadPatternBytes) {
         return absl::InvalidArgumentError(
             absl::StrCat("workload ", w.name(), ": parameter ", ClipInput(key), " too long"));
       }
@@ -167,6 +168,13 @@ absl::Status CheckReportEnvelope(const v1::Report& report) {
   if (report.outcomes_size() > kMaxOutcomesPerReport) {
     return absl::InvalidArgumentError("too many outcomes");
   }
+  if (report.task_log().size() > kMaxTaskLogBytes) {
+    return absl::InvalidArgumentError(absl::StrCat("task_log is ", report.task_log().size(),
+                                                   " bytes; at most ", kMaxTaskLogBytes));
+  }
+  if (!report.task_log().empty() && !report.task_finished()) {
+    return absl::InvalidArgumentError("a task_log comes only on the final report");
+  }
   if (report.metrics_size() > kMaxMetricsPerReport) {
     return absl::InvalidArgumentError(absl::StrCat("report declares ", report.metrics_size(),
                                                    " metrics; at most ", kMaxMetricsPerReport));
@@ -190,6 +198,7 @@ void ClampReportEnvelope(v1::Report* report) {
   // Declarations in a refused envelope are not trusted: the samples stay,
   // ranked once their metrics are declared by a report that passes.
   report->clear_metrics();
+  report->clear_task_log();
   report->set_task_reason(TruncateReason(report->task_reason()));
   if (report->outcomes_size() > kMaxOutcomesPerReport) {
     report->mutable_outcomes()->DeleteSubrange(kMaxOutcomesPerReport,

@@ -24,8 +24,6 @@ using ::fleetbench::kMaxReasonLength;
 inline constexpr int kMaxMetricsPerCapability = 256;
 // Metrics a report declares at run time (a workload's own).
 inline constexpr int kMaxMetricsPerReport = 64;
-inline constexpr int kMaxWorkloadsPerCapability = 64;
-inline constexpr int kMaxParamsPerWorkload = 32;
 inline constexpr size_t kMaxUnitLength = 32;
 inline constexpr size_t kMaxDescriptionLength = 256;
 
@@ -38,7 +36,8 @@ absl::Status CheckReportBounds(const v1::Report& report);
 // envelope includes the metrics declared at run time (at most
 // kMaxMetricsPerReport, each as CheckMetricDescriptor says, naming its
 // benchmark); whether the node's capability allows their names is the
-// core's check, against the hello.
+// core's check, against the hello. A task_log comes only on a final report,
+// at most kMaxTaskLogBytes.
 absl::Status CheckReportEnvelope(const v1::Report& report);
 // Makes a report whose envelope was refused storable as the end of its
 // task: reasons cut to kMaxReasonLength, outcome names to kMaxNameLength,
@@ -66,8 +65,8 @@ absl::Status CheckDeclaredMetrics(const v1::Capability& capability);
 // One metric descriptor, as CheckDeclaredMetrics checks each; `benchmark`
 // is the one it must name (or leave empty).
 absl::Status CheckMetricDescriptor(const v1::MetricDescriptor& m, const std::string& benchmark);
-// The workloads a capability declares: at most kMaxWorkloadsPerCapability,
-// valid names, at most kMaxParamsPerWorkload parameters each with a valid
+// The workloads a capability declares: at most kMaxWorkloadsPerNode,
+// valid names, at most kMaxWorkloadParams parameters each with a valid
 // pattern (common/workload_params.h).
 absl::Status CheckDeclaredWorkloads(const v1::Capability& capability);
 // INVALID_ARGUMENT unless `name` is 1..64 of letters, digits, '-', '_', '.'.

@@ -90,6 +90,19 @@ TEST(ReportLimitsTest, EnvelopeIgnoresSamples) {
   EXPECT_FALSE(CheckReportBounds(r).ok());
 }
 
+TEST(ReportLimitsTest, ATaskLogComesOnlyOnTheFinalReportWithinItsBound) {
+  v1::Report r = GoodReport();
+  r.set_task_log("epoch 1\n");
+  EXPECT_FALSE(CheckReportEnvelope(r).ok()) << "not a final report";
+  r.set_task_finished(true);
+  r.set_task_state(v1::TASK_STATE_SUCCEEDED);
+  EXPECT_TRUE(CheckReportEnvelope(r).ok());
+  r.set_task_log(std::string(kMaxTaskLogBytes + 1, 'x'));
+  EXPECT_FALSE(CheckReportEnvelope(r).ok());
+  ClampReportEnvelope(&r);
+  EXPECT_TRUE(r.task_log().empty()) << "a refused envelope's log is not kept";
+}
+
 v1::Capability GoodCapability() {
   v1::Capability c;
   c.set_benchmark("net");

@@ -2,10 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <string>
 
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/workload_params.h"
 
 namespace fleetbench::controller {
 
@@ -82,6 +85,29 @@ absl::StatusOr<v1::CostResponse> CostOfWork(const v1::RankResponse& rank, double
   });
   for (v1::CostRow& row : rows) *response.add_rows() = std::move(row);
   return response;
+}
+
+std::string WorkloadSetupMetric(absl::string_view metric) {
+  if (!absl::StartsWith(metric, kWorkloadMetricPrefix)) return "";
+  const absl::string_view rest = metric.substr(sizeof(kWorkloadMetricPrefix) - 1);
+  const size_t dot = rest.find('.');
+  if (dot == absl::string_view::npos || dot == 0) return "";
+  const absl::string_view own = rest.substr(dot + 1);
+  if (own.empty() || own == "setup_s") return "";
+  return absl::StrCat(kWorkloadMetricPrefix, rest.substr(0, dot), ".setup_s");
+}
+
+void AddSetupCost(const v1::RankResponse& setups, v1::CostResponse& cost) {
+  std::map<std::string, double> median_s;
+  for (const v1::RankRow& r : setups.rows()) {
+    if (r.median() >= 0 && std::isfinite(r.median())) median_s[r.group()] = r.median();
+  }
+  for (v1::CostRow& row : *cost.mutable_rows()) {
+    auto setup = median_s.find(row.group());
+    if (setup == median_s.end()) continue;
+    row.set_setup_seconds(setup->second);
+    if (row.priced()) row.set_setup_cost(setup->second / 3600 * row.price_per_hour());
+  }
 }
 
 }  // namespace fleetbench::controller

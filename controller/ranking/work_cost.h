@@ -9,7 +9,9 @@
 //   Gbps   -> bits     (median * 1e9)      iops -> I/O operations (median)
 //   us     -> operations, one after another (rate = 1e6 / median per second)
 //   X/s    -> X, a workload's own unit of work (samples/s -> samples)
-// seconds = work / rate; cost = seconds / 3600 * price_per_hour.
+// seconds = work / rate; cost = seconds / 3600 * price_per_hour. A
+// workload's set-up time is costed apart (AddSetupCost): its rate is its
+// own steady state, and the set-up is paid once per start.
 //
 // Errors: INVALID_ARGUMENT for work that is not finite and > 0, or a metric
 // whose unit is not in the table (a count, a temperature, a ratio).
@@ -36,6 +38,16 @@ struct WorkUnit {
 std::optional<WorkUnit> WorkUnitOf(absl::string_view metric_unit);
 
 absl::StatusOr<v1::CostResponse> CostOfWork(const v1::RankResponse& rank, double work);
+
+// For a workload's metric (workload.NAME.METRIC, METRIC not setup_s itself):
+// workload.NAME.setup_s, its start-to-first-output time; "" otherwise.
+std::string WorkloadSetupMetric(absl::string_view metric);
+
+// Sets each cost row's setup_seconds to the median of its group in
+// `setups` (a ranking of the setup metric, grouped as the cost was) and,
+// for a priced row, setup_cost at the row's price. Rows of groups without
+// a set-up median are left at 0.
+void AddSetupCost(const v1::RankResponse& setups, v1::CostResponse& cost);
 
 }  // namespace fleetbench::controller
 

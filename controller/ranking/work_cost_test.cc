@@ -2,6 +2,7 @@
 #include "controller/ranking/work_cost.h"
 
 #include <cmath>
+#include <map>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -101,6 +102,35 @@ TEST(WorkCostTest, AZeroRateHasNoTime) {
     EXPECT_EQ(row.seconds(), 0) << row.group();
     EXPECT_TRUE(std::isfinite(row.cost())) << row.group();
   }
+}
+
+TEST(WorkCostTest, AWorkloadsSetUpIsCostedApartAtEachGroupsPrice) {
+  EXPECT_EQ(WorkloadSetupMetric("workload.train.samples_per_s"), "workload.train.setup_s");
+  EXPECT_EQ(WorkloadSetupMetric("workload.train.setup_s"), "");
+  EXPECT_EQ(WorkloadSetupMetric("workload.train"), "");
+  EXPECT_EQ(WorkloadSetupMetric("gemm.cpu.fp32.tflops"), "");
+
+  v1::RankResponse rank;
+  rank.set_metric("workload.train.samples_per_s");
+  rank.set_unit("samples/s");
+  AddRow(rank, "big", 4000, 2);
+  AddRow(rank, "small", 1000, 0);
+  AddRow(rank, "none", 500, 1);
+  auto cost = CostOfWork(rank, 3.6e6);
+  ASSERT_TRUE(cost.ok()) << cost.status();
+  v1::RankResponse setups;
+  setups.set_metric("workload.train.setup_s");
+  AddRow(setups, "big", 90, 2);    // 90 s at 2 USD/h: 0.05 USD
+  AddRow(setups, "small", 30, 0);  // unpriced: time only
+  AddSetupCost(setups, *cost);
+  std::map<std::string, v1::CostRow> rows;
+  for (const v1::CostRow& r : cost->rows()) rows[r.group()] = r;
+  EXPECT_EQ(rows["big"].setup_seconds(), 90);
+  EXPECT_NEAR(rows["big"].setup_cost(), 0.05, 1e-12);
+  EXPECT_NEAR(rows["big"].cost(), 0.5, 1e-12) << "the work's cost is unchanged";
+  EXPECT_EQ(rows["small"].setup_seconds(), 30);
+  EXPECT_EQ(rows["small"].setup_cost(), 0);
+  EXPECT_EQ(rows["none"].setup_seconds(), 0) << "no set-up measured there";
 }
 
 }  // namespace

@@ -16,9 +16,22 @@
 //     `workload.NAME.wall_s` (the command's wall time),
 //     `workload.NAME.setup_s` (to its first output), and what it used:
 //     `cpu_cores` (CPU time over wall) and `peak_rss_mb` (its process
-//     group's peak resident memory);
-//   - every sample carries the resolved parameter values and the
-//     manifest's work unit as params.
+//     group's peak resident memory); and per block device under its cwd
+//     and the node's dataset roots, `disk_read_MBps` and `disk_busy_pct`
+//     over the run (disk_activity.h), with the device as a param;
+//   - keeps what it printed, less the metric lines and with the values of
+//     secret-looking env variables masked, as the task's log
+//     (RunContext::KeepLog);
+//   - every sample carries the resolved parameter values (those up to
+//     kMaxWorkloadValueOnSample bytes) and the manifest's work unit as
+//     params;
+//   - a LoadGen summary named by the manifest is removed before the
+//     command starts and read only after it exits 0, as a regular file
+//     (no link followed).
+// Bounds: a metric line may not use a fixed name, change the unit its name
+// came with, or go past kMaxWorkloadMetricNames names or
+// kMaxWorkloadSamples lines; such a line fails the run like a malformed
+// one (the good samples are kept).
 // Failures: a command that exits non-zero, is killed, or runs past the
 // deadline fails the benchmark with the last lines of its output in the
 // reason; a malformed metric line fails it naming the line number. The
@@ -29,15 +42,23 @@
 #ifndef FLEETBENCH_AGENT_BENCHMARKS_WORKLOAD_WORKLOAD_BENCHMARK_H_
 #define FLEETBENCH_AGENT_BENCHMARKS_WORKLOAD_WORKLOAD_BENCHMARK_H_
 
+#include <cstddef>
+#include <map>
 #include <string>
 #include <vector>
 
 #include "agent/benchmarks/benchmark.h"
 #include "agent/benchmarks/workload/workload_manifest.h"
+#include "common/workload_params.h"
 
 namespace fleetbench::agent {
 
-inline constexpr char kWorkloadMetricPrefix[] = "workload.";
+// Bounds on what one run's output becomes: metric names of its own (the
+// fixed ones aside), metric-line samples, and the length of a parameter
+// value copied onto every sample.
+inline constexpr size_t kMaxWorkloadMetricNames = 32;
+inline constexpr size_t kMaxWorkloadSamples = 1000;
+inline constexpr size_t kMaxWorkloadValueOnSample = 128;
 
 class WorkloadBenchmark : public Benchmark {
  public:
@@ -59,7 +80,15 @@ class WorkloadBenchmark : public Benchmark {
                                               const RunContext& context) override;
 
  private:
+  struct Resolved {
+    const Workload* workload;
+    std::map<std::string, std::string> values;  // every declared parameter's
+  };
   const Workload* Find(const Params& params) const;
+  // OK when `params` names a workload in a valid form.
+  absl::Status CheckNamed(const Params& params) const;
+  // The named workload on this node and its parameter values.
+  absl::StatusOr<Resolved> Resolve(const Params& params) const;
 
   std::vector<Workload> workloads_;
 };

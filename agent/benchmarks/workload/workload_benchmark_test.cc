@@ -1,12 +1,15 @@
 // The workload plugin with real processes (/bin/sh): metric lines become
 // samples with their declared unit and direction, wall and set-up time
 // come with every run, and a malformed line, a failing command or the
-// deadline fail the run while the good samples are kept.
+// deadline fail the run while the good samples are kept; the bounds on
+// what one run's output becomes hold; a LoadGen summary is this run's own.
 #include "agent/benchmarks/workload/workload_benchmark.h"
 
 #include <atomic>
 #include <filesystem>
+#include <fstream>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -17,6 +20,7 @@ namespace fleetbench::agent {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 std::string MetricLine(const std::string& name, const std::string& value, const std::string& unit,
                        const std::string& direction) {
@@ -59,6 +63,8 @@ class WorkloadBenchmarkTest : public ::testing::Test {
         [this](std::vector<v1::Sample> s) { kept_.insert(kept_.end(), s.begin(), s.end()); },
         [this](const v1::MetricDescriptor& d) { declared_[d.name()] = d; });
     context.set_deadline(absl::Now() + timeout);
+    log_.clear();
+    context.set_keep_log([this](std::string text) { log_ += text; });
     return plugin.Run(params, context);
   }
 
@@ -66,6 +72,7 @@ class WorkloadBenchmarkTest : public ::testing::Test {
   std::atomic<bool> cancelled_{false};
   std::vector<v1::Sample> kept_;
   std::map<std::string, v1::MetricDescriptor> declared_;
+  std::string log_;
 };
 
 TEST_F(WorkloadBenchmarkTest, MetricLinesBecomeSamplesWithTheirOwnUnitAndDirection) {
@@ -205,6 +212,147 @@ TEST_F(WorkloadBenchmarkTest, AnMlperfLoadgenSummaryTheCommandWritesBecomesMetri
   WorkloadBenchmark missing({w});
   absl::StatusOr<std::vector<v1::Sample>> none = Run(missing, {{"name", "resnet_offline"}});
   EXPECT_THAT(none.status().message(), HasSubstr("no LoadGen summary"));
+}
+
+TEST_F(WorkloadBenchmarkTest, ALoadgenSummaryIsThisRunsOwnAndNeverALink) {
+  // A run that writes no summary, after one that did: the earlier file is
+  // gone before the command starts, so the run fails instead of passing
+  // the old figures off as its own.
+  Workload w = ShellWorkload("lg", "true");
+  w.manifest.set_cwd(scratch_.string());
+  w.manifest.set_loadgen_summary("summary.txt");
+  {
+    std::ofstream old(scratch_ / "summary.txt");
+    old << "Scenario : Offline\nSamples per second: 5\nResult is : VALID\n";
+  }
+  WorkloadBenchmark plugin({w});
+  absl::StatusOr<std::vector<v1::Sample>> stale = Run(plugin, {{"name", "lg"}});
+  EXPECT_THAT(stale.status().message(), HasSubstr("no LoadGen summary"));
+
+  // A summary that is a link (to a file the agent can read) is refused.
+  const std::filesystem::path secret = scratch_ / "elsewhere.txt";
+  {
+    std::ofstream out(secret);
+    out << "Scenario : Offline\nSamples per second: 5\nResult is : VALID\n";
+  }
+  Workload linker = ShellWorkload("lg", "ln -s " + secret.string() + " summary.txt");
+  linker.manifest.set_cwd(scratch_.string());
+  linker.manifest.set_loadgen_summary("summary.txt");
+  WorkloadBenchmark linking({linker});
+  absl::StatusOr<std::vector<v1::Sample>> linked = Run(linking, {{"name", "lg"}});
+  ASSERT_FALSE(linked.ok());
+  EXPECT_THAT(linked.status().message(), HasSubstr("is a symbolic link"));
+  for (const v1::Sample& s : kept_) EXPECT_NE(s.metric(), "workload.lg.samples_per_s");
+
+  // A command that fails leaves its summary unread.
+  Workload failing = ShellWorkload(
+      "lg", "printf 'Scenario : Offline\\nSamples per second: 5\\n' > summary.txt; exit 1");
+  failing.manifest.set_cwd(scratch_.string());
+  failing.manifest.set_loadgen_summary("summary.txt");
+  WorkloadBenchmark fails({failing});
+  absl::StatusOr<std::vector<v1::Sample>> failed = Run(fails, {{"name", "lg"}});
+  EXPECT_THAT(failed.status().message(), HasSubstr("exited with status 1"));
+  for (const v1::Sample& s : kept_) EXPECT_NE(s.metric(), "workload.lg.samples_per_s");
+}
+
+TEST_F(WorkloadBenchmarkTest, WhatOneRunsOutputBecomesIsBounded) {
+  // A fixed name, then a unit change: each fails the run, naming its line.
+  WorkloadBenchmark fixed({ShellWorkload(
+      "w", "echo '" + MetricLine("wall_s", "1", "s", "lower") + "'")});
+  absl::StatusOr<std::vector<v1::Sample>> samples = Run(fixed, {{"name", "w"}});
+  EXPECT_THAT(samples.status().message(), HasSubstr("stdout line 1"));
+  EXPECT_THAT(samples.status().message(), HasSubstr("the plugin's own"));
+
+  WorkloadBenchmark units({ShellWorkload(
+      "w", "echo '" + MetricLine("step", "1", "s", "lower") + "'; echo '" +
+               MetricLine("step", "1000", "ms", "lower") + "'")});
+  samples = Run(units, {{"name", "w"}});
+  EXPECT_THAT(samples.status().message(), HasSubstr("stdout line 2"));
+  EXPECT_THAT(samples.status().message(), HasSubstr("came in s before, now in ms"));
+  int steps = 0;
+  for (const v1::Sample& s : kept_) steps += s.metric() == "workload.w.step";
+  EXPECT_EQ(steps, 1) << "the first line's sample is kept";
+
+  // More names than the bound, and more lines: the rest are dropped.
+  WorkloadBenchmark names({ShellWorkload(
+      "w", "i=0; while [ $i -lt 40 ]; do printf 'FLEETBENCH_METRIC {\"name\": \"m%d\", "
+           "\"value\": 1, \"unit\": \"x\", \"direction\": \"higher\"}\\n' $i; i=$((i+1)); done")});
+  samples = Run(names, {{"name", "w"}});
+  EXPECT_THAT(samples.status().message(), HasSubstr("more than 32 metric names"));
+  std::set<std::string> own;
+  for (const v1::Sample& s : kept_) {
+    if (s.metric().starts_with("workload.w.m")) own.insert(s.metric());
+  }
+  EXPECT_EQ(own.size(), kMaxWorkloadMetricNames);
+
+  WorkloadBenchmark lines({ShellWorkload(
+      "w", "i=0; while [ $i -lt 1200 ]; do echo '" + MetricLine("x", "1", "x", "higher") +
+               "'; i=$((i+1)); done")});
+  samples = Run(lines, {{"name", "w"}});
+  EXPECT_THAT(samples.status().message(), HasSubstr("more than 1000 metric lines"));
+  size_t lines_kept = 0;
+  for (const v1::Sample& s : kept_) lines_kept += s.metric() == "workload.w.x";
+  EXPECT_EQ(lines_kept, kMaxWorkloadSamples);
+}
+
+TEST_F(WorkloadBenchmarkTest, ItsOutputIsKeptAsTheLogWithoutMetricLinesOrSecrets) {
+  Workload w = ShellWorkload(
+      "w", "echo 'epoch 1 loss=0.5'; echo '" + MetricLine("x", "1", "x/s", "higher") +
+               "'; echo \"token is $HF_TOKEN\"; echo 'oops' >&2");
+  (*w.manifest.mutable_env())["HF_TOKEN"] = "hf_abcdef123456";
+  WorkloadBenchmark plugin({w});
+  ASSERT_TRUE(Run(plugin, {{"name", "w"}}).ok());
+  EXPECT_THAT(log_, HasSubstr("epoch 1 loss=0.5"));
+  EXPECT_THAT(log_, HasSubstr("oops"));
+  EXPECT_THAT(log_, HasSubstr("token is (secret)"));
+  EXPECT_THAT(log_, Not(HasSubstr("hf_abcdef123456")));
+  EXPECT_THAT(log_, Not(HasSubstr("FLEETBENCH_METRIC")));
+}
+
+TEST_F(WorkloadBenchmarkTest, WhatTheDiskUnderItsDataDidMeanwhileIsMeasured) {
+  // 16 MiB read past the page cache from a file in its cwd.
+  Workload w = ShellWorkload(
+      "reader", "dd if=/dev/zero of=data bs=1M count=16 conv=fsync 2>/dev/null && "
+                "dd if=data of=/dev/null bs=1M iflag=direct 2>/dev/null");
+  w.manifest.set_cwd(scratch_.string());
+  WorkloadBenchmark plugin({w});
+  absl::StatusOr<std::vector<v1::Sample>> samples = Run(plugin, {{"name", "reader"}});
+  ASSERT_TRUE(samples.ok()) << samples.status();
+  double read_MBps = -1, busy = -1;
+  for (const v1::Sample& s : *samples) {
+    if (s.metric() == "workload.reader.disk_read_MBps") {
+      read_MBps = s.value();
+      EXPECT_FALSE(s.params().at("device").empty());
+      EXPECT_EQ(s.unit(), "MB/s");
+    }
+    if (s.metric() == "workload.reader.disk_busy_pct") busy = s.value();
+  }
+  if (read_MBps < 0) GTEST_SKIP() << scratch_ << " has no block device under it";
+  const double wall = [&] {
+    for (const v1::Sample& s : *samples) {
+      if (s.metric() == "workload.reader.wall_s") return s.value();
+    }
+    return 0.0;
+  }();
+  EXPECT_GE(read_MBps * (wall + 0.5), 16 * 1.048576) << "16 MiB in about the run's wall time";
+  EXPECT_GT(busy, 0);
+  EXPECT_LE(busy, 100);
+}
+
+TEST_F(WorkloadBenchmarkTest, ALongValueStaysOffTheSamples) {
+  Workload w = ShellWorkload("w", "echo '" + MetricLine("x", "1", "x/s", "higher") + "'");
+  v1::WorkloadParam files;
+  files.set_default_(std::string(200, 'a'));
+  files.set_pattern("[a-z]{1,300}");
+  (*w.manifest.mutable_params())["files"] = files;
+  WorkloadBenchmark plugin({w});
+  absl::StatusOr<std::vector<v1::Sample>> samples = Run(plugin, {{"name", "w"}});
+  ASSERT_TRUE(samples.ok()) << samples.status();
+  ASSERT_FALSE(samples->empty());
+  for (const v1::Sample& s : *samples) {
+    EXPECT_FALSE(s.params().contains("files")) << s.metric();
+    EXPECT_EQ(s.params().at("rate"), "100");
+  }
 }
 
 }  // namespace

@@ -77,6 +77,10 @@ absl::Status Check(const v1::WorkloadManifest& m) {
     if (!EnvName(name)) return bad(absl::StrCat("env.", name), "not a variable name");
     if (value.size() > 4096) return bad(absl::StrCat("env.", name), "longer than 4096 bytes");
   }
+  if (m.params_size() > kMaxWorkloadParams) {
+    return bad("params", absl::StrCat(m.params_size(), " parameters; at most ",
+                                      kMaxWorkloadParams));
+  }
   for (const auto& [name, param] : m.params()) {
     const std::string field = absl::StrCat("params.", name);
     if (name.empty() || name.size() > 32 ||
@@ -88,6 +92,14 @@ absl::Status Check(const v1::WorkloadManifest& m) {
     }
     if (param.pattern().empty()) {
       return bad(field + ".pattern", "required: the values a run may give, e.g. ^[0-9]{1,4}$");
+    }
+    if (param.pattern().size() > kMaxWorkloadPatternBytes) {
+      return bad(field + ".pattern", absl::StrCat("longer than ", kMaxWorkloadPatternBytes,
+                                                  " bytes"));
+    }
+    if (param.default_().size() > kMaxWorkloadValueBytes) {
+      return bad(field + ".default", absl::StrCat("longer than ", kMaxWorkloadValueBytes,
+                                                  " bytes"));
     }
     if (absl::Status s = CheckWorkloadPattern(param.pattern()); !s.ok()) {
       return bad(field + ".pattern", s.message());
@@ -167,9 +179,23 @@ absl::StatusOr<std::vector<Workload>> LoadWorkloadDir(const std::string& dir) {
     return absl::InvalidArgumentError(
         absl::StrCat("--workload-dir ", dir, ": ", ec.message()));
   }
+  if (files.size() > static_cast<size_t>(kMaxWorkloadsPerNode)) {
+    return absl::InvalidArgumentError(absl::StrCat("--workload-dir ", dir, ": ", files.size(),
+                                                   " manifests; at most ",
+                                                   kMaxWorkloadsPerNode));
+  }
   std::sort(files.begin(), files.end());
   std::vector<Workload> out;
   for (const std::filesystem::path& path : files) {
+    // Size before reading: a manifest is small, and a folder or a device
+    // named *.json is not one.
+    if (!std::filesystem::is_regular_file(path, ec)) {
+      return absl::InvalidArgumentError(absl::StrCat(path.string(), ": not a regular file"));
+    }
+    if (std::filesystem::file_size(path, ec) > kMaxManifestBytes || ec) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(path.string(), ": larger than ", kMaxManifestBytes, " bytes"));
+    }
     std::ifstream in(path, std::ios::binary);
     std::ostringstream text;
     text << in.rdbuf();

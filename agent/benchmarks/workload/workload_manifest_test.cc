@@ -5,7 +5,10 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
+#include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "common/ulid.h"
 #include "common/workload_params.h"
 #include "gmock/gmock.h"
@@ -89,6 +92,23 @@ TEST(WorkloadManifestTest, ABadManifestIsRefusedNamingTheFileAndTheField) {
       {R"({"command": ["/bin/x"], "work_unit": "s", "loadgen_summary": "/tmp/x"})", "loadgen_summary"},
       {R"(not json)", "bad.json: "},
   };
+  std::vector<std::pair<std::string, std::string>> built;
+  {
+    std::string params;
+    for (int i = 0; i <= kMaxWorkloadParams; ++i) {
+      params += absl::StrCat(i == 0 ? "" : ", ", "\"p", i, "\": {\"pattern\": \"x\"}");
+    }
+    built.emplace_back(absl::StrCat(R"({"command": ["/bin/x"], "work_unit": "s", "params": {)",
+                                    params, "}}"),
+                       "params: 33 parameters; at most 32");
+    built.emplace_back(absl::StrCat(R"({"command": ["/bin/x"], "work_unit": "s", "params": )",
+                                    R"({"b": {"pattern": ")", std::string(1025, 'a'), "\"}}}"),
+                       "params.b.pattern: longer than 1024 bytes");
+  }
+  for (const auto& [json, says] : built) {
+    absl::StatusOr<Workload> w = ParseWorkloadManifest("bad.json", "bad", json);
+    EXPECT_THAT(w.status().message(), HasSubstr(says)) << json.substr(0, 80);
+  }
   for (const Case& c : cases) {
     absl::StatusOr<Workload> w = ParseWorkloadManifest("bad.json", "bad", c.json);
     ASSERT_FALSE(w.ok()) << c.json;
@@ -119,6 +139,22 @@ TEST(WorkloadManifestTest, AFolderDeclaresItsJsonFilesAndRefusesTheFirstBadOne) 
   ASSERT_FALSE(refused.ok());
   EXPECT_THAT(refused.status().message(), HasSubstr("typo.json"));
   EXPECT_THAT(refused.status().message(), HasSubstr("comand"));
+  std::filesystem::remove(dir / "typo.json");
+
+  std::filesystem::create_directories(dir / "folder.json");
+  EXPECT_THAT(LoadWorkloadDir(dir.string()).status().message(),
+              HasSubstr("folder.json: not a regular file"));
+  std::filesystem::remove(dir / "folder.json");
+  std::ofstream(dir / "huge.json") << std::string(65 * 1024, ' ');
+  EXPECT_THAT(LoadWorkloadDir(dir.string()).status().message(), HasSubstr("huge.json: larger"));
+  std::filesystem::remove(dir / "huge.json");
+
+  for (int i = 0; i < kMaxWorkloadsPerNode; ++i) {
+    std::ofstream(dir / absl::StrCat("w", i, ".json"))
+        << R"({"command": ["/bin/echo"], "work_unit": "runs"})";
+  }
+  EXPECT_THAT(LoadWorkloadDir(dir.string()).status().message(),
+              HasSubstr("66 manifests; at most 64"));
   std::filesystem::remove_all(dir);
 
   EXPECT_THAT(LoadWorkloadDir(dir.string()).status().message(), HasSubstr("--workload-dir"));
