@@ -45,6 +45,7 @@
 #include "cli/group_text.h"
 #include "cli/interrupt.h"
 #include "cli/table.h"
+#include "cli/task_logs.h"
 #include "cli/usage.h"
 
 namespace fleetbench::cli {
@@ -146,52 +147,6 @@ absl::Status GetRunWithSamples(Client* client, const std::string& run_id, v1::Ru
     }
     request.set_samples_page_token(page.samples_next_page_token());
   }
-}
-
-// Fills each task's stored log into `run` (GetRunRequest.include_logs): one
-// call, then by task id for the logs that did not fit it.
-absl::Status AddTaskLogs(Client* client, v1::Run* run) {
-  v1::GetRunRequest request;
-  request.set_run_id(run->run_id());
-  request.set_include_logs(true);
-  v1::Run logs;
-  if (absl::Status s = client->Call(&v1::Fleet::Stub::GetRun, request, &logs); !s.ok()) return s;
-  std::map<std::string, std::string> by_task;
-  std::vector<std::string> omitted;
-  for (v1::NodeTask& t : *logs.mutable_tasks()) {
-    if (t.log_omitted()) omitted.push_back(t.task_id());
-    if (!t.log().empty()) by_task[t.task_id()] = std::move(*t.mutable_log());
-  }
-  const size_t per_call = static_cast<size_t>(kMaxLogTasksPerCall);
-  for (size_t i = 0; i < omitted.size(); i += per_call) {
-    request.clear_log_task_ids();
-    for (size_t k = i; k < std::min(omitted.size(), i + per_call); ++k) {
-      request.add_log_task_ids(omitted[k]);
-    }
-    v1::Run more;
-    if (absl::Status s = client->Call(&v1::Fleet::Stub::GetRun, request, &more); !s.ok()) {
-      return s;
-    }
-    for (v1::NodeTask& t : *more.mutable_tasks()) {
-      if (!t.log().empty()) by_task[t.task_id()] = std::move(*t.mutable_log());
-    }
-  }
-  for (v1::NodeTask& t : *run->mutable_tasks()) {
-    if (auto log = by_task.find(t.task_id()); log != by_task.end()) t.set_log(log->second);
-  }
-  return absl::OkStatus();
-}
-
-// Each task's log under a header naming its node; a line when none has one.
-void PrintTaskLogs(const v1::Run& run) {
-  bool any = false;
-  for (const v1::NodeTask& t : run.tasks()) {
-    if (t.log().empty()) continue;
-    any = true;
-    std::cout << "\n--- log of " << t.node() << " (task " << t.task_id() << ") ---\n" << t.log();
-    if (t.log().back() != '\n') std::cout << "\n";
-  }
-  if (!any) std::cout << "\nlogs: none (only a workload keeps one, from its final report)\n";
 }
 
 // On a terminal, where the next page starts (--json carries the token).

@@ -26,7 +26,8 @@ inline constexpr size_t kPageBudgetBytes = 4 << 20;
 // A task's log: the end of what its benchmarks printed, kept by the agent
 // and stored with the task.
 inline constexpr size_t kMaxTaskLogBytes = 64 << 10;
-// Tasks whose logs one GetRun asks for by id.
+// Tasks whose logs one GetRun asks for by id (at most about the page
+// budget's worth; one that still does not fit is asked for again).
 inline constexpr int kMaxLogTasksPerCall = 64;
 
 // A run's parameters: per key, per value, per benchmark and in total.

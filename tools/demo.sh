@@ -104,6 +104,10 @@ echo
 echo
 "$FB" cost --metric workload.json_records.records_per_s --work 1e9 --by instance_type
 echo
+# What the workload printed besides its metric, stored with each task.
+RUN=$("$FB" runs --limit 1 --json | sed -n 's/.*"run_id": "\([^"]*\)".*/\1/p' | head -n 1)
+"$FB" results "$RUN" --log | sed -n '/^--- log of/,$p' | head -n 7
+echo
 # The same numbers as Prometheus scrapes them (docs/operations.md).
 curl -fsS -H "Authorization: Bearer $(cat "$FLEETBENCH_TOKEN_FILE")" "http://$HTTP/metrics" |
   grep -E '^fleetbench_(gemm_cpu_fp32|allreduce_gloo_busbw|agents_connected)' | head -n 6 || true

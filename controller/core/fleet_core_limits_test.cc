@@ -1,9 +1,12 @@
 // Inputs are bounded at StartRun (docs/protocol.md, "Bounds"), and large reads come in
 // pages that fit the message limit every peer agrees on
 // (common/wire_limits.h).
+#include <memory>
 #include <set>
 #include <string>
+#include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "common/wire_limits.h"
 #include "controller/core/fleet_core_fixture.h"
 #include "gmock/gmock.h"
@@ -66,6 +69,58 @@ TEST_F(FleetCoreLimitsTest, GetRunPagesTheSamples) {
   // A token is for its run only.
   const std::string other = Start("gemm");
   get.set_run_id(other);
+  EXPECT_EQ(core_->GetRun(get).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+// Task logs fill a GetRun only up to the page budget; the others say so
+// and come when asked for by task id, at most kMaxLogTasksPerCall at once.
+TEST_F(FleetCoreLimitsTest, TaskLogsComeWithinThePageBudgetAndTheRestById) {
+  constexpr int kNodes = 80;  // 80 x 64 KiB = 5 MiB > the 4 MiB budget
+  std::vector<std::shared_ptr<RecordingLink>> links;
+  for (int i = 0; i < kNodes; ++i) links.push_back(Connect(absl::StrCat("n", i)));
+  const std::string run_id = Start("gemm");
+  for (int i = 0; i < kNodes; ++i) {
+    ASSERT_EQ(links[i]->RunTasks().size(), 1u);
+    const v1::RunTask task = links[i]->RunTasks()[0];
+    v1::AgentMessage m;
+    v1::Report* r = m.mutable_report();
+    r->set_report_id(NewUlid());
+    r->set_task_id(task.task_id());
+    r->set_task_finished(true);
+    r->set_task_state(v1::TASK_STATE_SUCCEEDED);
+    r->set_task_log(std::string(kMaxTaskLogBytes, static_cast<char>('a' + i % 26)));
+    Send(links[i], m);
+  }
+  v1::GetRunRequest get;
+  get.set_run_id(run_id);
+  get.set_include_logs(true);
+  auto run = core_->GetRun(get);
+  ASSERT_TRUE(run.ok()) << run.status();
+  EXPECT_LE(run->ByteSizeLong(), kPageBudgetBytes + kMaxTaskLogBytes);
+  std::vector<std::string> omitted;
+  int with_log = 0;
+  for (const v1::NodeTask& t : run->tasks()) {
+    if (t.log_omitted()) omitted.push_back(t.task_id());
+    with_log += !t.log().empty();
+    if (!t.log().empty()) {
+      EXPECT_EQ(t.log().size(), kMaxTaskLogBytes);
+    }
+  }
+  EXPECT_GT(with_log, 0);
+  ASSERT_FALSE(omitted.empty());
+  EXPECT_EQ(with_log + static_cast<int>(omitted.size()), kNodes);
+
+  for (const std::string& id : omitted) get.add_log_task_ids(id);
+  run = core_->GetRun(get);
+  ASSERT_TRUE(run.ok()) << run.status();
+  int got = 0;
+  for (const v1::NodeTask& t : run->tasks()) {
+    got += !t.log().empty();
+    EXPECT_FALSE(t.log_omitted());
+  }
+  EXPECT_EQ(got, static_cast<int>(omitted.size()));
+
+  for (int i = 0; i <= kMaxLogTasksPerCall; ++i) get.add_log_task_ids(absl::StrCat("t", i));
   EXPECT_EQ(core_->GetRun(get).status().code(), absl::StatusCode::kInvalidArgument);
 }
 

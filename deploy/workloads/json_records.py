@@ -32,6 +32,7 @@ def main():
             text = json.loads(line)["text"].lower().split()
             seen.add(hashlib.blake2b(" ".join(sorted(text)).encode(), digest_size=8).digest())
         rates.append(a.records / (time.perf_counter() - t0))
+        print(f"round {len(rates)}: {rates[-1]:.0f} records/s, {len(seen)} distinct", flush=True)
     print("FLEETBENCH_METRIC " + json.dumps({"name": "records_per_s",
           "value": statistics.median(rates), "unit": "records/s", "direction": "higher"}),
           flush=True)
