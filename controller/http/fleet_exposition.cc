@@ -59,6 +59,7 @@ BaseUnit BaseUnitOf(std::string_view unit) {
       {"ns", {"seconds", 1e-9}},
       {"iops", {"ops_per_second", 1}},
       {"ratio", {"ratio", 1}},
+      {"pct", {"ratio", 0.01}},
       {"count", {"events", 1}},
       {"C", {"celsius", 1}},
       {"W", {"watts", 1}},

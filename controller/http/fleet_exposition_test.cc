@@ -22,6 +22,9 @@ TEST(FleetExpositionTest, ConvertsDeclaredUnitsToBaseUnits) {
   EXPECT_DOUBLE_EQ(BaseUnitOf("us").factor, 1e-6);
   EXPECT_DOUBLE_EQ(BaseUnitOf("ms").factor, 1e-3);
   EXPECT_EQ(BaseUnitOf("iops").suffix, "ops_per_second");
+  // A percentage is shown as a ratio.
+  EXPECT_EQ(BaseUnitOf("pct").suffix, "ratio");
+  EXPECT_DOUBLE_EQ(BaseUnitOf("pct").factor, 0.01);
   // Unknown: kept as declared.
   EXPECT_EQ(BaseUnitOf("widgets").suffix, "widgets");
   EXPECT_DOUBLE_EQ(BaseUnitOf("widgets").factor, 1);

@@ -340,10 +340,10 @@ absl::StatusOr<std::vector<v1::Sample>> WorkloadBenchmark::Run(const Params& par
       v1::METRIC_DIRECTION_LOWER_IS_BETTER, "peak resident memory of the workload's processes");
   for (const DiskActivity& disk : disks.Finish()) {
     sample_params["device"] = disk.device;
-    add("disk_read_MBps", disk.read_MBps, "MB/s", v1::METRIC_DIRECTION_HIGHER_IS_BETTER,
+    add("disk_read_MBps", disk.read_MBps, "MBps", v1::METRIC_DIRECTION_HIGHER_IS_BETTER,
         "bytes read from the block device under the workload's data while it ran (the whole "
         "device's, from its kernel counters)");
-    add("disk_busy_pct", disk.busy_pct, "%", v1::METRIC_DIRECTION_LOWER_IS_BETTER,
+    add("disk_busy_pct", disk.busy_pct, "pct", v1::METRIC_DIRECTION_LOWER_IS_BETTER,
         "share of the workload's run that the block device under its data had I/O in flight");
     sample_params.erase("device");
   }

@@ -323,7 +323,7 @@ TEST_F(WorkloadBenchmarkTest, WhatTheDiskUnderItsDataDidMeanwhileIsMeasured) {
     if (s.metric() == "workload.reader.disk_read_MBps") {
       read_MBps = s.value();
       EXPECT_FALSE(s.params().at("device").empty());
-      EXPECT_EQ(s.unit(), "MB/s");
+      EXPECT_EQ(s.unit(), "MBps") << "the name's last part, as every metric's";
     }
     if (s.metric() == "workload.reader.disk_busy_pct") busy = s.value();
   }
