@@ -60,8 +60,19 @@ void PrintTaskLogs(const v1::Run& run) {
   for (const v1::NodeTask& t : run.tasks()) {
     if (t.log().empty()) continue;
     any = true;
-    std::cout << "\n--- log of " << t.node() << " (task " << t.task_id() << ") ---\n" << t.log();
-    if (t.log().back() != '\n') std::cout << "\n";
+    // A workload's own bytes: no escape sequence of it reaches the terminal.
+    std::string text = t.log();
+    // A progress bar's '\r' starts a line of its own.
+    for (char& c : text) {
+      const auto u = static_cast<unsigned char>(c);
+      if (c == '\r') {
+        c = '\n';
+      } else if ((u < 0x20 && c != '\n' && c != '\t') || u == 0x7f) {
+        c = '?';
+      }
+    }
+    std::cout << "\n--- log of " << t.node() << " (task " << t.task_id() << ") ---\n" << text;
+    if (text.back() != '\n') std::cout << "\n";
   }
   if (!any) std::cout << "\nlogs: none (only a workload keeps one, from its final report)\n";
 }

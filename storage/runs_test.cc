@@ -85,10 +85,10 @@ TEST_P(StoreContractTest, ATaskLogIsStoredWithItsFinalReportAndLeavesWithRetenti
                   ->CreateRun(MakeRun("r1", kT0), {MakeTask("t1", "r1", "n1", kT0),
                                                    MakeTask("t2", "r1", "n2", kT0)})
                   .ok());
-  auto logs = store_->TaskLogsOfRun("r1");
-  ASSERT_TRUE(logs.ok()) << logs.status();
-  EXPECT_TRUE(logs->empty());
-  EXPECT_TRUE(absl::IsNotFound(store_->TaskLogsOfRun("nope").status()));
+  auto sizes = store_->TaskLogSizesOfRun("r1");
+  ASSERT_TRUE(sizes.ok()) << sizes.status();
+  EXPECT_TRUE(sizes->empty());
+  EXPECT_TRUE(absl::IsNotFound(store_->TaskLogSizesOfRun("nope").status()));
 
   TaskRecord t1 = MakeTask("t1", "r1", "n1", kT0);
   t1.state = v1::TASK_STATE_SUCCEEDED;
@@ -98,26 +98,35 @@ TEST_P(StoreContractTest, ATaskLogIsStoredWithItsFinalReportAndLeavesWithRetenti
   t2.updated = kT0 + absl::Hours(3);
   Store::ReportWrite w1;
   w1.task = &t1;
-  w1.task_log = "epoch 1 loss 0.5\nepoch 2 loss 0.25\n";
+  w1.task_log = "epoch 1 loss 0.5\n\xc3\xa9t\xc3\xa9\n";  // 2-byte characters count as 2
   Store::ReportWrite w2;
   w2.task = &t2;
   w2.task_log = std::string(64 * 1024, 'x');
   Store::ReportWrite progress;  // samples only: no task, no log
-  progress.samples.push_back(MakeSample("s1", "r1", "n1", kMetric, 1.0, absl::ToUnixMillis(kT0)));
+  progress.samples.push_back(
+      MakeSample("s1", "r1", "n1", kMetric, 1.0, absl::ToUnixMillis(kT0)));
   ASSERT_TRUE(store_->CommitReports({w1, w2, progress}).ok());
   Reopen();
-  logs = store_->TaskLogsOfRun("r1");
+  sizes = store_->TaskLogSizesOfRun("r1");
+  ASSERT_TRUE(sizes.ok()) << sizes.status();
+  ASSERT_EQ(sizes->size(), 2u);
+  EXPECT_EQ(sizes->at("t1"), static_cast<int64_t>(w1.task_log.size())) << "bytes, not characters";
+  EXPECT_EQ(sizes->at("t2"), 64 * 1024);
+  auto logs = store_->TaskLogs({"t1", "nope"});
   ASSERT_TRUE(logs.ok()) << logs.status();
-  ASSERT_EQ(logs->size(), 2u);
-  EXPECT_EQ(logs->at("t1"), "epoch 1 loss 0.5\nepoch 2 loss 0.25\n");
-  EXPECT_EQ(logs->at("t2").size(), 64u * 1024);
+  ASSERT_EQ(logs->size(), 1u);
+  EXPECT_EQ(logs->at("t1"), w1.task_log);
 
-  // Retention takes the logs of tasks that ended before its cutoff.
-  ASSERT_TRUE(store_->PruneSamplesBefore(kT0 + absl::Hours(2), 1000).ok());
-  logs = store_->TaskLogsOfRun("r1");
-  ASSERT_TRUE(logs.ok()) << logs.status();
-  EXPECT_FALSE(logs->contains("t1"));
-  EXPECT_TRUE(logs->contains("t2"));
+  // Retention takes the logs of tasks that ended before its cutoff, a
+  // batch at a time.
+  auto pruned = store_->PruneTaskLogsBefore(kT0 + absl::Hours(2), 10);
+  ASSERT_TRUE(pruned.ok()) << pruned.status();
+  EXPECT_EQ(*pruned, 1);
+  EXPECT_EQ(*store_->PruneTaskLogsBefore(kT0 + absl::Hours(2), 10), 0);
+  sizes = store_->TaskLogSizesOfRun("r1");
+  ASSERT_TRUE(sizes.ok()) << sizes.status();
+  EXPECT_FALSE(sizes->contains("t1"));
+  EXPECT_TRUE(sizes->contains("t2"));
   EXPECT_TRUE(store_->CheckIntegrity().ok());
 }
 

@@ -74,10 +74,6 @@ absl::StatusOr<int64_t> SqliteStore::PruneSamplesBefore(absl::Time before, int m
   absl::MutexLock lock(&mu_);
   int64_t removed = 0;
   absl::Status status = InTransaction(TxnKind::kWrite, [&]() -> absl::Status {
-    FLEETBENCH_RETURN_IF_ERROR(RunCached(
-        "DELETE FROM task_logs WHERE task_id IN (SELECT task_id FROM task_logs "
-        "WHERE time_ms < ?1 ORDER BY time_ms LIMIT ?2)",
-        "removing old task logs", cutoff_ms, static_cast<int64_t>(kTaskLogsPerPrune)));
     // Where the oldest old points are: a recent_points row first (few, and
     // any metric), else the chunk whose oldest point is the oldest.
     bool recent = false;
@@ -171,6 +167,22 @@ absl::StatusOr<int64_t> SqliteStore::PruneSamplesBefore(absl::Time before, int m
       recent_rows_ = -1;
     }
     removed = static_cast<int64_t>(split.removed.size());
+    return absl::OkStatus();
+  });
+  if (!status.ok()) return status;
+  return removed;
+}
+
+absl::StatusOr<int64_t> SqliteStore::PruneTaskLogsBefore(absl::Time before, int max_logs) {
+  if (max_logs <= 0) return absl::InvalidArgumentError("a prune needs a limit > 0");
+  absl::MutexLock lock(&mu_);
+  int64_t removed = 0;
+  absl::Status status = InTransaction(TxnKind::kWrite, [&]() -> absl::Status {
+    FLEETBENCH_ASSIGN_OR_RETURN(
+        removed, RowsChangedBy("DELETE FROM task_logs WHERE task_id IN (SELECT task_id FROM "
+                               "task_logs WHERE time_ms < ?1 ORDER BY time_ms LIMIT ?2)",
+                               "removing old task logs", ToMillis(before),
+                               static_cast<int64_t>(max_logs)));
     return absl::OkStatus();
   });
   if (!status.ok()) return status;

@@ -332,19 +332,36 @@ absl::StatusOr<std::vector<TaskRecord>> SqliteStore::ListTasks(
   return ReadTasks(s);
 }
 
-absl::StatusOr<std::map<std::string, std::string>> SqliteStore::TaskLogsOfRun(
+absl::StatusOr<std::map<std::string, int64_t>> SqliteStore::TaskLogSizesOfRun(
     const std::string& run_id) {
   absl::MutexLock lock(&mu_);
   FLEETBENCH_ASSIGN_OR_RETURN(int64_t key, RunKeyLocked(run_id));
+  // length() of a BLOB counts bytes (of TEXT, characters).
   FLEETBENCH_ASSIGN_OR_RETURN(
-      Statement s, Prepare("SELECT l.task_id, l.log FROM tasks t CROSS JOIN task_logs l "
-                           "ON l.task_id = t.task_id WHERE t.run_key = ?1"));
+      Statement s,
+      Prepare("SELECT l.task_id, length(CAST(l.log AS BLOB)) FROM tasks t CROSS JOIN task_logs l "
+              "ON l.task_id = t.task_id WHERE t.run_key = ?1"));
   s.Bind(1, key);
-  std::map<std::string, std::string> logs;
+  std::map<std::string, int64_t> sizes;
   while (true) {
-    FLEETBENCH_ASSIGN_OR_RETURN(bool row, s.Step("listing task logs"));
+    FLEETBENCH_ASSIGN_OR_RETURN(bool row, s.Step("listing task log sizes"));
     if (!row) break;
-    logs[s.Text(0)] = s.Text(1);
+    sizes[s.Text(0)] = s.Int(1);
+  }
+  return sizes;
+}
+
+absl::StatusOr<std::map<std::string, std::string>> SqliteStore::TaskLogs(
+    const std::vector<std::string>& task_ids) {
+  absl::MutexLock lock(&mu_);
+  FLEETBENCH_ASSIGN_OR_RETURN(Statement s,
+                              Prepare("SELECT log FROM task_logs WHERE task_id = ?1"));
+  std::map<std::string, std::string> logs;
+  for (const std::string& id : task_ids) {
+    s.Bind(1, id);
+    FLEETBENCH_ASSIGN_OR_RETURN(bool row, s.Step("reading a task log"));
+    if (row) logs[id] = s.Text(0);
+    s.Reset();
   }
   return logs;
 }

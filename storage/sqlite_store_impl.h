@@ -80,8 +80,10 @@ class SqliteStore final : public Store {
       int limit, const std::string& after_run_id) override;
   absl::Status SetRunState(const std::string& run_id, const std::string& state,
                            absl::Time finished) override;
-  absl::StatusOr<std::map<std::string, std::string>> TaskLogsOfRun(
+  absl::StatusOr<std::map<std::string, int64_t>> TaskLogSizesOfRun(
       const std::string& run_id) override;
+  absl::StatusOr<std::map<std::string, std::string>> TaskLogs(
+      const std::vector<std::string>& task_ids) override;
   absl::StatusOr<std::vector<TaskRecord>> ListTasks(
       const std::string& run_id) override;
   absl::Status AddTasks(const std::string& run_id,
@@ -127,6 +129,7 @@ class SqliteStore final : public Store {
   absl::Status CheckIntegrity() override;
   absl::Status BackupTo(const std::string& dest_path, int pages_per_step) override;
   absl::StatusOr<int64_t> PruneSamplesBefore(absl::Time before, int max_samples) override;
+  absl::StatusOr<int64_t> PruneTaskLogsBefore(absl::Time before, int max_logs) override;
   absl::Status EnrollNodeIdentity(const NodeIdentityRecord& identity) override;
   absl::StatusOr<std::optional<NodeIdentityRecord>> GetNodeIdentity(
       const std::string& node) override;

@@ -162,8 +162,7 @@ struct MetricPointTable {
 
 // Days of the history's day summaries: UTC days since 1970-01-01.
 inline constexpr int64_t kMillisPerDay = 86'400'000;
-// Task logs one retention call removes at most (each up to 64 KiB).
-inline constexpr int kTaskLogsPerPrune = 64;
+
 inline int64_t UtcDayOf(int64_t unix_ms) {
   return unix_ms >= 0 ? unix_ms / kMillisPerDay : -((-unix_ms - 1) / kMillisPerDay) - 1;
 }
@@ -267,10 +266,14 @@ class Store {
   // Tasks in any of `states`, oldest first, across all runs.
   virtual absl::StatusOr<std::vector<TaskRecord>> ListTasksInStates(
       const std::vector<v1::TaskState>& states) = 0;
-  // The logs stored for the run's tasks (CommitReports' task_log), by task
-  // id; tasks without one are absent. NOT_FOUND for an unknown run.
-  virtual absl::StatusOr<std::map<std::string, std::string>> TaskLogsOfRun(
+  // The size in bytes of each log stored for the run's tasks
+  // (CommitReports' task_log), by task id; tasks without one are absent.
+  // NOT_FOUND for an unknown run. Reads no log text.
+  virtual absl::StatusOr<std::map<std::string, int64_t>> TaskLogSizesOfRun(
       const std::string& run_id) = 0;
+  // The logs of these tasks, by task id; a task without one is absent.
+  virtual absl::StatusOr<std::map<std::string, std::string>> TaskLogs(
+      const std::vector<std::string>& task_ids) = 0;
   // One task by id, whatever its run; NOT_FOUND when there is none.
   virtual absl::StatusOr<TaskRecord> GetTask(const std::string& task_id) = 0;
   // Replaces state, reason, outcomes, benchmarks, updated and the group
@@ -463,11 +466,13 @@ class Store {
   // `before`, with what ranking reads of them, in one transaction, oldest
   // first, at a cost per call bounded whatever the history's size (SQLite:
   // from one ranking chunk of at most 65,536 points). Returns how many it
-  // removed; 0 when none older is left. Each call also removes up to
-  // kTaskLogsPerPrune task logs dated before `before`, oldest first (a log
-  // is as old as its task's end). Runs, tasks, nodes and the day summaries
-  // stay.
+  // removed; 0 when none older is left. Runs, tasks, nodes and the day
+  // summaries stay.
   virtual absl::StatusOr<int64_t> PruneSamplesBefore(absl::Time before, int max_samples) = 0;
+  // The same for task logs: removes at most `max_logs` (> 0) logs dated
+  // before `before` (a log is as old as its task's end), oldest first, in
+  // one transaction; returns how many, 0 when none older is left.
+  virtual absl::StatusOr<int64_t> PruneTaskLogsBefore(absl::Time before, int max_logs) = 0;
 
   // The backend's whole check of what it stores (SQLite: integrity_check,
   // foreign_key_check, and its ranking points against the samples): OK, or

@@ -44,8 +44,10 @@ std::string LogTail(absl::string_view raw) {
   const absl::string_view log = valid;
   if (log.size() <= kMaxTaskLogBytes) return valid;
   absl::string_view tail = log.substr(log.size() - kMaxTaskLogBytes);
-  // From a whole line, and never from the middle of a UTF-8 character.
-  if (const size_t newline = tail.find('\n'); newline != absl::string_view::npos) {
+  // From a whole line when one starts in it, and never from the middle of
+  // a UTF-8 character.
+  if (const size_t newline = tail.find('\n');
+      newline != absl::string_view::npos && newline + 1 < tail.size()) {
     tail.remove_prefix(newline + 1);
   }
   while (!tail.empty() && (static_cast<unsigned char>(tail.front()) & 0xC0) == 0x80) {

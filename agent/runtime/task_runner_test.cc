@@ -136,6 +136,10 @@ TEST(TaskRunnerTest, ALogKeepsItsEndFromALineStartWithinTheBound) {
   EXPECT_EQ(static_cast<unsigned char>(cut.front()), 0xE2);
   EXPECT_EQ(cut.size() % 3, 0u);
   EXPECT_EQ(LogTail("short"), "short");
+  // One line longer than the bound (a progress bar redrawn with '\r'):
+  // its end, not nothing.
+  const std::string bar = std::string(2 * kMaxTaskLogBytes, '#') + "\n";
+  EXPECT_EQ(LogTail(bar).size(), kMaxTaskLogBytes);
   EXPECT_EQ(LogTail("bad \xff byte"), "bad \xef\xbf\xbd byte") << "made UTF-8";
 }
 

@@ -37,7 +37,8 @@ void DeclaredMetrics::DeclareAtRunTime(const std::string& node,
     auto stored = stored_.find(d.name());
     // A unit or direction a name already has stands: two nodes whose
     // workloads print the same name in different units would otherwise
-    // flip it back and forth, and rank would compare seconds with hours.
+    // flip the declaration back and forth. (Their samples are still
+    // stored, each with its own unit; rank reads the declared one.)
     if (stored != stored_.end() && (stored->second.unit() != d.unit() ||
                                     stored->second.direction() != d.direction())) {
       if (conflicts_logged_.insert(d.name()).second) {

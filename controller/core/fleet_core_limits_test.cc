@@ -96,7 +96,7 @@ TEST_F(FleetCoreLimitsTest, TaskLogsComeWithinThePageBudgetAndTheRestById) {
   get.set_include_logs(true);
   auto run = core_->GetRun(get);
   ASSERT_TRUE(run.ok()) << run.status();
-  EXPECT_LE(run->ByteSizeLong(), kPageBudgetBytes + kMaxTaskLogBytes);
+  EXPECT_LE(run->ByteSizeLong(), kPageBudgetBytes);
   std::vector<std::string> omitted;
   int with_log = 0;
   for (const v1::NodeTask& t : run->tasks()) {

@@ -125,14 +125,21 @@ TEST_F(FleetCoreMetricsTest, AReportDeclaresOnlyWhatItMeasuresUnderItsBenchmarks
   v1::Report* r = m.mutable_report();
   r->set_report_id(NewUlid());
   r->set_task_id(task.task_id());
-  v1::Sample* s = r->add_samples();
-  s->set_id(NewUlid());
-  s->set_run_id(task.run_id());
-  s->set_benchmark("workload");
-  s->set_metric("workload.train.step_s");
-  s->set_unit("s");
-  s->set_value(0.5);
-  s->set_time_unix_ms(absl::ToUnixMillis(clock_.Now()));
+  // Samples of each name but workload.other.step_s: the prefix rule, not
+  // the measured one, must be what refuses the gemm names.
+  auto measure = [&](const std::string& benchmark, const std::string& metric) {
+    v1::Sample* s = r->add_samples();
+    s->set_id(NewUlid());
+    s->set_run_id(task.run_id());
+    s->set_benchmark(benchmark);
+    s->set_metric(metric);
+    s->set_unit("s");
+    s->set_value(0.5);
+    s->set_time_unix_ms(absl::ToUnixMillis(clock_.Now()));
+  };
+  measure("workload", "workload.train.step_s");
+  measure("workload", "gemm.cpu.fp32.tflops");
+  measure("gemm", "gemm.cpu.fp64.tflops");
   auto declare = [r](const std::string& benchmark, const std::string& name,
                      const std::string& unit) {
     v1::MetricDescriptor* d = r->add_metrics();

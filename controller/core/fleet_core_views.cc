@@ -59,8 +59,9 @@ absl::StatusOr<v1::ListNodesResponse> FleetCore::HandleListNodes() {
 }
 
 // The stored logs of the run's tasks (or of those asked for by id), as
-// many as fit the page budget: a log that would not is left out and says so,
-// to be asked for on its own.
+// many as fit the page budget, the first always: a log that would not fit is
+// left out and says so, to be asked for on its own. Sizes are read first,
+// so no more log text than the answer holds is ever read.
 absl::Status FleetCore::AddTaskLogs(const v1::GetRunRequest& request, v1::Run& out) {
   if (request.log_task_ids_size() > kMaxLogTasksPerCall) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -69,20 +70,28 @@ absl::Status FleetCore::AddTaskLogs(const v1::GetRunRequest& request, v1::Run& o
   }
   const std::set<std::string> wanted(request.log_task_ids().begin(),
                                      request.log_task_ids().end());
-  absl::StatusOr<std::map<std::string, std::string>> logs = store_->TaskLogsOfRun(out.run_id());
-  if (!logs.ok()) return logs.status();
+  absl::StatusOr<std::map<std::string, int64_t>> sizes =
+      store_->TaskLogSizesOfRun(out.run_id());
+  if (!sizes.ok()) return sizes.status();
   size_t bytes = out.ByteSizeLong();
+  std::vector<std::string> taken;
+  std::map<std::string, v1::NodeTask*> by_id;
   for (v1::NodeTask& task : *out.mutable_tasks()) {
     if (!wanted.empty() && !wanted.contains(task.task_id())) continue;
-    auto log = logs->find(task.task_id());
-    if (log == logs->end()) continue;
-    bytes += log->second.size() + 8;  // + the field's tag and length
-    if (bytes > kPageBudgetBytes) {
+    auto size = sizes->find(task.task_id());
+    if (size == sizes->end()) continue;
+    const size_t log_bytes = static_cast<size_t>(size->second) + 8;  // + tag and length
+    if (!taken.empty() && bytes + log_bytes > kPageBudgetBytes) {
       task.set_log_omitted(true);
       continue;
     }
-    task.set_log(std::move(log->second));
+    bytes += log_bytes;
+    taken.push_back(task.task_id());
+    by_id[task.task_id()] = &task;
   }
+  absl::StatusOr<std::map<std::string, std::string>> logs = store_->TaskLogs(taken);
+  if (!logs.ok()) return logs.status();
+  for (auto& [id, log] : *logs) by_id[id]->set_log(std::move(log));
   return absl::OkStatus();
 }
 

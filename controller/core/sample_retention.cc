@@ -20,23 +20,29 @@ void SampleRetention::Sweep(absl::Time now) {
   const absl::Time cutoff = now - options_.retain_samples;
   absl::StatusOr<int64_t> removed =
       store_->PruneSamplesBefore(cutoff, std::max(1, options_.batch));
-  if (!removed.ok()) {
+  absl::StatusOr<int64_t> logs = removed.ok()
+                                     ? store_->PruneTaskLogsBefore(cutoff, kTaskLogsPerBatch)
+                                     : absl::StatusOr<int64_t>(0);
+  for (const absl::Status& s : {removed.status(), logs.status()}) {
+    if (s.ok()) continue;
     // Nothing is lost by waiting: the next pass tries again.
-    LOG(WARNING) << "retention: " << removed.status().message();
+    LOG(WARNING) << "retention: " << s.message();
     next_batch_ = now + std::min(options_.interval, absl::Minutes(1));
     return;
   }
-  if (*removed > 0) {
+  if (*removed > 0 || *logs > 0) {
     pass_removed_ += *removed;
+    pass_logs_removed_ += *logs;
     samples_pruned_.fetch_add(*removed);
     next_batch_ = now;  // the next sweep goes on
     return;
   }
-  if (pass_removed_ > 0) {
-    LOG(INFO) << "retention: removed " << pass_removed_ << " samples dated before "
-              << absl::FormatTime(cutoff, absl::UTCTimeZone());
+  if (pass_removed_ > 0 || pass_logs_removed_ > 0) {
+    LOG(INFO) << "retention: removed " << pass_removed_ << " samples and " << pass_logs_removed_
+              << " task logs dated before " << absl::FormatTime(cutoff, absl::UTCTimeZone());
   }
   pass_removed_ = 0;
+  pass_logs_removed_ = 0;
   next_batch_ = now + options_.interval;
 }
 

@@ -1,6 +1,7 @@
 // controller/core/sample_retention.h — retention (docs/operations.md):
 // samples dated more than `retain_samples` before the clock are removed
-// with their ranking points, in small batches.
+// with their ranking points, in small batches, and task logs (a workload's
+// output) of tasks that ended before then, kTaskLogsPerBatch at a time.
 //
 // Threading: Sweep runs on the core's actor thread only (its batches are
 // store writes); samples_pruned may be read from any thread. A failed
@@ -15,6 +16,9 @@
 #include "storage/store.h"
 
 namespace fleetbench::controller {
+
+// Task logs removed per sweep (each up to 64 KiB: a few MiB of writes).
+inline constexpr int kTaskLogsPerBatch = 64;
 
 class SampleRetention {
  public:
@@ -38,7 +42,8 @@ class SampleRetention {
   storage::Store* const store_;
   const Options options_;
   absl::Time next_batch_ = absl::InfinitePast();
-  int64_t pass_removed_ = 0;  // by the pass going on
+  int64_t pass_removed_ = 0;  // samples, by the pass going on
+  int64_t pass_logs_removed_ = 0;
   std::atomic<int64_t> samples_pruned_{0};
 };
 

@@ -1,7 +1,9 @@
 // Retention (FleetOptions::retain_samples) on the injected clock: passes
 // every retention_interval, one bounded batch per sweep, old samples gone
-// with their ranking points, new ones kept; off by default.
+// with their ranking points, new ones kept; old task logs go too, even
+// when no old sample is left to start a pass; off by default.
 #include <string>
+#include <vector>
 
 #include "absl/time/time.h"
 #include "controller/core/fleet_core_fixture.h"
@@ -78,6 +80,41 @@ TEST_F(FleetCoreRetentionTest, PrunesOldSamplesABatchPerSweepWhenAPassIsDue) {
   auto ranked = core_->Rank(rank);
   ASSERT_TRUE(ranked.ok()) << ranked.status();
   ASSERT_EQ(ranked->rows_size(), 1);
+}
+
+TEST_F(FleetCoreRetentionTest, OldTaskLogsGoInBatchesWithoutOldSamplesToCarryThem) {
+  RestartCore(Retaining());
+  Connect("n1");
+  constexpr int kTasks = kTaskLogsPerBatch + 6;  // more than one batch
+  storage::RunRecord run;
+  run.run_id = NewUlid();
+  run.state = "succeeded";
+  run.created = clock_.Now() - absl::Hours(24 * 100);
+  run.benchmarks.emplace_back().set_name("workload");
+  std::vector<storage::TaskRecord> tasks(kTasks);
+  for (storage::TaskRecord& t : tasks) {
+    t.task_id = NewUlid();
+    t.run_id = run.run_id;
+    t.node = "n1";
+    t.updated = run.created;
+  }
+  ASSERT_TRUE(store_->CreateRun(run, tasks).ok());
+  std::vector<storage::Store::ReportWrite> writes(kTasks);
+  for (int i = 0; i < kTasks; ++i) {
+    tasks[i].state = v1::TASK_STATE_SUCCEEDED;
+    // All but the last ended 100 days ago.
+    tasks[i].updated = i + 1 < kTasks ? run.created : clock_.Now() - absl::Hours(1);
+    writes[i].task = &tasks[i];
+    writes[i].task_log = "epoch 1\n";
+  }
+  ASSERT_TRUE(store_->CommitReports(writes).ok());
+
+  for (int sweeps = 0; sweeps < 5; ++sweeps) AdvanceAndSweep(absl::Hours(1));
+  auto sizes = store_->TaskLogSizesOfRun(run.run_id);
+  ASSERT_TRUE(sizes.ok()) << sizes.status();
+  ASSERT_EQ(sizes->size(), 1u) << "the old ones went, a batch a sweep";
+  EXPECT_TRUE(sizes->contains(tasks.back().task_id));
+  EXPECT_EQ(core_->GetStats().samples_pruned, 0);
 }
 
 TEST_F(FleetCoreRetentionTest, KeepsEverythingByDefault) {

@@ -149,22 +149,29 @@ absl::StatusOr<LoadgenSummary> ReadLoadgenSummary(const std::string& path) {
   return summary;
 }
 
-// What a workload printed, as its task's log: the kept tail without the
-// metric lines (they are stored as samples), and with the value of every
-// manifest env variable whose name looks like a secret written as
-// "(secret)", should the workload echo its environment.
-std::string TaskLog(const std::string& tail, const v1::WorkloadManifest& manifest) {
+// What a workload printed with the value of every manifest env variable
+// whose name looks like a secret written as "(secret)", should it echo its
+// environment. Values under 4 bytes are left: "1" or "on" would mask half
+// the output and hide nothing.
+std::string MaskSecrets(const std::string& output, const v1::WorkloadManifest& manifest) {
+  std::string masked = output;
+  for (const auto& [name, value] : manifest.env()) {
+    if (value.size() >= 4 && LooksLikeSecret(name)) {
+      masked = absl::StrReplaceAll(masked, {{value, "(secret)"}});
+    }
+  }
+  return masked;
+}
+
+// The task's log: the (masked) output without the metric lines, which are
+// stored as samples.
+std::string TaskLog(const std::string& masked) {
   std::string log;
-  for (absl::string_view line : absl::StrSplit(tail, '\n')) {
+  for (absl::string_view line : absl::StrSplit(masked, '\n')) {
     if (IsMetricLine(line)) continue;
     absl::StrAppend(&log, line, "\n");
   }
   if (!log.empty()) log.pop_back();  // the split's last piece had no '\n'
-  for (const auto& [name, value] : manifest.env()) {
-    if (value.size() >= 4 && LooksLikeSecret(name)) {
-      log = absl::StrReplaceAll(log, {{value, "(secret)"}});
-    }
-  }
   return log;
 }
 
@@ -283,7 +290,9 @@ absl::StatusOr<std::vector<v1::Sample>> WorkloadBenchmark::Run(const Params& par
                         absl::StrCat("workload ", workload.name, ": ", exit.status().message()));
   }
 
-  context.KeepLog(TaskLog(exit->tail, workload.manifest));
+  // Masked once: the log and a failure's reason both quote it.
+  const std::string printed = MaskSecrets(exit->tail, workload.manifest);
+  context.KeepLog(TaskLog(printed));
 
   const std::string prefix = absl::StrCat(kWorkloadMetricPrefix, workload.name, ".");
   std::map<std::string, std::string> sample_params =
@@ -364,7 +373,7 @@ absl::StatusOr<std::vector<v1::Sample>> WorkloadBenchmark::Run(const Params& par
   }
   if (!failure.empty()) {
     context.KeepSamples(std::move(samples));
-    const std::string last = LastLines(exit->tail, 3);
+    const std::string last = LastLines(printed, 3);
     const std::string why = absl::StrCat("workload ", workload.name, " ", failure,
                                          last.empty() ? "" : absl::StrCat(": ", last));
     return exit->cancelled || exit->timed_out ? absl::CancelledError(why)

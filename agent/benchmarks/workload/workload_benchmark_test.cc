@@ -125,6 +125,16 @@ TEST_F(WorkloadBenchmarkTest, AMalformedMetricLineFailsTheRunNamingItAndKeepsThe
   EXPECT_THAT(metrics, ::testing::Contains("workload.w.good"));
 }
 
+TEST_F(WorkloadBenchmarkTest, AFailingCommandsReasonMasksItsSecrets) {
+  Workload w = ShellWorkload("w", "echo \"auth failed for $API_TOKEN\"; exit 1");
+  (*w.manifest.mutable_env())["API_TOKEN"] = "tok_0123456789";
+  WorkloadBenchmark plugin({w});
+  absl::StatusOr<std::vector<v1::Sample>> samples = Run(plugin, {{"name", "w"}});
+  ASSERT_FALSE(samples.ok());
+  EXPECT_THAT(samples.status().message(), HasSubstr("auth failed for (secret)"));
+  EXPECT_THAT(samples.status().message(), Not(HasSubstr("tok_0123456789")));
+}
+
 TEST_F(WorkloadBenchmarkTest, AFailingCommandFailsWithTheEndOfItsOutput) {
   WorkloadBenchmark plugin({ShellWorkload(
       "w", "echo '" + MetricLine("partial", "3", "x/s", "higher") +

@@ -90,6 +90,8 @@ TEST(WorkloadManifestTest, ABadManifestIsRefusedNamingTheFileAndTheField) {
       {R"({"command": ["/bin/x"], "work_unit": "s", "timeout": 5})", "timeout"},
       {R"({"command": ["/bin/x"], "work_unit": "s", "loadgen_summary": "../x"})", "loadgen_summary"},
       {R"({"command": ["/bin/x"], "work_unit": "s", "loadgen_summary": "/tmp/x"})", "loadgen_summary"},
+      {R"({"command": ["/bin/x"], "work_unit": "s", "loadgen_summary": "out/summary.txt"})",
+       "loadgen_summary: a file name in cwd"},
       {R"(not json)", "bad.json: "},
   };
   std::vector<std::pair<std::string, std::string>> built;
