@@ -21,6 +21,15 @@ absl::Status CheckWorkloadName(absl::string_view name) {
                    "' is not [a-z0-9][a-z0-9_]{0,47}"));
 }
 
+absl::Status CheckNamedWorkload(const std::string* name) {
+  if (name == nullptr) {
+    return absl::InvalidArgumentError(
+        "which workload? (--param workload.name=NAME; `fleetbench nodes --json` lists each "
+        "node's)");
+  }
+  return CheckWorkloadName(*name);
+}
+
 absl::Status CheckWorkloadPattern(absl::string_view pattern) {
   RE2::Options options;
   options.set_log_errors(false);

@@ -43,6 +43,11 @@ inline constexpr size_t kMaxWorkloadPatternBytes = 1024;
 // OK, or INVALID_ARGUMENT saying what a name may be.
 absl::Status CheckWorkloadName(absl::string_view name);
 
+// The same for a run's `name` parameter, `name` nullptr when the run gives
+// none (INVALID_ARGUMENT asking which workload): the controller and the
+// agent refuse a run that names no workload alike.
+absl::Status CheckNamedWorkload(const std::string* name);
+
 // OK, or INVALID_ARGUMENT when `pattern` is not valid RE2.
 absl::Status CheckWorkloadPattern(absl::string_view pattern);
 

@@ -23,6 +23,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "common/units.h"
+#include "common/workload_params.h"
 #include "diagnosis/node_rule_support.h"
 
 namespace fleetbench::diagnosis::node_rules {
@@ -324,7 +325,8 @@ void InputBound(const NodeEvidence& e, const RuleInfo& rule, std::vector<v1::Fin
   if (cores <= 0) return;
   for (const v1::Sample& busy : e.samples) {
     const absl::string_view metric = busy.metric();
-    if (!absl::StartsWith(metric, "workload.") || !absl::EndsWith(metric, ".disk_busy_pct")) {
+    if (!absl::StartsWith(metric, kWorkloadMetricPrefix) ||
+        !absl::EndsWith(metric, ".disk_busy_pct")) {
       continue;
     }
     if (busy.value() < kInputBoundBusyPct) continue;
@@ -338,7 +340,7 @@ void InputBound(const NodeEvidence& e, const RuleInfo& rule, std::vector<v1::Fin
     for (const v1::Sample* r : SamplesOf(e, workload + ".disk_read_MBps")) {
       if (Param(*r, "device") == device) read_MBps = r->value();
     }
-    const std::string name(absl::StripPrefix(workload, "workload."));
+    const std::string name(absl::StripPrefix(workload, kWorkloadMetricPrefix));
     v1::Finding f = NewFinding(e, rule);
     if (!device.empty()) f.mutable_subject()->set_device(device);
     f.set_summary(absl::StrCat(

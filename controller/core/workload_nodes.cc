@@ -3,6 +3,8 @@
 
 #include <map>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -12,14 +14,21 @@
 namespace fleetbench::controller {
 namespace {
 
+// The workloads the node's hello declared.
+std::vector<const v1::WorkloadDeclaration*> DeclaredBy(const NodeSessions::Session& session) {
+  std::vector<const v1::WorkloadDeclaration*> declared;
+  for (const v1::Capability& c : session.capabilities) {
+    if (c.benchmark() != kWorkloadBenchmark) continue;
+    for (const v1::WorkloadDeclaration& w : c.workloads()) declared.push_back(&w);
+  }
+  return declared;
+}
+
 // The node's declaration of workload `name`, or nullptr.
 const v1::WorkloadDeclaration* Declared(const NodeSessions::Session& session,
                                         const std::string& name) {
-  for (const v1::Capability& c : session.capabilities) {
-    if (c.benchmark() != kWorkloadBenchmark) continue;
-    for (const v1::WorkloadDeclaration& w : c.workloads()) {
-      if (w.name() == name) return &w;
-    }
+  for (const v1::WorkloadDeclaration* w : DeclaredBy(session)) {
+    if (w->name() == name) return w;
   }
   return nullptr;
 }
@@ -30,10 +39,7 @@ std::string AllDeclared(const NodeSessions& sessions, const std::vector<std::str
   for (const std::string& node : nodes) {
     const NodeSessions::Session* s = sessions.Find(node);
     if (s == nullptr) continue;
-    for (const v1::Capability& c : s->capabilities) {
-      if (c.benchmark() != kWorkloadBenchmark) continue;
-      for (const v1::WorkloadDeclaration& w : c.workloads()) names.insert(w.name());
-    }
+    for (const v1::WorkloadDeclaration* w : DeclaredBy(*s)) names.insert(w->name());
   }
   return names.empty() ? "none (agent --workload-dir)" : absl::StrJoin(names, ", ");
 }
@@ -45,13 +51,12 @@ absl::Status SelectWorkloadNodes(const v1::StartRunRequest& request, const NodeS
   for (const v1::BenchmarkSpec& spec : request.benchmarks()) {
     if (spec.name() != kWorkloadBenchmark) continue;
     auto name = spec.params().find(kWorkloadNameParam);
-    if (name == spec.params().end()) {
-      return absl::InvalidArgumentError(
-          "which workload? (--param workload.name=NAME; `fleetbench nodes --json` lists each "
-          "node's)");
+    if (absl::Status s =
+            CheckNamedWorkload(name == spec.params().end() ? nullptr : &name->second);
+        !s.ok()) {
+      return s;
     }
     const std::string workload = name->second;
-    if (absl::Status s = CheckWorkloadName(workload); !s.ok()) return s;
     std::vector<std::string> declaring;
     for (const std::string& node : *nodes) {
       const NodeSessions::Session* session = sessions.Find(node);

@@ -212,12 +212,7 @@ absl::Status WorkloadBenchmark::ValidateParams(const Params& params) const {
 
 absl::Status WorkloadBenchmark::CheckNamed(const Params& params) const {
   auto name = params.find(kWorkloadNameParam);
-  if (name == params.end()) {
-    return absl::InvalidArgumentError(
-        "which workload? (--param workload.name=NAME; `fleetbench nodes --json` lists each "
-        "node's)");
-  }
-  return CheckWorkloadName(name->second);
+  return CheckNamedWorkload(name == params.end() ? nullptr : &name->second);
 }
 
 absl::StatusOr<WorkloadBenchmark::Resolved> WorkloadBenchmark::Resolve(
