@@ -40,6 +40,7 @@
 #include "cli/args.h"
 #include "cli/client.h"
 #include "cli/commands.h"
+#include "cli/job_flags.h"
 #include "cli/finding_text.h"
 #include "cli/group_flags.h"
 #include "cli/group_text.h"
@@ -243,6 +244,11 @@ void PrintRanking(const v1::RankResponse& response) {
   }
   for (const char* h : {"PRICE_PER_H", "PRICE_SOURCE"}) header.push_back(h);
   header.push_back(cost_header);
+  const bool job = response.has_job();
+  if (job) {
+    header.push_back("GOODPUT");
+    header.push_back("EFFECTIVE_" + cost_header);
+  }
   Table table(header);
   std::vector<std::pair<std::string, std::string>> notes;
   int rank = 0;
@@ -263,6 +269,12 @@ void PrintRanking(const v1::RankResponse& response) {
     line.push_back(PriceText(r.price_per_hour(), r.currency()));
     line.push_back(PriceSourceText(r.price_source(), r.price_effective_from_unix_ms()));
     line.push_back(r.priced() ? FormatNumber(r.cost_per_unit()) : "-");
+    if (job) {
+      line.push_back(GoodputText(r.job()));
+      line.push_back(r.job().effective_cost_per_unit() > 0
+                         ? FormatNumber(r.job().effective_cost_per_unit())
+                         : "-");
+    }
     table.AddRow(line);
     if (!r.price_note().empty()) notes.emplace_back(r.group(), r.price_note());
   }
@@ -282,6 +294,7 @@ void PrintRanking(const v1::RankResponse& response) {
               << PriceKindName(response.price()) << " prices\n";
   }
   std::cout << table.Render();
+  if (job) std::cout << JobLegend(response.job());
   PrintNotes(notes);
 }
 
@@ -619,7 +632,7 @@ int CancelCommand(const Argv& argv) {
 }
 
 int RankCommand(const Argv& argv) {
-  const std::vector<FlagSpec> flags = {
+  std::vector<FlagSpec> flags = {
       {"metric", true, false, "metric to rank by, e.g. gemm.cpu.fp32.tflops"},
       {"profile", true, false,
        "rank by a named mix of metrics instead: cpu, io, training (docs/ranking.md)"},
@@ -627,6 +640,7 @@ int RankCommand(const Argv& argv) {
       {"price", true, false, "on_demand or spot (default on_demand)"},
       WindowFlag("7 days"),
       kJsonFlag};
+  AddJobFlags(flags);
   int code = 0;
   auto p = Prepare("rank", argv, flags, 0, &code);
   if (!p) return code;
@@ -645,6 +659,9 @@ int RankCommand(const Argv& argv) {
   absl::StatusOr<int64_t> window_ms = WindowMillis(p->args);
   if (!window_ms.ok()) return Usage("rank", std::string(window_ms.status().message()), flags);
   request.set_window_ms(*window_ms);
+  absl::StatusOr<std::optional<v1::JobShape>> job = JobFromFlags(p->args);
+  if (!job.ok()) return Usage("rank", std::string(job.status().message()), flags);
+  if (*job) *request.mutable_job() = **job;
   v1::RankResponse response;
   if (auto s = p->client->Call(&v1::Fleet::Stub::Rank, request, &response); !s.ok()) {
     return RemoteError("rank", s);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,7 @@
 #include "cli/client.h"
 #include "cli/usage.h"
 #include "cli/commands.h"
+#include "cli/job_flags.h"
 #include "cli/table.h"
 #include "common/api_enums.h"
 #include "common/proto_json.h"
@@ -42,7 +44,7 @@ std::string SecondsText(double seconds) {
 }  // namespace
 
 int CostCommand(const Argv& argv) {
-  const std::vector<FlagSpec> flags = {
+  std::vector<FlagSpec> flags = {
       {"metric", true, false, "the rate to cost at, e.g. gemm.gpu.bf16.tflops"},
       {"work", true, false,
        "how much work, in what the metric's unit is a rate of: FLOP for tflops, bytes for GBps "
@@ -52,6 +54,7 @@ int CostCommand(const Argv& argv) {
       {"price", true, false, "on_demand or spot (default on_demand)"},
       WindowFlag("7 days"),
       kJsonFlag};
+  AddJobFlags(flags);
   int code = 0;
   auto p = Prepare("cost", argv, flags, 0, &code);
   if (!p) return code;
@@ -74,6 +77,9 @@ int CostCommand(const Argv& argv) {
   absl::StatusOr<int64_t> window_ms = WindowMillis(p->args);
   if (!window_ms.ok()) return Usage("cost", std::string(window_ms.status().message()), flags);
   request.set_window_ms(*window_ms);
+  absl::StatusOr<std::optional<v1::JobShape>> job = JobFromFlags(p->args);
+  if (!job.ok()) return Usage("cost", std::string(job.status().message()), flags);
+  if (*job) *request.mutable_job() = **job;
   v1::CostResponse response;
   if (auto s = p->client->Call(&v1::Fleet::Stub::Cost, request, &response); !s.ok()) {
     return RemoteError("cost", s);
@@ -102,6 +108,11 @@ int CostCommand(const Argv& argv) {
     columns.push_back("SETUP");
     columns.push_back("SETUP_COST");
   }
+  if (*job) {
+    columns.push_back("GOODPUT");
+    columns.push_back("EFFECTIVE_TIME");
+    columns.push_back("EFFECTIVE_COST");
+  }
   Table table(columns);
   std::vector<std::pair<std::string, std::string>> notes;
   int rank = 0;
@@ -125,6 +136,12 @@ int CostCommand(const Argv& argv) {
                         ? FormatNumber(r.setup_cost()) + " " + r.currency()
                         : "-");
     }
+    if (*job) {
+      row.push_back(GoodputText(r.job()));
+      row.push_back(SecondsText(r.effective_seconds()));
+      row.push_back(r.effective_cost() > 0 ? FormatNumber(r.effective_cost()) + " " + r.currency()
+                                           : "-");
+    }
     table.AddRow(row);
     if (!r.price_note().empty()) notes.emplace_back(r.group(), r.price_note());
   }
@@ -133,6 +150,7 @@ int CostCommand(const Argv& argv) {
     std::cout << "SETUP: the workload's median time from start to first output (imports, data "
                  "loading), not in its rate; paid once per start of the job, on top of COST\n";
   }
+  if (response.has_job()) std::cout << JobLegend(response.job());
   if (!notes.empty()) {
     std::cout << "\nnotes:\n";
     for (const auto& [group, note] : notes) std::cout << "  " << group << ": " << note << "\n";

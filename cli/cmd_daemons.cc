@@ -346,6 +346,10 @@ int AgentCommand(const Argv& argv) {
        "file with an enrollment token (else $FLEETBENCH_ENROLL_TOKEN): enroll once, then "
        "connect with this node's certificate"},
       {"insecure", false, false, "plaintext, for a controller started with --insecure"},
+      {"preemption-notice", true, false,
+       "where this node's provider announces taking it away, polled every 5s: file:PATH (a file "
+       "that appears), url:http://HOST/PATH (a metadata endpoint: 200 with a body is a notice), "
+       "or cmd:PROGRAM [ARGS] (exit 0 is a notice); docs/reliability.md"},
   };
   auto args = ParseArgs(argv, flags);
   if (!args.ok()) return Usage("agent", std::string(args.status().message()), flags);
@@ -405,6 +409,11 @@ int AgentCommand(const Argv& argv) {
     plugins.workloads = *std::move(workloads);
   }
   options.advertise_addr = args->Get("advertise-addr");
+  if (args->Has("preemption-notice")) {
+    auto watch = agent::PreemptionWatch::Parse(args->Get("preemption-notice"));
+    if (!watch.ok()) return Usage("agent", std::string(watch.status().message()), flags);
+    options.preemption = *std::move(watch);
+  }
   if (args->Has("backoff-reset-after")) {
     absl::Duration d;
     if (!ParseDurationFlag(args->Get("backoff-reset-after"), &d)) {

@@ -33,6 +33,7 @@ int CostCommand(const Argv& args);
 int ProbeCommand(const Argv& args);
 int FindingsCommand(const Argv& args);
 int VarianceCommand(const Argv& args);
+int ReliabilityCommand(const Argv& args);
 int ScheduleCommand(const Argv& args);
 int TokenCommand(const Argv& args);
 int AuditCommand(const Argv& args);

@@ -28,6 +28,8 @@ constexpr Command kCommands[] = {
      fleetbench::cli::kProbeHelp},
     {"findings", fleetbench::cli::FindingsCommand, "what the controller concludes about the nodes"},
     {"variance", fleetbench::cli::VarianceCommand, "a metric's 24-hour profile and day/night gap"},
+    {"reliability", fleetbench::cli::ReliabilityCommand,
+     "interruptions per node-hour by node or group, and the lemons"},
     {"schedule", fleetbench::cli::ScheduleCommand,
      "runs the controller starts on a cron: add, list, rm, run, history"},
     {"token", fleetbench::cli::TokenCommand,

@@ -1,5 +1,7 @@
 #include "common/api_enums.h"
 
+#include <utility>
+
 #include "absl/strings/str_cat.h"
 
 namespace fleetbench {
@@ -76,6 +78,33 @@ std::string RankGroupingName(v1::RankGrouping by) {
     case v1::RANK_GROUPING_PROVIDER: return "provider";
     default: return absl::StrCat("unknown(", static_cast<int>(by), ")");
   }
+}
+
+namespace {
+
+constexpr std::pair<v1::InterruptionKind, const char*> kInterruptionKinds[] = {
+    {v1::INTERRUPTION_KIND_OFFLINE, "offline"},
+    {v1::INTERRUPTION_KIND_AGENT_RESTART, "agent_restart"},
+    {v1::INTERRUPTION_KIND_PREEMPTED, "preempted"},
+    {v1::INTERRUPTION_KIND_CRITICAL_FINDING, "critical_finding"},
+    {v1::INTERRUPTION_KIND_ISOLATED, "isolated"},
+    {v1::INTERRUPTION_KIND_REVOKED, "revoked"},
+};
+
+}  // namespace
+
+std::string InterruptionKindName(v1::InterruptionKind kind) {
+  for (const auto& [k, name] : kInterruptionKinds) {
+    if (k == kind) return name;
+  }
+  return "unspecified";
+}
+
+v1::InterruptionKind InterruptionKindOf(absl::string_view name) {
+  for (const auto& [k, n] : kInterruptionKinds) {
+    if (name == n) return k;
+  }
+  return v1::INTERRUPTION_KIND_UNSPECIFIED;
 }
 
 absl::StatusOr<v1::RankGrouping> ParseRankGrouping(absl::string_view name) {

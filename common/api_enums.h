@@ -13,6 +13,7 @@
 #include "fleetbench/v1/node.pb.h"
 #include "fleetbench/v1/price.pb.h"
 #include "fleetbench/v1/rank.pb.h"
+#include "fleetbench/v1/reliability.pb.h"
 #include "fleetbench/v1/result.pb.h"
 #include "fleetbench/v1/run.pb.h"
 #include "fleetbench/v1/schedule.pb.h"
@@ -38,6 +39,12 @@ std::string NodeStatusName(v1::NodeStatus status);
 // "node", "instance_type", "region", "provider": also the label a grouping
 // reads (but for "node"). UNSPECIFIED reads as NODE.
 std::string RankGroupingName(v1::RankGrouping by);
+
+// How an interruption kind is stored and shown: "offline", "agent_restart",
+// "preempted", "critical_finding", "isolated", "revoked"; "unspecified".
+std::string InterruptionKindName(v1::InterruptionKind kind);
+// The kind a stored name stands for; UNSPECIFIED for an unknown one.
+v1::InterruptionKind InterruptionKindOf(absl::string_view name);
 // INVALID_ARGUMENT naming the allowed words for anything else.
 absl::StatusOr<v1::RankGrouping> ParseRankGrouping(absl::string_view name);
 

@@ -80,5 +80,16 @@ TEST(ApiEnumsTest, PriceKindsReadAsTheirWords) {
   EXPECT_EQ(bad.status().message(), "price 'reserved' is not one of on_demand, spot");
 }
 
+TEST(InterruptionKindTest, NamesRoundTripAndUnknownOnesAreUnspecified) {
+  for (v1::InterruptionKind k :
+       {v1::INTERRUPTION_KIND_OFFLINE, v1::INTERRUPTION_KIND_AGENT_RESTART,
+        v1::INTERRUPTION_KIND_PREEMPTED, v1::INTERRUPTION_KIND_CRITICAL_FINDING,
+        v1::INTERRUPTION_KIND_ISOLATED, v1::INTERRUPTION_KIND_REVOKED}) {
+    EXPECT_EQ(InterruptionKindOf(InterruptionKindName(k)), k) << InterruptionKindName(k);
+  }
+  EXPECT_EQ(InterruptionKindName(v1::INTERRUPTION_KIND_AGENT_RESTART), "agent_restart");
+  EXPECT_EQ(InterruptionKindOf("meteor"), v1::INTERRUPTION_KIND_UNSPECIFIED);
+}
+
 }  // namespace
 }  // namespace fleetbench

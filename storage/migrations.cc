@@ -345,6 +345,27 @@ CREATE TABLE task_logs (
 );
 CREATE INDEX task_logs_by_time ON task_logs(time_ms);
 )sql"},
+      {14, "reliability: time online and interruptions",
+       R"sql(
+-- Each node's time online per UTC day (rates are per node-hour) and every
+-- interruption with its kind. By node name, not key: a node taken out of
+-- the fleet keeps its record, and these rows never hold up its removal.
+CREATE TABLE node_uptime (
+  node      TEXT NOT NULL,
+  day       INTEGER NOT NULL,
+  online_ms INTEGER NOT NULL,
+  PRIMARY KEY (node, day)
+) WITHOUT ROWID;
+CREATE INDEX node_uptime_by_day ON node_uptime(day);
+CREATE TABLE interruptions (
+  id      INTEGER PRIMARY KEY,
+  node    TEXT NOT NULL,
+  time_ms INTEGER NOT NULL,
+  kind    TEXT NOT NULL,
+  detail  TEXT NOT NULL
+);
+CREATE INDEX interruptions_by_time ON interruptions(time_ms);
+)sql"},
   };
   return *kMigrations;
 }

@@ -130,6 +130,13 @@ class SqliteStore final : public Store {
   absl::Status BackupTo(const std::string& dest_path, int pages_per_step) override;
   absl::StatusOr<int64_t> PruneSamplesBefore(absl::Time before, int max_samples) override;
   absl::StatusOr<int64_t> PruneTaskLogsBefore(absl::Time before, int max_logs) override;
+  absl::Status RecordReliability(const std::vector<NodeUptime>& uptime,
+                                 const std::vector<InterruptionRecord>& interruptions) override;
+  absl::StatusOr<std::map<std::string, int64_t>> UptimeSince(int64_t first_day) override;
+  absl::StatusOr<std::map<std::string, std::map<std::string, int64_t>>> InterruptionCountsSince(
+      absl::Time since) override;
+  absl::StatusOr<std::vector<InterruptionRecord>> InterruptionsSince(absl::Time since,
+                                                                    int limit) override;
   absl::Status EnrollNodeIdentity(const NodeIdentityRecord& identity) override;
   absl::StatusOr<std::optional<NodeIdentityRecord>> GetNodeIdentity(
       const std::string& node) override;

@@ -208,6 +208,21 @@ struct AuditRecord {
   std::string message;
 };
 
+// Reliability (docs/reliability.md): a node's time online on one UTC day,
+// and one interruption of a node. The store does not interpret `kind`
+// (controller/core/reliability_ledger.h names them).
+struct NodeUptime {
+  std::string node;
+  int64_t day = 0;        // UtcDayOf
+  int64_t online_ms = 0;  // >= 0
+};
+struct InterruptionRecord {
+  std::string node;
+  absl::Time time;
+  std::string kind;
+  std::string detail;  // what happened, for people
+};
+
 // A node's certificate identity (docs/security.md): what the CA issued to it.
 struct NodeIdentityRecord {
   std::string node;
@@ -473,6 +488,25 @@ class Store {
   // before `before` (a log is as old as its task's end), oldest first, in
   // one transaction; returns how many, 0 when none older is left.
   virtual absl::StatusOr<int64_t> PruneTaskLogsBefore(absl::Time before, int max_logs) = 0;
+
+  // Reliability: adds each span's online_ms to its node's (node, day) and
+  // stores the interruptions, all in one transaction. Nodes are names: a
+  // node need not be stored, and removing one keeps its record.
+  // INVALID_ARGUMENT, with nothing stored, for an empty node or kind or a
+  // negative online_ms. Retention leaves both alone (a few rows per node
+  // and day).
+  virtual absl::Status RecordReliability(const std::vector<NodeUptime>& uptime,
+                                         const std::vector<InterruptionRecord>& interruptions) = 0;
+  // Each node's time online summed over the days >= first_day, in ms.
+  virtual absl::StatusOr<std::map<std::string, int64_t>> UptimeSince(int64_t first_day) = 0;
+  // How many interruptions of each kind each node had with time >= since:
+  // node -> kind -> count.
+  virtual absl::StatusOr<std::map<std::string, std::map<std::string, int64_t>>>
+  InterruptionCountsSince(absl::Time since) = 0;
+  // The interruptions with time >= since, newest first, at most `limit`
+  // (> 0).
+  virtual absl::StatusOr<std::vector<InterruptionRecord>> InterruptionsSince(absl::Time since,
+                                                                            int limit) = 0;
 
   // The backend's whole check of what it stores (SQLite: integrity_check,
   // foreign_key_check, and its ranking points against the samples): OK, or

@@ -54,6 +54,7 @@ const std::map<std::string, std::pair<Role, bool>>& Expected() {
       {"Cost", {Role::kViewer, false}},
       {"ListFindings", {Role::kViewer, false}},
       {"Variance", {Role::kViewer, false}},
+      {"Reliability", {Role::kViewer, false}},
       {"AddSchedule", {Role::kOperator, true}},
       {"ListSchedules", {Role::kViewer, false}},
       {"RemoveSchedule", {Role::kOperator, true}},

@@ -4,8 +4,8 @@
 # different labels, import a price catalog (one agent's label overrides it),
 # run the quick suite, a collective over all three agents as one group and
 # --isolate over their pairs, print the findings, the rankings, a cost of
-# work, the team's own workload ranked by its cost, and a few Prometheus
-# series.
+# work, the team's own workload ranked by its cost, the interruption
+# record and a rank at a job size, and a few Prometheus series.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./deploy/install-deps.sh
@@ -103,6 +103,14 @@ echo
 "$FB" rank --metric workload.json_records.records_per_s --by instance_type
 echo
 "$FB" cost --metric workload.json_records.records_per_s --work 1e9 --by instance_type
+echo
+# How often each instance type was interrupted per node-hour online (a
+# fresh demo has minutes of record: "not enough data"), and the workload
+# ranked for a 64-node job, each type's goodput from that record
+# (docs/reliability.md, docs/ranking.md "Goodput").
+"$FB" reliability --by instance_type
+echo
+"$FB" rank --metric workload.json_records.records_per_s --by instance_type --job-nodes 64
 echo
 # What the workload printed besides its metric, stored with each task.
 RUN=$("$FB" runs --limit 1 --json | sed -n 's/.*"run_id": "\([^"]*\)".*/\1/p' | head -n 1)

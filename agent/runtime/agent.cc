@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "agent/facts/facts.h"
 #include "agent/facts/gpu_facts.h"
@@ -61,6 +62,16 @@ std::unique_ptr<v1::AgentGateway::Stub> Agent::NewStub() {
 }
 
 absl::Status Agent::Run() {
+  std::thread preemption;
+  if (options_.preemption) preemption = std::thread([this] { PreemptionLoop(); });
+  absl::Cleanup join_preemption = [&] {
+    if (!preemption.joinable()) return;
+    {
+      absl::MutexLock lock(&mu_);
+      run_over_ = true;  // nothing is left to tell
+    }
+    preemption.join();
+  };
   ReconnectBackoff backoff({.initial = options_.initial_backoff,
                             .max = options_.max_backoff,
                             .reset_after = options_.backoff_reset_after});
@@ -184,6 +195,7 @@ absl::Status Agent::Session(v1::AgentGateway::Stub& stub,
     *m.mutable_report() = report;
     if (!Send(m)) break;
   }
+  SendPreempting();
   std::atomic<bool> connection_over{false};
   const absl::Duration interval =
       absl::Milliseconds(std::max<int64_t>(first.welcome().heartbeat_interval_ms(), 100));
@@ -242,6 +254,43 @@ void Agent::HeartbeatLoop(absl::Duration interval, std::atomic<bool>* connection
     }
     Send(beat);
   }
+}
+
+void Agent::PreemptionLoop() {
+  auto stopping = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) { return stopping_ || run_over_; };
+  while (true) {
+    std::optional<PreemptionNotice> notice = options_.preemption->Check();
+    if (notice) {
+      v1::Preempting p;
+      p.set_source(notice->source);
+      if (notice->termination != absl::InfinitePast()) {
+        p.set_termination_unix_ms(absl::ToUnixMillis(notice->termination));
+      }
+      p.set_noticed_unix_ms(absl::ToUnixMillis(absl::Now()));
+      LOG(WARNING) << "preemption notice from " << notice->source
+                   << (notice->termination != absl::InfinitePast()
+                           ? ", ends at " + absl::FormatTime(notice->termination)
+                           : std::string());
+      {
+        absl::MutexLock lock(&mu_);
+        preempting_ = p;
+      }
+      SendPreempting();
+      return;  // the node is going: one notice is all there is to say
+    }
+    absl::MutexLock lock(&mu_);
+    if (mu_.AwaitWithTimeout(absl::Condition(&stopping), options_.preemption_poll)) return;
+  }
+}
+
+void Agent::SendPreempting() {
+  v1::AgentMessage m;
+  {
+    absl::MutexLock lock(&mu_);
+    if (!preempting_) return;
+    *m.mutable_preempting() = *preempting_;
+  }
+  Send(m);
 }
 
 void Agent::RenewalLoop(v1::AgentGateway::Stub& stub, std::atomic<bool>* connection_over) {

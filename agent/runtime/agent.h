@@ -17,8 +17,14 @@
 // ends the session so that the next one dials with the new identity, at
 // once. Until then the stream stays up on the old certificate.
 //
+// Preemption (preemption_watch.h): with a notice source, a thread polls it
+// while Run() runs; the first notice is sent to the controller at once and
+// again after each hello until the node goes (the controller counts it
+// once), so the node is recorded as preempted and given no new task.
+//
 // Threads: Run() owns the connection (reader); one heartbeat thread and
-// one renewal thread per connection; one executor thread for tasks.
+// one renewal thread per connection; one executor thread for tasks; one
+// preemption thread with a notice source.
 // Stop() may be called from any thread (a signal handler thread).
 #ifndef FLEETBENCH_AGENT_RUNTIME_AGENT_H_
 #define FLEETBENCH_AGENT_RUNTIME_AGENT_H_
@@ -34,6 +40,7 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "agent/runtime/preemption_watch.h"
 #include "agent/runtime/relay_rendezvous.h"
 #include "agent/runtime/spool.h"
 #include "agent/runtime/task_runner.h"
@@ -59,6 +66,9 @@ struct AgentOptions {
   absl::Duration backoff_reset_after = absl::Seconds(5);
   // The part of its certificate's life after which the node renews it.
   double renew_at = 2.0 / 3;
+  // Where a preemption notice comes from (null: none), polled this often.
+  std::shared_ptr<const PreemptionWatch> preemption;
+  absl::Duration preemption_poll = absl::Seconds(5);
 };
 
 class Agent {
@@ -82,6 +92,9 @@ class Agent {
   void HandleControllerMessage(const v1::ControllerMessage& message);
   void HeartbeatLoop(absl::Duration interval, std::atomic<bool>* connection_over);
   void RenewalLoop(v1::AgentGateway::Stub& stub, std::atomic<bool>* connection_over);
+  void PreemptionLoop();
+  // The notice, when there is one, on the current stream.
+  void SendPreempting();
   std::unique_ptr<v1::AgentGateway::Stub> NewStub();
   void ExecutorLoop();
   v1::Hello MakeHello();
@@ -110,6 +123,8 @@ class Agent {
   // The running task's rendezvous when it is a group task: the reader
   // hands it the controller's KvResponses, a cancel and the stream's end.
   std::shared_ptr<RelayRendezvous> relay_ ABSL_GUARDED_BY(mu_);
+  std::optional<v1::Preempting> preempting_ ABSL_GUARDED_BY(mu_);
+  bool run_over_ ABSL_GUARDED_BY(mu_) = false;  // Run() returned
   std::thread executor_;
 };
 

@@ -33,6 +33,7 @@ constexpr FleetRpcRule kRules[] = {
     {"Cost", Role::kViewer, false},
     {"ListFindings", Role::kViewer, false},
     {"Variance", Role::kViewer, false},
+    {"Reliability", Role::kViewer, false},
     {"AddSchedule", Role::kOperator, true},
     {"ListSchedules", Role::kViewer, false},
     {"RemoveSchedule", Role::kOperator, true},
@@ -194,7 +195,10 @@ grpc::Status FleetService::RevokeNode(grpc::ServerContext* context,
                    return absl::FailedPreconditionError(
                        "this controller runs --insecure: nodes have no certificate identities");
                  }
-                 return identities_->Revoke(request->name());
+                 absl::StatusOr<v1::RevokeNodeResponse> revoked =
+                     identities_->Revoke(request->name());
+                 if (revoked.ok()) core_->OnNodeRevoked(request->name());
+                 return revoked;
                });
 }
 
@@ -226,6 +230,13 @@ grpc::Status FleetService::Variance(grpc::ServerContext* context,
                                     v1::VarianceResponse* response) {
   return Serve(*context, *authenticator_, audit_, "Variance", kNoTarget, response,
                [&](absl::Time deadline) { return core_->Variance(*request, deadline); });
+}
+
+grpc::Status FleetService::Reliability(grpc::ServerContext* context,
+                                       const v1::ReliabilityRequest* request,
+                                       v1::ReliabilityResponse* response) {
+  return Serve(*context, *authenticator_, audit_, "Reliability", kNoTarget, response,
+               [&](absl::Time deadline) { return core_->Reliability(*request, deadline); });
 }
 
 }  // namespace fleetbench::controller

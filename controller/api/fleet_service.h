@@ -72,6 +72,8 @@ class FleetService final : public v1::Fleet::Service {
                             v1::ListFindingsResponse* response) override;
   grpc::Status Variance(grpc::ServerContext* context, const v1::VarianceRequest* request,
                         v1::VarianceResponse* response) override;
+  grpc::Status Reliability(grpc::ServerContext* context, const v1::ReliabilityRequest* request,
+                           v1::ReliabilityResponse* response) override;
   grpc::Status AddSchedule(grpc::ServerContext* context, const v1::AddScheduleRequest* request,
                            v1::AddScheduleResponse* response) override;
   grpc::Status ListSchedules(grpc::ServerContext* context,

@@ -22,6 +22,7 @@ FleetCore::FleetCore(storage::Store* store, Clock* clock, FleetOptions options)
       rank_view_(store, clock, options_.rank_window),
       findings_view_(store, clock, options_.findings_window, options_.fleet_rules),
       exposition_view_(store, clock, options_.rank_window),
+      reliability_view_(store, clock),
       price_book_(store, clock),
       schedules_(store, clock, {options_.schedule_grace, options_.schedule_settle},
                  ScheduleHooks()),
@@ -30,6 +31,7 @@ FleetCore::FleetCore(storage::Store* store, Clock* clock, FleetOptions options)
       backup_(store, options_.backup_dir),
       store_retry_({options_.store_retry_initial, options_.store_retry_max}),
       sessions_(options_.heartbeat_timeout),
+      ledger_(store, options_.heartbeat_timeout),
       declared_metrics_(store) {}
 
 FleetCore::~FleetCore() { Stop(); }
@@ -80,6 +82,18 @@ void FleetCore::Stop() {
     stopping_ = true;
   }
   if (actor_.joinable()) actor_.join();
+  // The actor is gone: what it heard last is written from here.
+  ledger_.Flush(clock_->Now(), /*uptime_age=*/absl::ZeroDuration());
+}
+
+void FleetCore::WriteReliabilityLedger(absl::Time deadline) {
+  Call<absl::Status>(
+      [this] {
+        ledger_.Flush(clock_->Now(), kReadUptimeAge);
+        return absl::OkStatus();
+      },
+      deadline)
+      .IgnoreError();
 }
 
 void FleetCore::Post(Event event) {
@@ -185,6 +199,10 @@ void FleetCore::OnAgentMessage(const std::shared_ptr<AgentLink>& link,
 
 void FleetCore::OnDisconnect(const std::shared_ptr<AgentLink>& link) {
   Post(Closure([this, link] { HandleDisconnect(link); }));
+}
+
+void FleetCore::OnNodeRevoked(const std::string& node) {
+  Post(Closure([this, node] { HandleNodeRevoked(node); }));
 }
 
 // ------------------------------------------------------------------- users

@@ -21,6 +21,8 @@
 //   the read views, over the store only, any thread: history_view.h (runs,
 //     a node's samples, facts history), rank_view.h (rank, cost of work),
 //     findings_view.h (findings, variance), exposition_view.h (/metrics);
+//   reliability_ledger.h (time online and interruptions, on their way to
+//     the store) and reliability_view.h (their read);
 //   price_book.h (the price catalog), schedule_book.h (schedules),
 //   sample_retention.h (retention), history_backup.h (backups).
 // The rules that span parts are FleetCore's, one file each:
@@ -29,7 +31,9 @@
 // fleet_core_runs.cc (start, cancel, a task's end, a run's state),
 // fleet_core_ingest.cc, fleet_core_retry.cc, fleet_core_views.cc (ListNodes,
 // GetRun), fleet_core_groups.cc and fleet_core_relay.cc (who may use a
-// relay). A new capability adds a part and the lines that call it.
+// relay), fleet_core_reliability.cc (the reliability read, and rank and
+// cost for a job size: the ranking with each group's interruption rate).
+// A new capability adds a part and the lines that call it.
 //
 // Threading: one actor thread applies every state change in order; callers
 // post events and return at once (agent side) or wait for the answer (user
@@ -107,6 +111,8 @@
 #include "controller/core/node_sessions.h"
 #include "controller/core/price_book.h"
 #include "controller/core/rank_view.h"
+#include "controller/core/reliability_ledger.h"
+#include "controller/core/reliability_view.h"
 #include "controller/core/running_groups.h"
 #include "controller/core/sample_retention.h"
 #include "controller/core/pending_report.h"
@@ -118,6 +124,7 @@
 #include "fleetbench/v1/node.pb.h"
 #include "fleetbench/v1/price.pb.h"
 #include "fleetbench/v1/rank.pb.h"
+#include "fleetbench/v1/reliability.pb.h"
 #include "fleetbench/v1/run.pb.h"
 #include "fleetbench/v1/schedule.pb.h"
 #include "fleetbench/v1/variance.pb.h"
@@ -149,6 +156,9 @@ class FleetCore {
   void OnAgentMessage(const std::shared_ptr<AgentLink>& link,
                       v1::AgentMessage message);
   void OnDisconnect(const std::shared_ptr<AgentLink>& link);
+  // The node's identity was revoked (its streams are being closed): an
+  // interruption of kind revoked, and no `offline` one when it goes silent.
+  void OnNodeRevoked(const std::string& node);
 
   // --- User side: block until the actor answered, or until `deadline`
   // (the caller's gRPC deadline), after which they return
@@ -184,14 +194,17 @@ class FleetCore {
       const std::string& node, int limit, absl::Time deadline = absl::InfiniteFuture()) {
     return history_view_.FactsHistory(node, limit, deadline);
   }
+  // With a job shape, the ranking (or cost) for a job of that many nodes:
+  // rank_view.h's, with each group's goodput from reliability_view.h
+  // (controller/ranking/job_goodput.h); INVALID_ARGUMENT for a bad shape.
   absl::StatusOr<v1::RankResponse> Rank(const v1::RankRequest& request,
-                                        absl::Time deadline = absl::InfiniteFuture()) {
-    return rank_view_.Rank(request, deadline);
-  }
+                                        absl::Time deadline = absl::InfiniteFuture());
   absl::StatusOr<v1::CostResponse> Cost(const v1::CostRequest& request,
-                                        absl::Time deadline = absl::InfiniteFuture()) {
-    return rank_view_.Cost(request, deadline);
-  }
+                                        absl::Time deadline = absl::InfiniteFuture());
+  // reliability_view.h's read, after what the ledger holds was written
+  // (so a read sees the time online up to now).
+  absl::StatusOr<v1::ReliabilityResponse> Reliability(
+      const v1::ReliabilityRequest& request, absl::Time deadline = absl::InfiniteFuture());
   absl::StatusOr<v1::ListFindingsResponse> ListFindings(
       const v1::ListFindingsRequest& request, absl::Time deadline = absl::InfiniteFuture()) {
     return findings_view_.ListFindings(request, deadline);
@@ -274,6 +287,12 @@ class FleetCore {
   void HandleHello(std::shared_ptr<AgentLink> link, v1::Hello hello, std::string peer_host);
   void HandleMessage(const std::shared_ptr<AgentLink>& link, v1::AgentMessage message);
   void HandleDisconnect(const std::shared_ptr<AgentLink>& link);
+  // A node going away for a known reason: one interruption of that kind
+  // per occasion (`key`; "" for one that cannot repeat), and no new work
+  // for it (NodeSessions::MarkDeparting).
+  void HandleDeparture(const std::string& node, v1::InterruptionKind kind, std::string detail,
+                       const std::string& key);
+  void HandleNodeRevoked(const std::string& node);
   void Sweep();
   // Ends the tasks whose final report a hello promised (it listed them as
   // finished) but that did not come within the heartbeat timeout.
@@ -389,6 +408,14 @@ class FleetCore {
   bool HasStoreBacklog() const;
   void RetryStoreBacklog();
 
+  // --- Reliability (fleet_core.cc, fleet_core_reliability.cc). ---
+  // Writes what the reliability ledger holds, on the actor, waiting for it
+  // until `deadline`: its interruptions, and its time online when the last
+  // write of it is kReadUptimeAge old, so that readers drive at most one
+  // write per that time. A failed write is the ledger's to retry.
+  static constexpr absl::Duration kReadUptimeAge = absl::Seconds(5);
+  void WriteReliabilityLedger(absl::Time deadline);
+
   // --- Live read views (fleet_core_views.cc). ---
   absl::StatusOr<v1::ListNodesResponse> HandleListNodes();
   absl::Status AddTaskLogs(const v1::GetRunRequest& request, v1::Run& out);
@@ -414,12 +441,14 @@ class FleetCore {
   const RankView rank_view_;
   const FindingsView findings_view_;
   const ExpositionView exposition_view_;
+  const ReliabilityView reliability_view_;
   PriceBook price_book_;
   ScheduleBook schedules_;
   SampleRetention retention_;
   HistoryBackup backup_;
   StoreRetry store_retry_;
   NodeSessions sessions_;
+  ReliabilityLedger ledger_;
   DeclaredMetrics declared_metrics_;
   LiveRuns live_;
   RunningGroups groups_;

@@ -74,6 +74,10 @@ absl::StatusOr<v1::StartRunResponse> FleetCore::HandleStartRun(
       if (!session->online) {
         return absl::FailedPreconditionError(absl::StrCat("node '", n, "' is offline"));
       }
+      if (session->departing) {
+        return absl::FailedPreconditionError(
+            absl::StrCat("node '", n, "' is going away (preempted or revoked)"));
+      }
       nodes.push_back(n);
     }
   } else {

@@ -12,14 +12,27 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/logging.h"
+#include "common/reason.h"
 
 namespace fleetbench::controller {
+namespace {
+
+// How much of a preemption notice's source an interruption quotes.
+constexpr size_t kMaxNoticeSourceEcho = 256;
+
+}  // namespace
 
 void FleetCore::HandleHello(std::shared_ptr<AgentLink> link, v1::Hello hello,
                             std::string peer_host) {
   const absl::Time now = clock_->Now();
   const std::string name = hello.name();
+  // Online until now (it reconnected within the timeout): a task it lost
+  // was lost to the node, not to a controller restart; unless its
+  // departure was announced, and so is recorded already.
+  const NodeSessions::Session* before = sessions_.Find(name);
+  const bool was_online = before != nullptr && before->online && !before->departing;
   const NodeSessions::Session& session = sessions_.Open(link, hello, peer_host, now);
+  ledger_.Heard(name, now);
 
   storage::NodeRecord record;
   record.name = name;
@@ -44,6 +57,7 @@ void FleetCore::HandleHello(std::shared_ptr<AgentLink> link, v1::Hello hello,
   std::set<std::string> finished(hello.finished_task_ids().begin(),
                                  hello.finished_task_ids().end());
   bool running_known = hello.running_task_id().empty();
+  bool lost_a_task = false;
   // By id: ending one task may end its pair partner too.
   for (const std::string& task_id : live_.TaskIdsOfNode(name)) {
     storage::TaskRecord* found = live_.FindTask(task_id);
@@ -64,6 +78,7 @@ void FleetCore::HandleHello(std::shared_ptr<AgentLink> link, v1::Hello hello,
     } else if (!task.group_id.empty()) {
       // A member sent but not started, or no longer run: its group started
       // together and cannot take one member back alone.
+      lost_a_task |= task.state != v1::TASK_STATE_DISPATCHED;
       FinishTask(task, v1::TASK_STATE_LOST,
                  task.state == v1::TASK_STATE_DISPATCHED
                      ? "agent reconnected without the group task it was sent"
@@ -87,10 +102,15 @@ void FleetCore::HandleHello(std::shared_ptr<AgentLink> link, v1::Hello hello,
         PersistTask(*t, "requeueing");
       }
     } else {
+      lost_a_task = true;
       FinishTask(task, v1::TASK_STATE_LOST,
                  "agent restarted while the task was running; its partial "
                  "results are kept");
     }
+  }
+  if (lost_a_task && was_online) {
+    ledger_.Interrupted(name, now, v1::INTERRUPTION_KIND_AGENT_RESTART,
+                        "the agent restarted while a task ran");
   }
   if (!running_known) {
     absl::StatusOr<storage::TaskRecord> ended = EndedTask(hello.running_task_id());
@@ -116,7 +136,19 @@ void FleetCore::HandleMessage(const std::shared_ptr<AgentLink>& link,
   const std::string node = sessions_.NodeOf(link);
   if (node.empty()) return;  // a replaced stream still talking
   if (sessions_.Heard(node, clock_->Now())) TryDispatch();
-  if (message.has_kv_request()) {
+  ledger_.Heard(node, clock_->Now());
+  if (message.has_preempting()) {
+    const v1::Preempting& notice = message.preempting();
+    std::string detail =
+        absl::StrCat("preemption notice from ", ClipInput(notice.source(), kMaxNoticeSourceEcho));
+    if (notice.termination_unix_ms() > 0) {
+      absl::StrAppend(&detail, ", ends at ",
+                      absl::FormatTime(absl::FromUnixMillis(notice.termination_unix_ms()),
+                                       absl::UTCTimeZone()));
+    }
+    HandleDeparture(node, v1::INTERRUPTION_KIND_PREEMPTED, std::move(detail),
+                    absl::StrCat("preempted@", notice.noticed_unix_ms()));
+  } else if (message.has_kv_request()) {
     HandleKvRequest(link, node, message.kv_request());
   } else if (message.has_port_published()) {
     HandlePortPublished(node, message.port_published());
@@ -165,6 +197,23 @@ void FleetCore::HandleDisconnect(const std::shared_ptr<AgentLink>& link) {
   if (!members.empty()) TryDispatch();
 }
 
+void FleetCore::HandleDeparture(const std::string& node, v1::InterruptionKind kind,
+                                std::string detail, const std::string& key) {
+  const NodeSessions::Session* session = sessions_.Find(node);
+  // An interruption of a node this controller has online, once per
+  // occasion: the same notice again (said twice, or after a reconnect)
+  // says nothing new, and a node already gone (offline, or after a
+  // controller restart) was interrupted, if at all, before.
+  const bool counts = session != nullptr && session->online && !session->departing &&
+                      (key.empty() || session->departure_key != key);
+  sessions_.MarkDeparting(node, key);
+  if (counts) ledger_.Interrupted(node, clock_->Now(), kind, std::move(detail));
+}
+
+void FleetCore::HandleNodeRevoked(const std::string& node) {
+  HandleDeparture(node, v1::INTERRUPTION_KIND_REVOKED, "its identity was revoked", "");
+}
+
 void FleetCore::ExpirePromisedReports(absl::Time now) {
   // Collected first: FinishTask erases entries (a pair partner's too).
   for (const std::string& task_id : live_.PromisesDue(now)) {
@@ -193,6 +242,13 @@ void FleetCore::Sweep() {
         now + std::min(options_.expiry_check_interval, options_.node_expiry / 10);
   }
   for (const NodeSessions::Silent& silent : sessions_.Sweep(now)) {
+    ledger_.Gone(silent.node);
+    // An announced departure is already recorded as what it was.
+    if (silent.was_online && !silent.departing) {
+      ledger_.Interrupted(silent.node, silent.last_seen, v1::INTERRUPTION_KIND_OFFLINE,
+                          absl::StrCat("no heartbeat for ",
+                                       absl::FormatDuration(options_.heartbeat_timeout)));
+    }
     for (const std::string& task_id : live_.TaskIdsOfNode(silent.node)) {
       storage::TaskRecord* task = live_.FindTask(task_id);
       if (task == nullptr || task->state == v1::TASK_STATE_QUEUED) continue;
@@ -203,6 +259,7 @@ void FleetCore::Sweep() {
                               ")"));
     }
   }
+  ledger_.Flush(now, options_.uptime_flush_interval);
   {
     absl::MutexLock lock(&stats_mu_);
     stats_.nodes_online = sessions_.online_count();

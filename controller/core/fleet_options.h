@@ -84,6 +84,10 @@ struct FleetOptions {
   // After Start, schedules wait this long before firing, so agents
   // reconnecting to a restarted controller are online for the catch-up.
   absl::Duration schedule_settle = absl::Seconds(15);
+  // Time online is written at most this often (docs/reliability.md): a
+  // controller killed loses at most this much of it. Interruptions are
+  // written at the next sweep.
+  absl::Duration uptime_flush_interval = absl::Minutes(1);
 };
 
 }  // namespace fleetbench::controller

@@ -63,6 +63,14 @@ void NodeSessions::DropLink(const std::string& node) {
   if (auto it = sessions_.find(node); it != sessions_.end()) it->second.link.reset();
 }
 
+bool NodeSessions::MarkDeparting(const std::string& node, const std::string& key) {
+  auto it = sessions_.find(node);
+  if (it == sessions_.end()) return false;
+  it->second.departing = true;
+  it->second.departure_key = key;
+  return true;
+}
+
 const NodeSessions::Session* NodeSessions::Find(const std::string& node) const {
   auto it = sessions_.find(node);
   return it == sessions_.end() ? nullptr : &it->second;
@@ -75,7 +83,7 @@ bool NodeSessions::Online(const std::string& node) const {
 
 bool NodeSessions::Reachable(const std::string& node) const {
   const Session* s = Find(node);
-  return s != nullptr && s->online && s->link != nullptr;
+  return s != nullptr && s->online && !s->departing && s->link != nullptr;
 }
 
 bool NodeSessions::Send(const std::string& node, const v1::ControllerMessage& message) const {
@@ -88,7 +96,7 @@ bool NodeSessions::Send(const std::string& node, const v1::ControllerMessage& me
 std::vector<std::string> NodeSessions::OnlineNodes() const {
   std::vector<std::string> nodes;
   for (const auto& [name, s] : sessions_) {
-    if (s.online) nodes.push_back(name);
+    if (s.online && !s.departing) nodes.push_back(name);
   }
   return nodes;
 }
@@ -114,7 +122,9 @@ std::vector<NodeSessions::Silent> NodeSessions::Sweep(absl::Time now) {
       session.link.reset();
     }
     if (was_online) LOG(WARNING) << "node " << name << " offline (heartbeat timeout)";
-    silent.push_back({name, now - session.last_seen});
+    silent.push_back(
+        {name, now - session.last_seen, session.last_seen, was_online, session.departing});
+    session.departing = false;
   }
   return silent;
 }

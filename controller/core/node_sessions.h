@@ -10,6 +10,12 @@
 //   heartbeat timeout, so a quick reconnect keeps its running task.
 // - A node silent past the heartbeat timeout goes offline and its link is
 //   closed (Sweep).
+// - A node departing (its provider's preemption notice, its identity
+//   revoked) gets no new work: it is neither reachable nor among the
+//   online nodes, though its link still carries its running task. A
+//   reconnect within the heartbeat timeout keeps it departing; once it has
+//   gone silent past the timeout (it left, as announced) a later hello is
+//   a new start.
 // Knows nothing of tasks or runs: what a node going away means for its
 // tasks is the caller's (FleetCore ends them).
 //
@@ -41,6 +47,11 @@ class NodeSessions {
     std::string agent_version;
     std::vector<v1::Capability> capabilities;
     std::string address;  // where peers dial it (pairwise benchmarks, groups)
+    bool departing = false;
+    // What the last announced departure was (a preemption notice's key):
+    // kept across hellos, so the same notice sent again after a reconnect
+    // is known.
+    std::string departure_key;
   };
 
   explicit NodeSessions(absl::Duration heartbeat_timeout)
@@ -66,24 +77,31 @@ class NodeSessions {
   void Touch(const std::string& node, absl::Time now);
   // The node's stream ended; the session stays.
   void DropLink(const std::string& node);
+  // The node is going away for a known reason, `key` naming the occasion;
+  // false without a session.
+  bool MarkDeparting(const std::string& node, const std::string& key);
 
   const Session* Find(const std::string& node) const;
   bool Online(const std::string& node) const;
-  // Online and with a stream to send on.
+  // Online, not departing and with a stream to send on: may take work.
   bool Reachable(const std::string& node) const;
   // Sends on the node's current stream; false when it has none.
   bool Send(const std::string& node, const v1::ControllerMessage& message) const;
-  // The online nodes, by name.
+  // The online nodes that may take work (not departing), by name.
   std::vector<std::string> OnlineNodes() const;
   // The benchmarks some node's hello declared (only those declared
   // pairwise, with `pairwise_only`), online or not.
   std::set<std::string> DeclaredBenchmarks(bool pairwise_only) const;
 
   // Nodes silent past the heartbeat timeout at `now`, offline or not:
-  // each is now offline with its link closed (logged when it was online).
+  // each is now offline with its link closed (logged when it was online)
+  // and no longer departing (its departure happened).
   struct Silent {
     std::string node;
     absl::Duration silent_for;
+    absl::Time last_seen;
+    bool was_online = false;  // went offline in this sweep
+    bool departing = false;   // its going away was announced
   };
   std::vector<Silent> Sweep(absl::Time now);
   int online_count() const;

@@ -223,6 +223,23 @@ void AddHealthFamilies(const FleetSnapshot& snapshot, prom::Exposition* out) {
                  count);
   }
 
+  // The nodes' reliability (docs/reliability.md): gauges over the last 30
+  // days, not counters, since the window's start moves.
+  prom::Family& online_time = out->Add(
+      "fleetbench_node_online_seconds", prom::MetricType::kGauge,
+      "Time each node was online in the last 30 days (`fleetbench reliability`).");
+  prom::Family& interruptions = out->Add(
+      "fleetbench_node_interruptions", prom::MetricType::kGauge,
+      "Interruptions of each node in the last 30 days, by kind (offline, agent_restart, "
+      "preempted, revoked).");
+  for (const v1::ReliabilityGroup& g : snapshot.reliability.groups()) {
+    online_time.Add({{"node", g.group()}}, g.node_hours() * 3600);
+    for (const v1::InterruptionCount& c : g.by_kind()) {
+      interruptions.Add({{"node", g.group()}, {"kind", InterruptionKindName(c.kind())}},
+                        static_cast<double>(c.count()));
+    }
+  }
+
   prom::Family& errors = out->Add(
       "fleetbench_exposition_errors", prom::MetricType::kGauge,
       "1 for each part of this page that could not be read (its families are left out).");

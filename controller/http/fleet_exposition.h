@@ -19,6 +19,7 @@
 #include "fleetbench/v1/metric.pb.h"
 #include "fleetbench/v1/node.pb.h"
 #include "fleetbench/v1/rank.pb.h"
+#include "fleetbench/v1/reliability.pb.h"
 #include "fleetbench/v1/result.pb.h"
 
 namespace fleetbench::controller {
@@ -64,6 +65,9 @@ struct FleetSnapshot {
   // fleetbench_schedule_firings_total by labels (schedule, outcome), from
   // FleetCore::Stats::schedule_firings (metrics_page.cc, Render).
   std::vector<std::pair<prometheus::Labels, int64_t>> schedule_firings;
+  // `fleetbench reliability --by node` over its default 30 days: each
+  // node's time online and interruptions by kind.
+  v1::ReliabilityResponse reliability;
   // Set when a part could not be read (the store failing): that part is
   // left out and fleetbench_exposition_errors says which.
   std::vector<std::string> errors;

@@ -136,5 +136,20 @@ TEST(FleetExpositionTest, HealthCountsFindingsByNodeCodeAndSeverity) {
       "fleetbench_schedule_firings_total{outcome=\"started\",schedule=\"nightly\"} 4\n"));
 }
 
+TEST(FleetExpositionTest, NodesTimeOnlineAndInterruptionsByKind) {
+  FleetSnapshot s = OneNodeSnapshot();
+  v1::ReliabilityGroup* g = s.reliability.add_groups();
+  g->set_group("n1");
+  g->set_node_hours(2);
+  v1::InterruptionCount* c = g->add_by_kind();
+  c->set_kind(v1::INTERRUPTION_KIND_PREEMPTED);
+  c->set_count(3);
+  prometheus::Exposition out;
+  AddHealthFamilies(s, &out);
+  const std::string text = out.Render();
+  EXPECT_THAT(text, HasSubstr("fleetbench_node_online_seconds{node=\"n1\"} 7200"));
+  EXPECT_THAT(text, HasSubstr("fleetbench_node_interruptions{kind=\"preempted\",node=\"n1\"} 3"));
+}
+
 }  // namespace
 }  // namespace fleetbench::controller

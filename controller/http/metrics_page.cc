@@ -62,6 +62,15 @@ void MetricsPage::RefreshHistory(int64_t commits, History* history) {
     note("findings", findings.status());
   }
   lap("findings");
+  v1::ReliabilityRequest by_node;
+  by_node.set_by(v1::RANK_GROUPING_NODE);
+  auto reliability = core_->Reliability(by_node, deadline);
+  if (reliability.ok()) {
+    fresh.reliability = std::move(*reliability);
+  } else {
+    note("reliability", reliability.status());
+  }
+  lap("reliability");
   fresh.read = absl::Now();
   fresh.commits = commits;
   if (fresh.read - start > absl::Seconds(1)) {
@@ -96,6 +105,7 @@ std::string MetricsPage::Render() {
   snapshot.latest = history_.latest;
   snapshot.ranks = history_.ranks;
   snapshot.findings = history_.findings;
+  snapshot.reliability = history_.reliability;
   snapshot.runs_by_state = runs_by_state_;
   snapshot.errors = history_.errors;
   if (!runs_ok_) snapshot.errors.push_back("runs");

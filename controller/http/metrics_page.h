@@ -52,6 +52,7 @@ class MetricsPage {
     FleetCore::LatestMeasurements latest;
     std::map<std::string, v1::RankResponse> ranks;
     std::vector<v1::Finding> findings;
+    v1::ReliabilityResponse reliability;
     std::vector<std::string> errors;
   };
   void RefreshHistory(int64_t commits, History* history);

@@ -10,7 +10,8 @@ void AddDashboardRoutes(FleetCore* core, const DashboardOptions& options,
                                                  {"/rank", &RankPage},
                                                  {"/node", &NodePage},
                                                  {"/run", &RunPage},
-                                                 {"/timeofday", &TimeOfDayPage}};
+                                                 {"/timeofday", &TimeOfDayPage},
+                                                 {"/reliability", &ReliabilityPage}};
   for (const auto& [path, page] : pages) {
     (*routes)[path] = [core, options, page = page](const HttpRequest& request) {
       return page(*core, options, request);

@@ -32,7 +32,8 @@ struct DashboardOptions {
   int run_refresh_seconds = 3;
 };
 
-// Adds "/", "/rank", "/node", "/run" and "/timeofday" to `routes` and their
+// Adds "/", "/rank", "/node", "/run", "/timeofday" and "/reliability" to
+// `routes` and their
 // paths to `page_paths`. `core` must outlive the routes.
 void AddDashboardRoutes(FleetCore* core, const DashboardOptions& options,
                         std::map<std::string, HttpHandler>* routes,
@@ -45,6 +46,8 @@ HttpReply NodePage(FleetCore& core, const DashboardOptions& options, const HttpR
 HttpReply RunPage(FleetCore& core, const DashboardOptions& options, const HttpRequest& request);
 HttpReply TimeOfDayPage(FleetCore& core, const DashboardOptions& options,
                         const HttpRequest& request);
+HttpReply ReliabilityPage(FleetCore& core, const DashboardOptions& options,
+                          const HttpRequest& request);
 
 }  // namespace fleetbench::controller::dashboard
 

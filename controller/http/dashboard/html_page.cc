@@ -76,7 +76,8 @@ std::string RenderPage(const PageFrame& frame) {
   absl::StrAppend(&out, "<title>", HtmlEscape(frame.title), " — fleetbench</title><style>",
                   kStyle, "</style></head><body><header><strong>fleetbench</strong>",
                   "<a href=\"/\">fleet</a><a href=\"/rank\">ranking</a>",
-                  "<a href=\"/timeofday\">time of day</a>");
+                  "<a href=\"/timeofday\">time of day</a>",
+                  "<a href=\"/reliability\">reliability</a>");
   if (!frame.principal.empty()) {
     absl::StrAppend(&out, "<span class=\"who\">", HtmlEscape(frame.principal),
                     "</span><a href=\"/logout\">log out</a>");

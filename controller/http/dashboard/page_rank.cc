@@ -1,10 +1,12 @@
-// The ranking ("/rank?metric=..&by=..&price=..&window=.."): FleetCore::Rank,
-// the table `fleetbench rank` prints (same columns, same numbers) and the
-// medians as bars with p10..p90 whiskers. Without a metric or profile, the
-// metrics measured in the fleet, each a link.
+// The ranking ("/rank?metric=..&by=..&price=..&window=..&job_nodes=.."):
+// FleetCore::Rank, the table `fleetbench rank` prints (same columns, same
+// numbers) and the medians as bars with p10..p90 whiskers; with job_nodes,
+// each group's goodput and effective cost for a job of that size. Without
+// a metric or profile, the metrics measured in the fleet, each a link.
 #include <set>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
@@ -55,7 +57,9 @@ HttpReply RankPage(FleetCore& core, const DashboardOptions& options, const HttpR
                                          {"profile", "or profile (cpu, io, training)", rank.profile()},
                                          {"by", "by (node, instance_type, region, provider)", by_text},
                                          {"price", "price (on_demand, spot)", price_text},
-                                         {"window", "window (7d, 24h)", Param(request, "window")}});
+                                         {"window", "window (7d, 24h)", Param(request, "window")},
+                                         {"job_nodes", "for a job of N nodes",
+                                          Param(request, "job_nodes")}});
   if (rank.metric().empty() && rank.profile().empty()) {
     absl::StrAppend(&body, MetricList(core, options, "/rank"));
     return HtmlReply(request, "ranking", std::move(body));
@@ -73,6 +77,14 @@ HttpReply RankPage(FleetCore& core, const DashboardOptions& options, const HttpR
   absl::StatusOr<int64_t> window = WindowMillis(request);
   if (!window.ok()) return ErrorReply(request, "ranking", window.status());
   rank.set_window_ms(*window);
+  if (const std::string nodes = Param(request, "job_nodes"); !nodes.empty()) {
+    uint64_t n = 0;
+    if (!absl::SimpleAtoi(nodes, &n) || n == 0) {
+      return ErrorReply(request, "ranking",
+                        absl::InvalidArgumentError("job_nodes wants a count of nodes, e.g. 512"));
+    }
+    rank.mutable_job()->set_nodes(n);
+  }
   absl::StatusOr<v1::RankResponse> response = core.Rank(rank, Deadline(options));
   if (!response.ok()) return ErrorReply(request, "ranking", response.status());
 
@@ -94,6 +106,11 @@ HttpReply RankPage(FleetCore& core, const DashboardOptions& options, const HttpR
   }
   for (const char* h : {"PRICE_PER_H", "PRICE_SOURCE"}) header.push_back(h);
   header.push_back(cost_header);
+  const bool job = response->has_job();
+  if (job) {
+    header.push_back("GOODPUT");
+    header.push_back("EFFECTIVE_" + cost_header);
+  }
   HtmlTable table(header, "ranking");
   BarChart chart;
   chart.title = absl::StrCat(profile ? "score" : response->metric(), " by ",
@@ -126,6 +143,15 @@ HttpReply RankPage(FleetCore& core, const DashboardOptions& options, const HttpR
     line.push_back(TextCell(PriceText(r.price_per_hour(), r.currency())));
     line.push_back(TextCell(PriceSourceText(r.price_source(), r.price_effective_from_unix_ms())));
     line.push_back(cell(r.priced() ? FormatForPeople(r.cost_per_unit()) : "-", "cost"));
+    if (job) {
+      line.push_back(cell(absl::StrFormat("%.3f%s", r.job().goodput(),
+                                          r.job().enough_data() ? "" : "?"),
+                          "goodput"));
+      line.push_back(cell(r.job().effective_cost_per_unit() > 0
+                              ? FormatForPeople(r.job().effective_cost_per_unit())
+                              : "-",
+                          "effective"));
+    }
     table.AddRow(std::move(line));
     if (!r.price_note().empty()) absl::StrAppend(&notes, Note(r.group() + ": " + r.price_note()));
   }
@@ -139,6 +165,20 @@ HttpReply RankPage(FleetCore& core, const DashboardOptions& options, const HttpR
                                              response->higher_is_better() ? "higher" : "lower",
                                              " is better), ", PriceKindName(response->price()),
                                              " prices")));
+  }
+  if (job) {
+    absl::StrAppend(
+        &body, Note(absl::StrCat("for a job on ", response->job().nodes(),
+                                 " node(s), checkpointing every ",
+                                 absl::FormatDuration(
+                                     absl::Milliseconds(response->job().checkpoint_interval_ms())),
+                                 " and restarting in ",
+                                 absl::FormatDuration(
+                                     absl::Milliseconds(response->job().restart_cost_ms())),
+                                 ": "
+                                 "GOODPUT from each group's interruptions per node-hour "
+                                 "(? : too few node-hours), EFFECTIVE the cost per unit once "
+                                 "the time lost is counted; see the reliability page")));
   }
   absl::StrAppend(&body, table.Render(), notes, RenderBarChart(chart));
   return HtmlReply(request, "ranking", std::move(body));

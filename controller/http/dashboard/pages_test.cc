@@ -100,5 +100,31 @@ TEST_F(DashboardPagesTest, ARunPageRefreshesOnlyWhileTheRunIsGoing) {
   EXPECT_THAT(done.body, HasSubstr(">1.0000</td>"));  // the sample, as the CLI prints it
 }
 
+TEST_F(DashboardPagesTest, TheReliabilityPageCountsPerGroupAndDayAndTheRankTakesAJobSize) {
+  v1::Hello hello = MakeHello("n1");
+  (*hello.mutable_labels())["instance_type"] = "<flaky>";
+  MeasureOnce(ConnectWith(hello));
+  AdvanceAndSweep(absl::Seconds(20));  // silent past the timeout: offline
+  RestartCore(Options());              // writes what the ledger holds
+  const HttpReply page = Get(&dashboard::ReliabilityPage, {{"by", "instance_type"}});
+  ASSERT_EQ(page.status, 200) << page.body;
+  EXPECT_THAT(page.body, HasSubstr("&lt;flaky&gt;"));
+  EXPECT_THAT(page.body, Not(HasSubstr("<flaky>")));
+  EXPECT_THAT(page.body, HasSubstr("offline 1"));
+  EXPECT_THAT(page.body, HasSubstr("no heartbeat for"));
+  EXPECT_THAT(page.body, HasSubstr("interruptions per UTC day"));
+  EXPECT_EQ(Get(&dashboard::ReliabilityPage, {{"by", "galaxy"}}).status, 400);
+
+  const HttpReply rank = Get(&dashboard::RankPage, {{"metric", "gemm.cpu.fp32.tflops"},
+                                                    {"by", "instance_type"},
+                                                    {"job_nodes", "512"}});
+  ASSERT_EQ(rank.status, 200) << rank.body;
+  EXPECT_THAT(rank.body, HasSubstr("GOODPUT"));
+  EXPECT_THAT(rank.body, HasSubstr("for a job on 512 node(s)"));
+  EXPECT_EQ(Get(&dashboard::RankPage, {{"metric", "gemm.cpu.fp32.tflops"}, {"job_nodes", "0"}})
+                .status,
+            400);
+}
+
 }  // namespace
 }  // namespace fleetbench::controller
