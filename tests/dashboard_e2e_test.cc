@@ -19,6 +19,7 @@
 #include "fleetbench/v1/node.pb.h"
 #include "fleetbench/v1/rank.pb.h"
 #include "fleetbench/v1/run.pb.h"
+#include "fleetbench/v1/reliability.pb.h"
 #include "fleetbench/v1/variance.pb.h"
 #include "gtest/gtest.h"
 #include "httplib.h"
@@ -259,6 +260,21 @@ TEST_F(DashboardEndToEndTest, EveryPageShowsWhatTheCliPrintsAfterALoginThroughTh
     }
   }
   EXPECT_GE(hours, 2);
+
+  // Reliability: a row per node with its interruptions as `reliability`
+  // prints them (none here: no node went away).
+  v1::ReliabilityResponse reliability;
+  ASSERT_TRUE(CliJson({"reliability", "--by", "node"}, &reliability));
+  Load(browser, "/reliability?by=node", "09b-reliability");
+  EXPECT_EQ(Number(browser, "return document.querySelectorAll('#reliability tbody tr').length;"),
+            reliability.groups_size());
+  for (const v1::ReliabilityGroup& g : reliability.groups()) {
+    EXPECT_EQ(Cell(browser, absl::StrCat("#reliability td[data-group=\"", g.group(),
+                                         "\"][data-col=interruptions]")),
+              std::to_string(g.interruptions()))
+        << g.group();
+  }
+  EXPECT_GE(reliability.groups_size(), 2);
 
   // Logging out ends the session: pages send the browser to the form again.
   Load(browser, "/logout", "10-logout");
