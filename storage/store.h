@@ -210,7 +210,7 @@ struct AuditRecord {
 
 // Reliability (docs/reliability.md): a node's time online on one UTC day,
 // and one interruption of a node. The store does not interpret `kind`
-// (controller/core/reliability_ledger.h names them).
+// (common/api_enums.h InterruptionKindName names them).
 struct NodeUptime {
   std::string node;
   int64_t day = 0;        // UtcDayOf
