@@ -25,6 +25,7 @@
 #include "absl/time/clock.h"
 #include "common/token.h"
 #include "fleetbench/v1/fleet_service.grpc.pb.h"
+#include "fleetbench/v1/reliability.pb.h"
 #include "fleetbench/v1/run.pb.h"
 #include "grpcpp/grpcpp.h"
 #include "gtest/gtest.h"
@@ -329,6 +330,20 @@ void GlooGroupE2eTest::IsolateWithSlowN3(bool bisect, v1::Run* run) {
   ASSERT_EQ(v.bad_nodes_size(), 1) << Pairs(*run);
   EXPECT_EQ(v.bad_nodes(0), "n3");
   EXPECT_EQ(v.bad_links_size(), 0) << Pairs(*run);
+  // The verdict is n3's interruption in the reliability record, and the
+  // only one (docs/reliability.md).
+  v1::ReliabilityRequest request;
+  request.set_list_limit(10);
+  grpc::ClientContext context;
+  Authorize(&context);
+  v1::ReliabilityResponse reliability;
+  grpc::Status s = Stub()->Reliability(&context, request, &reliability);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  ASSERT_EQ(reliability.interruptions_size(), 1) << reliability.DebugString();
+  EXPECT_EQ(reliability.interruptions(0).node(), "n3");
+  EXPECT_EQ(reliability.interruptions(0).kind(), v1::INTERRUPTION_KIND_ISOLATED);
+  EXPECT_TRUE(absl::StrContains(reliability.interruptions(0).detail(), run->run_id()))
+      << reliability.interruptions(0).detail();
 }
 
 TEST_F(GlooGroupE2eTest, IsolateNamesTheSlowNode) {

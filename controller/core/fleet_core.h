@@ -22,7 +22,8 @@
 //     a node's samples, facts history), rank_view.h (rank, cost of work),
 //     findings_view.h (findings, variance), exposition_view.h (/metrics);
 //   reliability_ledger.h (time online and interruptions, on their way to
-//     the store) and reliability_view.h (their read);
+//     the store), run_interruptions.h (those an ended run implies) and
+//     reliability_view.h (their read);
 //   price_book.h (the price catalog), schedule_book.h (schedules),
 //   sample_retention.h (retention), history_backup.h (backups).
 // The rules that span parts are FleetCore's, one file each:
@@ -366,6 +367,10 @@ class FleetCore {
   void FinishTask(storage::TaskRecord& task, v1::TaskState state,
                   const std::string& reason);
   void UpdateRunState(const std::string& run_id);
+  // The run ended: the interruptions its results imply (a critical node
+  // finding, a bad node by isolation; run_interruptions.h), to the ledger.
+  void NoteRunInterruptions(const storage::RunRecord& run,
+                            const std::vector<storage::TaskRecord>& tasks);
   // Stores a change to an unfinished task already made in memory. A failed
   // write is logged and otherwise safe to ignore: the in-memory task is what
   // this process dispatches and shows, and every write stores the whole

@@ -1,10 +1,20 @@
-// FleetCore: the reliability read, and rank and cost for a job size.
+// FleetCore: the interruptions an ended run implies, the reliability read,
+// and rank and cost for a job size.
 // Without a job shape, the ranking read as it is (rank_view.h); with one,
 // the same rows with each group's goodput for that job from the
 // reliability read, grouped as the rows are, over its default window
 // (docs/ranking.md, Goodput). Each reads after the ledger's pending time
 // online and interruptions are written.
 #include "controller/core/fleet_core.h"
+
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/logging.h"
+#include "controller/core/group_plan.h"
+#include "controller/core/run_interruptions.h"
 #include "controller/ranking/job_goodput.h"
 
 namespace fleetbench::controller {
@@ -22,6 +32,54 @@ absl::StatusOr<std::vector<v1::ReliabilityGroup>> ReliabilityGroups(
 }
 
 }  // namespace
+
+void FleetCore::NoteRunInterruptions(const storage::RunRecord& run,
+                                     const std::vector<storage::TaskRecord>& tasks) {
+  const absl::Time now = clock_->Now();
+  std::vector<RunInterruption> found;
+  if (run.group.mode() == v1::GROUP_MODE_ISOLATE && run.state != "cancelled") {
+    found = IsolatedBy(run.run_id,
+                       JudgeIsolation(run.group, run.group_nodes, GroupResults(tasks)));
+  }
+  // The node rules judge each node on its facts as its session holds them
+  // and on its samples and outcomes in this run (a node since removed has
+  // no session, and nothing to judge it by).
+  std::map<std::string, diagnosis::NodeEvidence> evidence;
+  for (const storage::TaskRecord& t : tasks) {
+    const NodeSessions::Session* session = sessions_.Find(t.node);
+    if (session == nullptr) continue;
+    auto [it, added] = evidence.try_emplace(t.node);
+    diagnosis::NodeEvidence& e = it->second;
+    if (added) {
+      e.node = t.node;
+      e.facts = session->facts;
+      e.labels = session->labels;
+      e.run_id = run.run_id;
+      e.time_unix_ms = absl::ToUnixMillis(now);
+    }
+    e.outcomes.insert(e.outcomes.end(), t.outcomes.begin(), t.outcomes.end());
+  }
+  if (!evidence.empty()) {
+    absl::StatusOr<std::vector<v1::Sample>> samples = store_->ListSamplesForRun(run.run_id);
+    if (!samples.ok()) {
+      // The run's other interruptions still count; its findings can be
+      // read again with `findings --run`.
+      LOG(WARNING) << "reading run " << run.run_id
+                   << "'s samples for its critical findings: " << samples.status();
+      evidence.clear();
+    } else {
+      for (v1::Sample& s : *samples) {
+        auto it = evidence.find(s.node());
+        if (it != evidence.end()) it->second.samples.push_back(std::move(s));
+      }
+    }
+  }
+  std::vector<diagnosis::NodeEvidence> judged;
+  judged.reserve(evidence.size());
+  for (auto& [node, e] : evidence) judged.push_back(std::move(e));
+  for (RunInterruption& r : CriticalFindingsOf(judged)) found.push_back(std::move(r));
+  for (RunInterruption& r : found) ledger_.Interrupted(r.node, now, r.kind, std::move(r.detail));
+}
 
 absl::StatusOr<v1::ReliabilityResponse> FleetCore::Reliability(
     const v1::ReliabilityRequest& request, absl::Time deadline) {

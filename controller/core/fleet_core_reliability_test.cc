@@ -1,5 +1,5 @@
 // FleetCore's reliability record: time online from what it hears, one
-// interruption per event with its kind, nothing charged for the
+// interruption per event with its kind (a critical finding once per run), nothing charged for the
 // controller's own absence, and no new work for a node that is leaving.
 #include <map>
 #include <string>
@@ -159,6 +159,26 @@ TEST_F(FleetCoreReliabilityTest, RevokingANodeAlreadyGoneIsNoSecondInterruption)
   core_->OnNodeRevoked("never-seen");
   Sync();
   EXPECT_THAT(Stored(), ElementsAre(Pair("a", ElementsAre(Pair("offline", 1)))));
+}
+
+// A node that says it has eight GPUs and shows none draws gpu.none, a
+// critical node finding, on every run: one interruption per run, counted
+// when the run has ended; its healthy peer draws none.
+TEST_F(FleetCoreReliabilityTest, ACriticalFindingInARunIsOneInterruptionPerRun) {
+  v1::Hello hello = MakeHello("g");
+  (*hello.mutable_labels())["gpus"] = "8";
+  auto g = ConnectWith(hello);
+  auto a = Connect("a");
+  for (int run = 0; run < 2; ++run) {
+    Start("gemm", {"g", "a"});
+    ASSERT_EQ(g->RunTasks().size(), static_cast<size_t>(run + 1));
+    Finish(g, g->RunTasks().back());
+    Finish(a, a->RunTasks().back());
+  }
+  EXPECT_THAT(Stored(), ElementsAre(Pair("g", ElementsAre(Pair("critical_finding", 2)))));
+  auto listed = store_->InterruptionsSince(absl::InfinitePast(), 10);
+  ASSERT_EQ(listed->size(), 2u);
+  EXPECT_THAT((*listed)[0].detail, ::testing::MatchesRegex("run [0-9A-Z]+: gpu\\.none"));
 }
 
 TEST_F(FleetCoreReliabilityTest, ReliabilityGroupsWhatWasStored) {

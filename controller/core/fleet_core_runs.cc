@@ -303,7 +303,13 @@ void FleetCore::UpdateRunState(const std::string& run_id) {
     }
   }
   live_.Settled(run_id);
-  if (all_done) live_.EraseRun(run_id);
+  if (all_done) {
+    std::vector<storage::TaskRecord> newest;
+    newest.reserve(tasks->size());
+    for (const storage::TaskRecord& t : *tasks) newest.push_back(live_.Newest(t));
+    NoteRunInterruptions(*run, newest);
+    live_.EraseRun(run_id);  // `run` dangles from here on
+  }
 }
 
 }  // namespace fleetbench::controller

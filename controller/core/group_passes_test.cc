@@ -9,6 +9,7 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::Pair;
 
 TEST_F(GroupTest, TheNextPassIsPlannedWhenThePassEnded) {
   FleetOptions options = Options();
@@ -98,6 +99,12 @@ TEST_F(GroupTest, IsolateRunsBothPassesAndNamesTheSlowNode) {
   EXPECT_TRUE(run.isolation().complete()) << run.isolation().DebugString();
   EXPECT_THAT(run.isolation().bad_nodes(), ElementsAre("d")) << run.isolation().DebugString();
   EXPECT_TRUE(run.isolation().bad_links().empty());
+  // The verdict is d's interruption, and no one else's (a restart writes
+  // what the core holds).
+  RestartCore(Options());
+  auto counts = store_->InterruptionCountsSince(absl::InfinitePast());
+  ASSERT_TRUE(counts.ok()) << counts.status();
+  EXPECT_THAT(*counts, ElementsAre(Pair("d", ElementsAre(Pair("isolated", 1)))));
 }
 
 TEST_F(GroupTest, CancellingTheRunEndsItsGroupsAndPlansNoMore) {
