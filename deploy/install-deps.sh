@@ -16,6 +16,7 @@ packages=(
   libturbojpeg0-dev libnuma-dev libjpeg-turbo-progs
   chromium chromium-driver
   systemd slurm-wlm python3-jsonschema python3-yaml
+  libpq-dev postgresql
 )
 
 missing=()

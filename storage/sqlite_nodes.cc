@@ -12,28 +12,12 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "common/status_macros.h"
-#include "google/protobuf/io/coded_stream.h"
-#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
-#include "google/protobuf/message_lite.h"
 #include "storage/sqlite_statement.h"
 #include "storage/sqlite_store_impl.h"
+#include "storage/stored_messages.h"
 #include "storage/store.h"
 
 namespace fleetbench::storage {
-namespace {
-
-std::string SerializeDeterministic(const google::protobuf::MessageLite& m) {
-  std::string out;
-  {
-    google::protobuf::io::StringOutputStream raw(&out);
-    google::protobuf::io::CodedOutputStream coded(&raw);
-    coded.SetSerializationDeterministic(true);
-    m.SerializeToCodedStream(&coded);
-  }
-  return out;
-}
-
-}  // namespace
 
 absl::Status SqliteStore::UpsertNode(const NodeRecord& node) {
   if (node.name.empty()) return absl::InvalidArgumentError("node name is empty");

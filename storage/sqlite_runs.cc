@@ -16,66 +16,18 @@
 #include "absl/time/time.h"
 #include "common/reason.h"
 #include "common/status_macros.h"
-#include "google/protobuf/io/coded_stream.h"
-#include "google/protobuf/io/zero_copy_stream_impl_lite.h"
-#include "google/protobuf/util/delimited_message_util.h"
 #include "storage/sqlite_statement.h"
 #include "storage/sqlite_store_impl.h"
+#include "storage/stored_messages.h"
 #include "storage/store.h"
 
 namespace fleetbench::storage {
 namespace {
 
-// Repeated messages are stored as a sequence of varint-length-delimited
-// messages (protobuf's delimited format), so no wrapper proto is needed.
-template <typename Message>
-std::string SerializeDelimited(const std::vector<Message>& messages) {
-  std::string out;
-  {
-    google::protobuf::io::StringOutputStream raw(&out);
-    google::protobuf::io::CodedOutputStream coded(&raw);
-    coded.SetSerializationDeterministic(true);
-    for (const Message& m : messages) {
-      google::protobuf::util::SerializeDelimitedToCodedStream(m, &coded);
-    }
-  }
-  return out;
-}
-
-template <typename Message>
-absl::StatusOr<std::vector<Message>> ParseDelimited(absl::string_view bytes,
-                                                    absl::string_view what) {
-  std::vector<Message> out;
-  google::protobuf::io::ArrayInputStream raw(bytes.data(),
-                                             static_cast<int>(bytes.size()));
-  google::protobuf::io::CodedInputStream coded(&raw);
-  while (true) {
-    Message m;
-    bool clean_eof = false;
-    if (!google::protobuf::util::ParseDelimitedFromCodedStream(&m, &coded,
-                                                               &clean_eof)) {
-      if (clean_eof) break;
-      return absl::DataLossError(absl::StrCat("cannot parse stored ", what));
-    }
-    out.push_back(std::move(m));
-  }
-  return out;
-}
-
 // NULL for a run that has not finished.
 std::optional<int64_t> FinishedMillis(absl::Time finished) {
   if (finished == absl::InfinitePast()) return std::nullopt;
   return ToMillis(finished);
-}
-
-// Node names never hold a newline (they are [A-Za-z0-9._-]), so a list of
-// them is stored as one TEXT, one name per line.
-std::string JoinNames(const std::vector<std::string>& names) {
-  return absl::StrJoin(names, "\n");
-}
-std::vector<std::string> SplitNames(absl::string_view text) {
-  if (text.empty()) return {};
-  return absl::StrSplit(text, '\n');
 }
 
 constexpr char kSelectRun[] =
