@@ -86,9 +86,15 @@ TEST_P(StoreContractTest, UlidAndOtherIdsReadBackAsWrittenAndPageInOneOrder) {
   ASSERT_TRUE(whole.ok()) << whole.status();
   std::vector<std::string> read;
   for (const v1::Sample& s : *whole) read.push_back(s.id());
-  // TEXT ids in text order, then ULIDs in theirs ("8ZZ..." is 130 bits: text).
-  EXPECT_EQ(read, (std::vector<std::string>{"8ZZZZZZZZZZZZZZZZZZZZZZZZZ", "a", "b-not-a-ulid",
-                                            ids[3], ids[4], "7ZZZZZZZZZZZZZZZZZZZZZZZZZ"}));
+  EXPECT_THAT(read, ::testing::UnorderedElementsAreArray(ids));
+  if (GetParam().name == kSqliteBackend) {
+    // SQLite keeps a ULID as its 16 bytes, which sort after any text: TEXT
+    // ids in text order, then ULIDs in theirs ("8ZZ..." is 130 bits: text).
+    // Another backend may break the tie in its own order; pages must
+    // follow it either way (below).
+    EXPECT_EQ(read, (std::vector<std::string>{"8ZZZZZZZZZZZZZZZZZZZZZZZZZ", "a", "b-not-a-ulid",
+                                              ids[3], ids[4], "7ZZZZZZZZZZZZZZZZZZZZZZZZZ"}));
+  }
   std::vector<std::string> paged;
   std::optional<RunSampleCursor> after;
   while (true) {

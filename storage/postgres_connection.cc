@@ -29,7 +29,11 @@ pg_conn* ConnectTo(const std::string& url, const std::string& password) {
   }
   keys.push_back(nullptr);
   values.push_back(nullptr);
-  return PQconnectdbParams(keys.data(), values.data(), /*expand_dbname=*/1);
+  pg_conn* conn = PQconnectdbParams(keys.data(), values.data(), /*expand_dbname=*/1);
+  // The server's notices ("relation ... already exists, skipping") are
+  // not errors; libpq would print them on stderr.
+  if (conn != nullptr) PQsetNoticeProcessor(conn, [](void*, const char*) {}, nullptr);
+  return conn;
 }
 
 absl::Status ConnectionStatus(pg_conn* conn, absl::string_view url) {
@@ -245,7 +249,12 @@ absl::Status PgConnection::ExecScript(absl::string_view sql, absl::string_view w
 }
 
 absl::Status PgConnection::Begin(absl::string_view what) {
-  if (absl::Status s = ExecScript("BEGIN", what); !s.ok()) return s;
+  absl::Status s = ExecScript("BEGIN", what);
+  // A connection the server ended since the last call (a restart, a
+  // failover, an idle timeout) is found by the first statement sent on it.
+  // BEGIN changes nothing, so it is safe to send once more on a new one.
+  if (absl::IsUnavailable(s)) s = ExecScript("BEGIN", what);
+  if (!s.ok()) return s;
   in_transaction_ = true;
   return absl::OkStatus();
 }

@@ -9,28 +9,13 @@
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 #include "fleetbench/v1/metric.pb.h"
+#include "storage/record_checks.h"
 #include "storage/sqlite_statement.h"
 #include "storage/sqlite_store_impl.h"
 #include "storage/store.h"
 
 namespace fleetbench::storage {
 namespace {
-
-absl::Status CheckDescriptor(const v1::MetricDescriptor& d) {
-  if (d.name().empty()) {
-    return absl::InvalidArgumentError("metric descriptor without a name");
-  }
-  if (d.unit().empty() || d.benchmark().empty()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("metric ", d.name(), ": unit and benchmark are required"));
-  }
-  if (d.direction() != v1::METRIC_DIRECTION_HIGHER_IS_BETTER &&
-      d.direction() != v1::METRIC_DIRECTION_LOWER_IS_BETTER) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "metric ", d.name(), ": direction must be higher or lower is better"));
-  }
-  return absl::OkStatus();
-}
 
 // The columns DescriptorOfRow reads, in its order; the callers add the
 // filter or the order (as kSelectRun in sqlite_runs.cc).
@@ -56,7 +41,7 @@ v1::MetricDescriptor DescriptorOfRow(const Statement& s) {
 absl::Status SqliteStore::UpsertMetricDescriptors(
     const std::vector<v1::MetricDescriptor>& descriptors) {
   for (const v1::MetricDescriptor& d : descriptors) {
-    FLEETBENCH_RETURN_IF_ERROR(CheckDescriptor(d));
+    FLEETBENCH_RETURN_IF_ERROR(CheckMetricDescriptor(d));
   }
   absl::MutexLock lock(&mu_);
   return InTransaction(TxnKind::kWrite, [&]() -> absl::Status {

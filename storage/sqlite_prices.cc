@@ -1,62 +1,23 @@
 // The SQLite store's price catalog: rows keyed by offer and the date they
 // take effect, imported a whole file per transaction.
-#include <cmath>
 #include <cstdint>
 #include <optional>
-#include <set>
 #include <string>
-#include <tuple>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "common/status_macros.h"
 #include "fleetbench/v1/price.pb.h"
+#include "storage/record_checks.h"
 #include "storage/sqlite_statement.h"
 #include "storage/sqlite_store_impl.h"
 #include "storage/store.h"
 
 namespace fleetbench::storage {
 namespace {
-
-using PriceKey = std::tuple<std::string, std::string, std::string, int64_t>;
-
-PriceKey KeyOf(const v1::CatalogPrice& p) {
-  return {p.provider(), p.region(), p.instance_type(), p.effective_from_unix_ms()};
-}
-
-std::string KeyText(const v1::CatalogPrice& p) {
-  return absl::StrCat(p.provider(), "/", p.region(), "/", p.instance_type(), " from ",
-                      absl::FormatTime(absl::RFC3339_sec,
-                                       absl::FromUnixMillis(p.effective_from_unix_ms()),
-                                       absl::UTCTimeZone()));
-}
-
-bool IsPrice(double v) { return std::isfinite(v) && v > 0; }
-
-// The store's own guard; the catalog parser (controller/ranking/price_catalog.h)
-// has already said the same with line numbers.
-absl::Status CheckPrice(const v1::CatalogPrice& p) {
-  if (p.provider().empty() || p.region().empty() || p.instance_type().empty()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("price ", KeyText(p), ": provider, region and instance_type are required"));
-  }
-  if (!IsPrice(p.price_per_hour()) ||
-      (p.has_spot_price_per_hour() && !IsPrice(p.spot_price_per_hour()))) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("price ", KeyText(p), ": prices must be finite and above 0"));
-  }
-  const std::string& c = p.currency();
-  if (c.size() != 3 || !absl::ascii_isupper(c[0]) || !absl::ascii_isupper(c[1]) ||
-      !absl::ascii_isupper(c[2])) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("price ", KeyText(p), ": currency '", c, "' is not 3 capital letters"));
-  }
-  return absl::OkStatus();
-}
 
 std::optional<double> SpotOf(const v1::CatalogPrice& p) {
   if (!p.has_spot_price_per_hour()) return std::nullopt;
@@ -67,14 +28,7 @@ std::optional<double> SpotOf(const v1::CatalogPrice& p) {
 
 absl::StatusOr<Store::PriceImport> SqliteStore::ImportPrices(
     const std::vector<v1::CatalogPrice>& prices, absl::Time imported) {
-  std::set<PriceKey> keys;
-  for (const v1::CatalogPrice& p : prices) {
-    FLEETBENCH_RETURN_IF_ERROR(CheckPrice(p));
-    if (!keys.insert(KeyOf(p)).second) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("price ", KeyText(p), " is given twice"));
-    }
-  }
+  FLEETBENCH_RETURN_IF_ERROR(CheckCatalogPrices(prices));
   absl::MutexLock lock(&mu_);
   PriceImport counts;
   absl::Status status = InTransaction(TxnKind::kWrite, [&]() -> absl::Status {

@@ -7,6 +7,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "common/status_macros.h"
+#include "storage/record_checks.h"
 #include "storage/sqlite_statement.h"
 #include "storage/sqlite_store_impl.h"
 #include "storage/store.h"
@@ -15,16 +16,7 @@ namespace fleetbench::storage {
 
 absl::Status SqliteStore::RecordReliability(
     const std::vector<NodeUptime>& uptime, const std::vector<InterruptionRecord>& interruptions) {
-  for (const NodeUptime& u : uptime) {
-    if (u.node.empty() || u.online_ms < 0) {
-      return absl::InvalidArgumentError("time online needs a node and a duration of 0 or more");
-    }
-  }
-  for (const InterruptionRecord& i : interruptions) {
-    if (i.node.empty() || i.kind.empty()) {
-      return absl::InvalidArgumentError("an interruption needs a node and a kind");
-    }
-  }
+  FLEETBENCH_RETURN_IF_ERROR(CheckReliability(uptime, interruptions));
   absl::MutexLock lock(&mu_);
   return InTransaction(TxnKind::kWrite, [&]() -> absl::Status {
     for (const NodeUptime& u : uptime) {

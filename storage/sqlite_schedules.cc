@@ -14,6 +14,7 @@
 #include "absl/time/time.h"
 #include "common/status_macros.h"
 #include "fleetbench/v1/schedule.pb.h"
+#include "storage/record_checks.h"
 #include "storage/sqlite_statement.h"
 #include "storage/sqlite_store_impl.h"
 #include "storage/store.h"
@@ -45,9 +46,7 @@ v1::ScheduleFiring FiringOfRow(const Statement& s) {
 
 absl::Status SqliteStore::CreateSchedule(const ScheduleRecord& record) {
   const v1::Schedule& s = record.schedule;
-  if (s.name().empty() || s.cron().empty()) {
-    return absl::InvalidArgumentError("a schedule needs a name and a cron expression");
-  }
+  FLEETBENCH_RETURN_IF_ERROR(CheckSchedule(s));
   const std::string run = s.run().SerializeAsString();
   absl::MutexLock lock(&mu_);
   absl::Status status = InTransaction(TxnKind::kWrite, [&]() -> absl::Status {

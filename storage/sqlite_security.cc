@@ -11,14 +11,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "common/status_macros.h"
+#include "storage/record_checks.h"
 #include "storage/sqlite_statement.h"
 #include "storage/sqlite_store_impl.h"
 #include "storage/store.h"
 
 namespace fleetbench::storage {
 namespace {
-
-constexpr size_t kSha256Bytes = 32;
 
 constexpr char kTokenColumns[] =
     "name, token_id, secret_hash, role, created_ms, expires_ms, revoked_ms, last_used_ms";
@@ -49,12 +48,7 @@ ApiTokenRecord TokenOfRow(const Statement& s) {
 }  // namespace
 
 absl::Status SqliteStore::CreateApiToken(const ApiTokenRecord& token, absl::Time now) {
-  if (token.name.empty() || token.token_id.empty() || token.role.empty()) {
-    return absl::InvalidArgumentError("a token needs a name, an id and a role");
-  }
-  if (token.secret_hash.size() != kSha256Bytes) {
-    return absl::InvalidArgumentError("a token's hash is 32 bytes (SHA-256)");
-  }
+  FLEETBENCH_RETURN_IF_ERROR(CheckApiToken(token));
   const std::optional<int64_t> expires = OptionalMillis(token.expires);
   const int64_t now_ms = ToMillis(now);
   absl::MutexLock lock(&mu_);

@@ -4,14 +4,20 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <fstream>
+#include <functional>
 #include <memory>
 #include <string>
 #include <system_error>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "fleetbench/v1/result.pb.h"
 #include "gtest/gtest.h"
+#include "storage/postgres_store.h"
+#include "storage/postgres_test_server.h"
 #include "storage/sqlite_store.h"
 #include "storage/store.h"
 
@@ -84,12 +90,45 @@ TaskRecord MakeTask(const std::string& task_id, const std::string& run_id,
   return task;
 }
 
+namespace {
+
+// One PostgreSQL server for the whole test binary, started on first use
+// and stopped (its folder removed) when the binary exits; each scratch
+// folder gets a database of its own, named after it, created on the
+// folder's first open, so a reopen finds the same history.
+absl::StatusOr<std::unique_ptr<Store>> OpenPostgresIn(const std::string& scratch_dir) {
+  static absl::Mutex mu;
+  static PostgresTestServer* server = nullptr;
+  absl::MutexLock lock(&mu);
+  if (server == nullptr) {
+    auto started = PostgresTestServer::Start();
+    if (!started.ok()) return started.status();
+    server = started->release();
+    std::atexit([] { delete server; });
+  }
+  const std::string marker = scratch_dir + "/postgres-database";
+  std::string database;
+  if (std::ifstream in(marker); !(in >> database)) {
+    database = absl::StrCat("t", std::hash<std::string>{}(scratch_dir));
+    if (absl::Status s = server->CreateDatabase(database); !s.ok()) return s;
+    std::ofstream(marker) << database << "\n";
+  }
+  PostgresOptions options;
+  options.url = server->Url(database);
+  options.password_file = server->password_file();
+  return OpenPostgresStore(options);
+}
+
+}  // namespace
+
 std::vector<StoreBackend> StoreBackends() {
-  return {{kSqliteBackend, [](const std::string& scratch_dir) {
+  return {{kSqliteBackend,
+           [](const std::string& scratch_dir) {
              SqliteOptions options;
              options.path = scratch_dir + "/history.db";
              return OpenSqliteStore(options);
-           }}};
+           }},
+          {kPostgresBackend, OpenPostgresIn}};
 }
 
 void StoreContractTest::SetUp() { Reopen(); }

@@ -60,6 +60,9 @@ struct StoreBackend {
   std::function<absl::StatusOr<std::unique_ptr<Store>>(const std::string& scratch_dir)> open;
 };
 inline constexpr char kSqliteBackend[] = "Sqlite";
+// A database of its own on a PostgreSQL server the test binary starts
+// (storage/postgres_test_server.h).
+inline constexpr char kPostgresBackend[] = "Postgres";
 // How gtest prints a parameter: its name.
 inline void PrintTo(const StoreBackend& backend, std::ostream* os) { *os << backend.name; }
 // Every backend of this build.
