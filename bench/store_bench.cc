@@ -9,7 +9,10 @@
 // FLEETBENCH_STORAGE_BENCH_SCHEMA=10 writes schema 10's samples layout;
 // FLEETBENCH_STORAGE_BENCH_STATISTICS=1 gives each sample the real gemm
 // plugin's per-run statistics as params;
-// FLEETBENCH_STORAGE_BENCH_KEEP=FILE keeps the history file there.
+// FLEETBENCH_STORAGE_BENCH_KEEP=FILE keeps the history file there;
+// FLEETBENCH_STORAGE_BENCH_BACKEND=postgres measures the PostgreSQL store
+// instead, on a server the bench starts (storage/postgres_test_server.h:
+// a Unix socket, fsync off; the SQLite figures are with fsync at commit).
 // Files go to the gtest temp dir (TEST_TMPDIR or /tmp).
 #include <stdlib.h>
 #include <time.h>
@@ -28,6 +31,8 @@
 #include "common/ulid.h"
 #include "gtest/gtest.h"
 #include "storage/migrations.h"
+#include "storage/postgres_store.h"
+#include "storage/postgres_test_server.h"
 #include "storage/sqlite_store.h"
 #include "storage/store.h"
 
@@ -57,6 +62,22 @@ class StoreBench : public ::testing::Test {
     path_ = dir_ + "/bench.db";
     SqliteOptions options;
     options.path = path_;
+    if (const char* backend = getenv("FLEETBENCH_STORAGE_BENCH_BACKEND");
+        backend != nullptr && std::string(backend) == "postgres") {
+      auto server = PostgresTestServer::Start();
+      ASSERT_TRUE(server.ok()) << server.status();
+      postgres_ = std::move(*server);
+      ASSERT_TRUE(postgres_->CreateDatabase("bench").ok());
+      PostgresOptions postgres;
+      postgres.url = postgres_->Url("bench");
+      postgres.password_file = postgres_->password_file();
+      auto opened = OpenPostgresStore(postgres);
+      ASSERT_TRUE(opened.ok()) << opened.status();
+      std::printf("PostgreSQL, schema %d\n", LatestPostgresSchemaVersion());
+      store_ = *std::move(opened);
+      path_.clear();
+      return;
+    }
     // FLEETBENCH_STORAGE_BENCH_SCHEMA=N opens the file with the first N
     // schema steps only: the ingest path then writes that version's samples
     // layout, for a before/after of a layout change in one binary.
@@ -127,6 +148,7 @@ class StoreBench : public ::testing::Test {
 
   std::string dir_;
   std::string path_;
+  std::unique_ptr<PostgresTestServer> postgres_;
   int schema_ = 0;
   std::unique_ptr<Store> store_;
   absl::Duration wall_;

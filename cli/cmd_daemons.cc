@@ -4,10 +4,13 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <memory>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -32,6 +35,7 @@
 #include "cli/usage.h"
 #include "common/reason.h"
 #include "common/wire_limits.h"
+#include "storage/postgres_store.h"
 
 namespace fleetbench::cli {
 namespace {
@@ -124,7 +128,17 @@ int ControllerCommand(const Argv& argv) {
   pthread_sigmask(SIG_BLOCK, &hangup, nullptr);
   const std::vector<FlagSpec> flags = {
       {"listen", true, false, "address to serve on (default 127.0.0.1:7070)"},
-      {"db", true, false, "SQLite history file (created if missing)"},
+      {"db", true, false,
+       "the history: a SQLite file (created if missing), or a PostgreSQL database "
+       "postgresql://USER@HOST[:PORT]/DB (docs/operations.md)"},
+      {"db-password-file", true, false,
+       "with a PostgreSQL --db: the file holding its password (default: libpq's PGPASSFILE)"},
+      {"state-dir", true, false,
+       "with a PostgreSQL --db: the folder for this controller's own files (token, TLS, "
+       "local socket, backups), required"},
+      {"standby", false, false,
+       "with a PostgreSQL --db led by another controller: wait, and take over when it goes "
+       "(default: refuse to start)"},
       {"token-file", true, false,
        "file with the shared token (else $FLEETBENCH_TOKEN; else one is generated next to --db)"},
       {"heartbeat-timeout", true, false, "node offline after this silence (default 15s)"},
@@ -147,6 +161,10 @@ int ControllerCommand(const Argv& argv) {
       {"local-socket", true, false,
        "also serve clients on this host at this Unix socket, without TLS, mode 0600 "
        "(fleetbench --controller unix:PATH; default DB.sock; off: none)"},
+      {"tls-dir", true, false,
+       "folder of the CA and the server certificate (default DB.tls, made on first start); "
+       "controllers that share a PostgreSQL history share one CA: give each the CA's ca.pem "
+       "and ca.key in its folder"},
       {"tls-san", true, true,
        "another name or address clients dial, for the server certificate (repeatable)"},
       {"node-cert-validity", true, false,
@@ -191,6 +209,35 @@ int ControllerCommand(const Argv& argv) {
   }
   options.db_path = args->Get("db");
   if (options.db_path.empty()) return Usage("controller", "--db is required", flags);
+  if (storage::IsPostgresUrl(options.db_path)) {
+    // The history is on a server; the controller's own files need a home.
+    options.store_url = options.db_path;
+    options.store_password_file = args->Get("db-password-file");
+    options.standby = args->Has("standby");
+    if (!args->Has("state-dir")) {
+      return Usage("controller",
+                   "a PostgreSQL --db needs --state-dir DIR for the controller's own files "
+                   "(token, TLS, local socket)",
+                   flags);
+    }
+    std::error_code ec;
+    std::filesystem::create_directories(args->Get("state-dir"), ec);
+    if (ec) {
+      return Usage("controller",
+                   absl::StrCat("--state-dir ", args->Get("state-dir"), ": ", ec.message()),
+                   flags);
+    }
+    options.db_path = args->Get("state-dir") + "/controller";
+  } else {
+    for (const char* postgres_only : {"db-password-file", "state-dir", "standby"}) {
+      if (args->Has(postgres_only)) {
+        return Usage("controller",
+                     absl::StrCat("--", postgres_only, " is for a PostgreSQL --db "
+                                  "(postgresql://...); a SQLite history keeps its files beside it"),
+                     flags);
+      }
+    }
+  }
   options.synchronous_full = args->Has("sync-full");
   options.fleet.validate_spec = PluginSpecValidator();
   options.fleet.spec_timeout = PluginSpecTimeout();
@@ -248,6 +295,10 @@ int ControllerCommand(const Argv& argv) {
   options.token = *token;
   options.insecure = args->Has("insecure");
   options.tls_sans = args->All("tls-san");
+  options.tls_dir = args->Get("tls-dir");
+  if (options.insecure && !options.tls_dir.empty()) {
+    return Usage("controller", "--tls-dir holds TLS material; --insecure has none", flags);
+  }
   if (options.insecure && !options.tls_sans.empty()) {
     return Usage("controller", "--tls-san names a TLS certificate; --insecure has none", flags);
   }
@@ -281,6 +332,16 @@ int ControllerCommand(const Argv& argv) {
                    << " bytes, the most a Unix socket's name holds (--local-socket PATH)";
     }
   }
+  // A controller that lost the lead of a PostgreSQL history stops at once
+  // and exits with a failure, so its service manager starts it again as a
+  // standby (docs/operations.md).
+  static std::atomic<bool> lost_lead = false;
+  options.lost_lead = [] {
+    LOG(ERROR) << "lost the lead of the history (its lease): stopping";
+    lost_lead = true;
+    kill(getpid(), SIGTERM);
+  };
+  if (options.standby) std::cerr << "standby: waiting for the lead of " << options.store_url << "\n";
   auto server = controller::ControllerServer::Start(options);
   if (!server.ok()) {
     std::cerr << "fleetbench controller: " << server.status().message() << "\n";
@@ -302,7 +363,7 @@ int ControllerCommand(const Argv& argv) {
               << ")\n";
   }
   LOG(INFO) << "controller listening on port " << (*server)->port() << ", history in "
-            << options.db_path;
+            << (options.store_url.empty() ? options.db_path : options.store_url);
   // Scripts wait for this line rather than sleeping.
   std::cout << "listening " << (*server)->port() << std::endl;
   if ((*server)->http_port() != 0) {
@@ -318,7 +379,7 @@ int ControllerCommand(const Argv& argv) {
   }
   LOG(INFO) << "shutting down";
   (*server)->Shutdown();
-  return kExitOk;
+  return lost_lead ? kExitFailure : kExitOk;
 }
 
 int AgentCommand(const Argv& argv) {

@@ -30,6 +30,7 @@
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/security/tls_certificate_provider.h"
 #include "grpcpp/security/tls_credentials_options.h"
+#include "storage/postgres_store.h"
 #include "storage/sqlite_store.h"
 
 namespace fleetbench::controller {
@@ -72,15 +73,25 @@ absl::Status CheckLocalSocketFree(const std::string& path) {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<ControllerServer>> ControllerServer::Start(
+absl::StatusOr<std::unique_ptr<storage::Store>> ControllerServer::OpenHistory(
     const ControllerOptions& options) {
-  if (options.token.empty()) {
-    return absl::InvalidArgumentError("the controller needs a token");
+  if (!options.store_url.empty()) {
+    // Several controllers may share it; the lease says which one writes.
+    storage::PostgresOptions postgres;
+    postgres.url = options.store_url;
+    postgres.password_file = options.store_password_file;
+    postgres.lead = true;
+    postgres.wait_for_lead = options.standby;
+    postgres.lost_lead = options.lost_lead;
+    postgres.standing_by = [](const std::string& holder) {
+      LOG(INFO) << "standing by: another controller leads the history (" << holder
+                << "); this one takes over when its lease is free";
+    };
+    return storage::OpenPostgresStore(postgres);
   }
-  std::unique_ptr<ControllerServer> server(new ControllerServer);
   absl::StatusOr<HistoryLock> lock = HistoryLock::Take(options.db_path);
   if (!lock.ok()) return lock.status();
-  server->history_lock_ = std::move(*lock);
+  history_lock_ = std::move(*lock);
   storage::SqliteOptions sqlite;
   sqlite.path = options.db_path;
   sqlite.synchronous_full = options.synchronous_full;
@@ -107,7 +118,16 @@ absl::StatusOr<std::unique_ptr<ControllerServer>> ControllerServer::Start(
     LOG(INFO) << "history " << db_path << " (" << (file_bytes >> 20)
               << " MiB) is over --verify-inline-mib: checking it beside serving";
   };
-  auto store = storage::OpenSqliteStore(sqlite);
+  return storage::OpenSqliteStore(sqlite);
+}
+
+absl::StatusOr<std::unique_ptr<ControllerServer>> ControllerServer::Start(
+    const ControllerOptions& options) {
+  if (options.token.empty()) {
+    return absl::InvalidArgumentError("the controller needs a token");
+  }
+  std::unique_ptr<ControllerServer> server(new ControllerServer);
+  absl::StatusOr<std::unique_ptr<storage::Store>> store = server->OpenHistory(options);
   if (!store.ok()) return store.status();
   server->store_ = std::move(*store);
   // Backups are written next to the history: a folder the controller
@@ -214,7 +234,7 @@ absl::StatusOr<std::unique_ptr<ControllerServer>> ControllerServer::Start(
   }
   if (!options.http_listen.empty()) {
     MetricsPageOptions page;
-    page.db_path = options.db_path;
+    page.db_path = options.store_url.empty() ? options.db_path : "";  // a file to size
     server->metrics_page_ = std::make_unique<MetricsPage>(server->core_.get(), page);
     MetricsPage* metrics = server->metrics_page_.get();
     std::map<std::string, HttpHandler> routes;

@@ -6,6 +6,7 @@
 #ifndef FLEETBENCH_CONTROLLER_CONTROLLER_SERVER_H_
 #define FLEETBENCH_CONTROLLER_CONTROLLER_SERVER_H_
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -41,7 +42,17 @@ inline constexpr size_t kMaxLocalSocketPath = 107;
 
 struct ControllerOptions {
   std::string listen = "127.0.0.1:7070";
+  // The SQLite history file; with `store_url`, the prefix of the
+  // controller's own files (DB.token, DB.tls, DB.sock) and nothing else.
   std::string db_path;
+  // A PostgreSQL history instead (storage/postgres_store.h), with its
+  // password's file. The controller leads it (holds its lease) or, with
+  // `standby`, waits to; one that loses the lead calls `lost_lead` and
+  // stops writing.
+  std::string store_url;
+  std::string store_password_file;
+  bool standby = false;
+  std::function<void()> lost_lead;
   // The shared token (admin while switched on), for gRPC and HTTP alike;
   // required. API tokens come from the store (docs/security.md).
   std::string token;
@@ -77,8 +88,10 @@ struct ControllerOptions {
 
 class ControllerServer {
  public:
-  // Takes the history (one controller per file: controller/history_lock.h),
-  // opens the store, recovers unfinished runs and starts serving.
+  // Takes the history (one controller per SQLite file:
+  // controller/history_lock.h; the lease of a PostgreSQL one, waiting for
+  // it as a standby), opens the store, recovers unfinished runs and starts
+  // serving.
   static absl::StatusOr<std::unique_ptr<ControllerServer>> Start(const ControllerOptions& options);
   ~ControllerServer();
 
@@ -105,6 +118,9 @@ class ControllerServer {
 
  private:
   ControllerServer() = default;
+  // The store `options` name: SQLite's file under its lock, or PostgreSQL
+  // under its lease.
+  absl::StatusOr<std::unique_ptr<storage::Store>> OpenHistory(const ControllerOptions& options);
 
   // Held from before the store opens until after everything is gone.
   std::optional<HistoryLock> history_lock_;

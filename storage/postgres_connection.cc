@@ -21,8 +21,13 @@ namespace {
 // libpq's keyword/value options for `url`, with `password` added: the URL
 // is expanded by libpq (expand_dbname), so every libpq URL form works.
 pg_conn* ConnectTo(const std::string& url, const std::string& password) {
-  std::vector<const char*> keys = {"dbname", "connect_timeout", "application_name"};
-  std::vector<const char*> values = {url.c_str(), "10", "fleetbench"};
+  // TCP keepalives and a user timeout: a server that vanished from the
+  // network (no FIN) is found within seconds, not the kernel's two hours.
+  // libpq ignores them on a Unix socket.
+  std::vector<const char*> keys = {"dbname",          "connect_timeout",    "application_name",
+                                   "keepalives_idle", "keepalives_interval", "keepalives_count",
+                                   "tcp_user_timeout"};
+  std::vector<const char*> values = {url.c_str(), "10", "fleetbench", "5", "2", "2", "5000"};
   if (!password.empty()) {
     keys.push_back("password");
     values.push_back(password.c_str());
@@ -196,6 +201,7 @@ PgConnection::~PgConnection() {
 }
 
 absl::Status PgConnection::Reconnect() {
+  if (!refused_.ok()) return refused_;
   if (conn_ != nullptr && PQstatus(conn_) == CONNECTION_OK && !broken_) return absl::OkStatus();
   if (in_transaction_) {
     return absl::UnavailableError("connection to PostgreSQL lost inside a transaction");
@@ -204,6 +210,14 @@ absl::Status PgConnection::Reconnect() {
   conn_ = ConnectTo(url_, password_);
   absl::Status s = ConnectionStatus(conn_, url_);
   broken_ = !s.ok();
+  if (s.ok() && on_reconnect_) {
+    if (absl::Status hook = on_reconnect_(*this); !hook.ok()) {
+      refused_ = hook;
+      PQfinish(conn_);
+      conn_ = nullptr;
+      return refused_;
+    }
+  }
   return s;
 }
 
@@ -272,6 +286,10 @@ void PgConnection::Rollback() {
     if (result != nullptr) PQclear(result);
   }
   in_transaction_ = false;
+}
+
+void PgConnection::SetOnReconnect(std::function<absl::Status(PgConnection&)> on_reconnect) {
+  on_reconnect_ = std::move(on_reconnect);
 }
 
 int PgConnection::BackendPid() const { return PQbackendPID(conn_); }

@@ -28,6 +28,7 @@
 #define FLEETBENCH_STORAGE_POSTGRES_CONNECTION_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -105,12 +106,20 @@ class PgConnection {
   // it to cut the connection.
   int BackendPid() const;
 
+  // Runs after each reconnect, before any statement is sent on the new
+  // connection (the session's state, such as an advisory lock, went with
+  // the old one). A failure closes the new connection and is returned by
+  // this call and every later one: the connection is refused for good.
+  void SetOnReconnect(std::function<absl::Status(PgConnection&)> on_reconnect);
+
  private:
   PgConnection(pg_conn* conn, std::string url, std::string password);
   absl::Status Reconnect();
 
   pg_conn* conn_;
   bool in_transaction_ = false;
+  std::function<absl::Status(PgConnection&)> on_reconnect_;
+  absl::Status refused_;  // set for good by a failed on_reconnect_
   // The last call found the connection gone (libpq may still call it OK).
   bool broken_ = false;
   const std::string url_;

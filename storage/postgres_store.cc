@@ -11,6 +11,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
 #include "common/status_macros.h"
 #include "storage/postgres_connection.h"
 #include "storage/postgres_store.h"
@@ -233,9 +234,11 @@ CREATE INDEX interruptions_by_time ON interruptions(time_ms);
 }
 
 // Every controller migrating this database takes this transaction-scoped
-// advisory lock first ("fleetbench" in ASCII), so one migrates and the
+// advisory lock first ("fleetbnc" in ASCII), so one migrates and the
 // others then find the schema current.
 constexpr int64_t kMigrationLock = 0x666c656574626e63;
+// The leader lease: a session-level advisory lock ("fleetldr").
+constexpr int64_t kLeaderLock = 0x666c6565746c6472;
 
 }  // namespace
 
@@ -253,6 +256,76 @@ PgParam PgOptionalMillis(std::optional<absl::Time> t) {
 }
 
 PostgresStore::PostgresStore(std::unique_ptr<PgConnection> conn) : conn_(std::move(conn)) {}
+
+PostgresStore::~PostgresStore() {
+  stop_.Notify();
+  if (lease_checker_.joinable()) lease_checker_.join();
+}
+
+absl::StatusOr<bool> PostgresStore::TryLease(PgConnection& conn) {
+  FLEETBENCH_ASSIGN_OR_RETURN(PgRows rows, conn.Exec("SELECT pg_try_advisory_lock($1)",
+                                                     {PgInt(kLeaderLock)}, "taking the lease"));
+  return rows.Text(0, 0) == "t";
+}
+
+void PostgresStore::LostLead() {
+  if (lead_lost_.exchange(true)) return;
+  if (lost_lead_) lost_lead_();
+}
+
+absl::Status PostgresStore::Lead(const PostgresOptions& options) {
+  absl::MutexLock lock(&mu_);
+  bool told = false;
+  while (true) {
+    FLEETBENCH_ASSIGN_OR_RETURN(bool taken, TryLease(*conn_));
+    if (taken) break;
+    if (!options.wait_for_lead) {
+      return absl::FailedPreconditionError(
+          "another controller leads this history (holds its lease); start this one with "
+          "--standby to take over when it goes");
+    }
+    if (!told && options.standing_by) {
+      absl::StatusOr<PgRows> holder = Exec(
+          "SELECT coalesce(a.client_addr::TEXT, 'local socket') || ' (pid ' || l.pid || ')' "
+          "FROM pg_locks l LEFT JOIN pg_stat_activity a ON a.pid = l.pid "
+          "WHERE l.locktype = 'advisory' AND l.granted AND "
+          "(l.classid::BIGINT << 32) + l.objid::BIGINT = $1",
+          {PgInt(kLeaderLock)}, "finding the leader");
+      options.standing_by(holder.ok() && holder->size() > 0 ? holder->Text(0, 0) : "unknown");
+      told = true;
+    }
+    mu_.Unlock();
+    absl::SleepFor(options.lease_check_interval);
+    mu_.Lock();
+  }
+  if (told) {
+    // The old leader checks its connection every lease_check_interval:
+    // by the end of the grace it has found the lease gone and stopped.
+    mu_.Unlock();
+    absl::SleepFor(options.lease_grace);
+    mu_.Lock();
+  }
+  lost_lead_ = options.lost_lead;
+  // A new connection holds no lock: it must take the lease again before
+  // anything is sent on it, or refuse every call for good.
+  conn_->SetOnReconnect([this](PgConnection& conn) -> absl::Status {
+    absl::StatusOr<bool> taken = TryLease(conn);
+    if (taken.ok() && *taken) return absl::OkStatus();
+    if (!taken.ok() && absl::IsUnavailable(taken.status())) return taken.status();
+    LostLead();
+    return absl::FailedPreconditionError(
+        "this controller lost the lead of the history: its connection was cut and another "
+        "controller took the lease");
+  });
+  lease_checker_ = std::thread([this, interval = options.lease_check_interval] {
+    while (!stop_.WaitForNotificationWithTimeout(interval)) {
+      absl::MutexLock lock(&mu_);
+      absl::StatusOr<PgRows> alive = Exec("SELECT 1", {}, "checking the lease");
+      if (!alive.ok() && absl::IsFailedPrecondition(alive.status())) return;
+    }
+  });
+  return absl::OkStatus();
+}
 
 absl::Status PostgresStore::InTransaction(absl::string_view what,
                                           absl::FunctionRef<absl::Status()> body) {
@@ -302,6 +375,7 @@ absl::StatusOr<std::unique_ptr<Store>> OpenPostgresStore(const PostgresOptions& 
                               PgConnection::Open(options.url, options.password_file));
   auto store = std::make_unique<PostgresStore>(std::move(conn));
   FLEETBENCH_RETURN_IF_ERROR(store->Migrate());
+  if (options.lead) FLEETBENCH_RETURN_IF_ERROR(store->Lead(options));
   return store;
 }
 

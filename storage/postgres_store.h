@@ -18,10 +18,12 @@
 #ifndef FLEETBENCH_STORAGE_POSTGRES_STORE_H_
 #define FLEETBENCH_STORAGE_POSTGRES_STORE_H_
 
+#include <functional>
 #include <memory>
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "absl/time/time.h"
 #include "storage/store.h"
 
 namespace fleetbench::storage {
@@ -31,6 +33,28 @@ struct PostgresOptions {
   std::string url;
   // The password's file; empty: libpq's PGPASSFILE (~/.pgpass).
   std::string password_file;
+
+  // The history's leader lease (docs/storage.md, The leader lease), for a
+  // controller: a session-level advisory lock held by the store's own
+  // connection, so only the connection that holds it writes, and taken
+  // again on each reconnect. Without `lead` the store takes none (tools,
+  // tests).
+  bool lead = false;
+  // When another holds the lease: wait for it (a standby), checking every
+  // `lease_check_interval`, then wait `lease_grace` more before returning,
+  // so that a leader that lost its connection has found out and stopped;
+  // without it, FAILED_PRECONDITION at once.
+  bool wait_for_lead = false;
+  // While leading, the connection is checked this often; a leader whose
+  // connection went and whose lease another took fails every later call
+  // with FAILED_PRECONDITION and calls `lost_lead` once (from the checking
+  // thread or the failing call's).
+  absl::Duration lease_check_interval = absl::Seconds(1);
+  absl::Duration lease_grace = absl::Seconds(3);
+  std::function<void()> lost_lead;
+  // Called once while waiting for the lease, with who holds it (for a log
+  // line).
+  std::function<void(const std::string& holder)> standing_by;
 };
 
 // Connects and brings the schema to this build's version.

@@ -19,11 +19,14 @@
 #ifndef FLEETBENCH_STORAGE_POSTGRES_STORE_IMPL_H_
 #define FLEETBENCH_STORAGE_POSTGRES_STORE_IMPL_H_
 
+#include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -32,6 +35,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "storage/postgres_connection.h"
 #include "storage/postgres_store.h"
@@ -42,12 +46,16 @@ namespace fleetbench::storage {
 class PostgresStore final : public Store {
  public:
   explicit PostgresStore(std::unique_ptr<PgConnection> conn);
-  ~PostgresStore() override = default;
+  ~PostgresStore() override;
   PostgresStore(const PostgresStore&) = delete;
   PostgresStore& operator=(const PostgresStore&) = delete;
 
   // Creates or migrates the schema (OpenPostgresStore calls it).
   absl::Status Migrate();
+  // Takes the leader lease as `options` say, and keeps it: taken again on
+  // each reconnect, checked every lease_check_interval (OpenPostgresStore
+  // calls it when options.lead).
+  absl::Status Lead(const PostgresOptions& options);
 
   absl::Status UpsertNode(const NodeRecord& node) override;
   absl::Status TouchNode(const std::string& name, absl::Time seen) override;
@@ -167,8 +175,17 @@ class PostgresStore final : public Store {
                                                     std::optional<int64_t> until_ms)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
+  // Whether this connection holds the lease: pg_try_advisory_lock.
+  static absl::StatusOr<bool> TryLease(PgConnection& conn);
+  void LostLead();
+
   absl::Mutex mu_;
   const std::unique_ptr<PgConnection> conn_ ABSL_PT_GUARDED_BY(mu_);
+  // The lease's check, while leading.
+  std::function<void()> lost_lead_;
+  std::atomic<bool> lead_lost_ = false;
+  absl::Notification stop_;
+  std::thread lease_checker_;
 };
 
 // Times are stored as Unix milliseconds.

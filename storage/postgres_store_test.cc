@@ -4,6 +4,7 @@
 // and a connection lost under it: between calls it costs at most one
 // call, and inside a commit it leaves nothing of the commit behind.
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -11,6 +12,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
 #include "storage/postgres_connection.h"
@@ -164,6 +166,76 @@ TEST_F(PostgresStoreTest, ACommitWhoseConnectionIsCutLeavesNothingBehind) {
   EXPECT_EQ(*committed, 100);
   EXPECT_EQ((*store)->GetTask("r1-n1")->state, v1::TASK_STATE_SUCCEEDED);
   EXPECT_EQ((*store)->TaskLogs({"r1-n1"})->at("r1-n1"), report.task_log);
+}
+
+// Polls `condition` until it holds or 30 s pass: for a state another
+// thread reaches, never a fixed sleep.
+bool Eventually(const std::function<bool()>& condition) {
+  const absl::Time give_up = absl::Now() + absl::Seconds(30);
+  while (!condition()) {
+    if (absl::Now() > give_up) return false;
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  return true;
+}
+
+TEST_F(PostgresStoreTest, OneLeadsAndAStandbyTakesOverOnlyOnceTheLeaderIsFenced) {
+  PostgresOptions lead;
+  lead.url = server_->Url(database_);
+  lead.password_file = server_->password_file();
+  lead.lead = true;
+  lead.lease_check_interval = absl::Milliseconds(100);
+  lead.lease_grace = absl::Milliseconds(300);
+  std::atomic<int> lost = 0;
+  lead.lost_lead = [&lost] { ++lost; };
+  auto a = OpenPostgresStore(lead);
+  ASSERT_TRUE(a.ok()) << a.status();
+  ASSERT_TRUE((*a)->UpsertNode(MakeNode("n1", "6.1", kT0)).ok());
+
+  // A second controller without --standby is refused, saying why.
+  PostgresOptions second = lead;
+  second.lost_lead = nullptr;
+  auto refused = OpenPostgresStore(second);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition) << refused.status();
+  EXPECT_NE(refused.status().message().find("--standby"), std::string::npos);
+
+  // A standby waits, saying for whom.
+  second.wait_for_lead = true;
+  absl::Mutex mu;
+  std::string holder;
+  second.standing_by = [&](const std::string& who) {
+    absl::MutexLock lock(&mu);
+    holder = who;
+  };
+  absl::StatusOr<std::unique_ptr<Store>> b = absl::UnknownError("not yet");
+  std::thread standby([&] { b = OpenPostgresStore(second); });
+  ASSERT_TRUE(Eventually([&] {
+    absl::MutexLock lock(&mu);
+    return !holder.empty();
+  }));
+  EXPECT_NE(holder.find("pid"), std::string::npos) << holder;
+  EXPECT_TRUE((*a)->UpsertNode(MakeNode("n2", "6.1", kT0)).ok()) << "the leader goes on";
+
+  // The leader's connection is cut (the server ended it, as a failover or
+  // a network cut does): the standby takes the lease, and the old leader
+  // finds out at its next check, before the standby's grace is over.
+  auto leader = admin_->Exec(
+      "SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND granted "
+      "AND database = (SELECT oid FROM pg_database WHERE datname = $1)",
+      {PgText(database_)}, "cutting the leader");
+  ASSERT_TRUE(leader.ok()) << leader.status();
+  ASSERT_EQ(leader->size(), 1);
+  standby.join();
+  ASSERT_TRUE(b.ok()) << b.status();
+  EXPECT_EQ(lost, 1) << "the old leader knew before the new one returned";
+  absl::Status fenced = (*a)->UpsertNode(MakeNode("n3", "6.1", kT0));
+  EXPECT_EQ(fenced.code(), absl::StatusCode::kFailedPrecondition) << fenced;
+  EXPECT_NE(fenced.message().find("lost the lead"), std::string::npos) << fenced;
+  EXPECT_EQ(lost, 1);
+  ASSERT_TRUE((*b)->UpsertNode(MakeNode("n4", "6.1", kT0)).ok());
+  auto nodes = (*b)->ListNodes();
+  ASSERT_TRUE(nodes.ok());
+  EXPECT_EQ(nodes->size(), 3u) << "n1, n2 and n4; nothing of the fenced leader's n3";
 }
 
 TEST_F(PostgresStoreTest, BackupsAreTheServersOwnTools) {

@@ -37,7 +37,8 @@ class FleetTest : public ::testing::Test {
   // TLS to the controller as the CLI speaks it (its CA), for tests that
   // speak gRPC themselves.
   std::shared_ptr<grpc::ChannelCredentials> Credentials() const;
-  std::string CaPath() const { return db_path_ + ".tls/ca.pem"; }
+  std::string CaPath() const { return (files_prefix_.empty() ? db_path_ : files_prefix_) +
+                                      ".tls/ca.pem"; }
   // Waits until `count` nodes are online.
   bool WaitForOnlineNodes(int count, absl::Duration timeout);
   // The agent's log so far, and how often `text` occurs in it.
@@ -45,7 +46,10 @@ class FleetTest : public ::testing::Test {
   int CountInAgentLog(const std::string& name, const std::string& text) const;
 
   std::string dir_;
+  // --db: a SQLite file, or a PostgreSQL URL; with a URL, files_prefix_
+  // is where the controller's own files are (STATE_DIR/controller).
   std::string db_path_;
+  std::string files_prefix_;
   std::string address_;
   std::map<std::string, std::string> env_;
   std::unique_ptr<Process> controller_;

@@ -1,0 +1,141 @@
+// A fleet on a PostgreSQL history, as users run it (docs/operations.md,
+// PostgreSQL): a controller with --db postgresql://... and its password in
+// a file, TLS and enrolled agents, a real run stored and ranked; a second
+// controller on the same history refused unless it stands by; a standby
+// that takes over within seconds of the leader's SIGKILL, with the same
+// history, the same CA (its files copied, as a fleet shares them) and the
+// nodes' identities, so the agents, pointed at it, connect with their own
+// certificates and run again.
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "fleetbench/v1/node.pb.h"
+#include "fleetbench/v1/rank.pb.h"
+#include "fleetbench/v1/run.pb.h"
+#include "gtest/gtest.h"
+#include "storage/postgres_test_server.h"
+#include "tests/fleet_fixture.h"
+
+namespace fleetbench::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+class PostgresFleetTest : public FleetTest {
+ protected:
+  void SetUp() override {
+    FleetTest::SetUp();
+    auto server = storage::PostgresTestServer::Start();
+    ASSERT_TRUE(server.ok()) << server.status();
+    postgres_ = std::move(*server);
+    ASSERT_TRUE(postgres_->CreateDatabase("fleet").ok());
+    db_path_ = postgres_->Url("fleet");
+    files_prefix_ = dir_ + "/ctl-a/controller";
+    controller_flags_ = {"--db-password-file", postgres_->password_file(), "--state-dir",
+                         dir_ + "/ctl-a"};
+  }
+  void TearDown() override {
+    FleetTest::TearDown();
+    postgres_.reset();
+  }
+  void RunGemm(const std::string& note) {
+    v1::Run run;
+    int code = -1;
+    ASSERT_TRUE(CliJson({"run", "--bench", "gemm", "--param", "gemm.sizes=128", "--param",
+                         "gemm.min_seconds=0.1", "--param", "gemm.threads=1", "--wait"},
+                        &run, &code))
+        << note;
+    ASSERT_EQ(code, 0) << note << run.DebugString();
+    ASSERT_EQ(run.tasks_size(), 3) << note;
+  }
+  int CountRuns() {
+    v1::ListRunsResponse runs;
+    if (!CliJson({"runs"}, &runs)) return -1;
+    return runs.runs_size();
+  }
+  // A controller on the same history, on its own port and folder.
+  std::unique_ptr<Process> OtherController(const std::string& name, const std::string& address,
+                                           std::vector<std::string> extra) {
+    std::vector<std::string> argv = {FLEETBENCH_BINARY, "controller", "--listen", address,
+                                     "--db", db_path_, "--db-password-file",
+                                     postgres_->password_file(), "--state-dir",
+                                     dir_ + "/" + name};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    return std::make_unique<Process>(argv, env_, dir_ + "/" + name + ".log");
+  }
+
+  std::unique_ptr<storage::PostgresTestServer> postgres_;
+};
+
+TEST_F(PostgresFleetTest, ALeaderAStandbyAndTheFleetAcrossTheTakeover) {
+  StartController();
+  for (const char* n : {"pg1", "pg2", "pg3"}) {
+    StartAgent(n, {"instance_type=pgtype", "price_per_hour=1"});
+  }
+  ASSERT_TRUE(WaitForOnlineNodes(3, absl::Seconds(60)));
+  ASSERT_NO_FATAL_FAILURE(RunGemm("on the first leader"));
+  v1::RankResponse rank;
+  ASSERT_TRUE(CliJson({"rank", "--metric", "gemm.cpu.fp32.tflops"}, &rank));
+  EXPECT_EQ(rank.rows_size(), 3) << rank.DebugString();
+
+  // A second controller without --standby: refused, saying what to do.
+  auto second = OtherController("ctl-x", absl::StrCat("127.0.0.1:", PickFreePort()), {});
+  EXPECT_NE(second->Wait(), 0);
+  EXPECT_TRUE(absl::StrContains(
+      [&] {
+        std::ifstream in(dir_ + "/ctl-x.log");
+        return std::string(std::istreambuf_iterator<char>(in), {});
+      }(),
+      "--standby"));
+
+  // A standby with the fleet's CA (copied, as a fleet shares it), on its
+  // own port: it waits while the leader lives.
+  fs::create_directories(dir_ + "/ctl-b/controller.tls");
+  for (const char* f : {"ca.pem", "ca.key"}) {
+    fs::copy_file(dir_ + "/ctl-a/controller.tls/" + f, dir_ + "/ctl-b/controller.tls/" + f);
+  }
+  const std::string address_b = absl::StrCat("127.0.0.1:", PickFreePort());
+  auto standby = OtherController("ctl-b", address_b, {"--standby"});
+  EXPECT_TRUE(standby->ReadLineStartingWith("listening", absl::Seconds(2)).empty())
+      << "a standby serves nothing while the leader lives";
+
+  // The leader dies: the standby leads within seconds.
+  const absl::Time killed = absl::Now();
+  KillController(SIGKILL);
+  ASSERT_FALSE(standby->ReadLineStartingWith("listening", absl::Seconds(10)).empty())
+      << "the standby did not take over; see " << dir_ << "/ctl-b.log";
+  const absl::Duration takeover = absl::Now() - killed;
+  std::cout << "standby took over " << absl::FormatDuration(takeover)
+            << " after the leader's SIGKILL\n";
+  controller_ = std::move(standby);
+  address_ = address_b;
+  files_prefix_ = dir_ + "/ctl-b/controller";
+  env_["FLEETBENCH_CA"] = CaPath();
+  EXPECT_EQ(CountRuns(), 1) << "the same history";
+
+  // The agents, pointed at the new leader, connect with the certificates
+  // the old one issued (the same CA, the identities in the history).
+  for (auto& [name, agent] : agents_) agent->Signal(SIGKILL);
+  agents_.clear();
+  for (const char* n : {"pg1", "pg2", "pg3"}) {
+    StartAgent(n, {"instance_type=pgtype", "price_per_hour=1"});
+  }
+  ASSERT_TRUE(WaitForOnlineNodes(3, absl::Seconds(60)));
+  for (const char* n : {"pg1", "pg2", "pg3"}) {
+    EXPECT_GE(CountInAgentLog(n, "already enrolled as"), 1)
+        << n << ": enrolled once, on the first leader";
+  }
+  ASSERT_NO_FATAL_FAILURE(RunGemm("on the new leader"));
+  EXPECT_EQ(CountRuns(), 2);
+}
+
+}  // namespace
+}  // namespace fleetbench::testing
