@@ -14,6 +14,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 
 namespace fleetbench::storage {
 namespace {
@@ -21,13 +22,15 @@ namespace {
 // libpq's keyword/value options for `url`, with `password` added: the URL
 // is expanded by libpq (expand_dbname), so every libpq URL form works.
 pg_conn* ConnectTo(const std::string& url, const std::string& password) {
-  // TCP keepalives and a user timeout: a server that vanished from the
-  // network (no FIN) is found within seconds, not the kernel's two hours.
-  // libpq ignores them on a Unix socket.
+  // Short timeouts (a connect in 2 s, keepalives, unacknowledged data in
+  // 2 s): a server that vanished from the network (no FIN) is found within
+  // seconds, not the kernel's two hours, which the leader lease's timing
+  // counts on (storage/postgres_store.h). libpq ignores the TCP ones on a
+  // Unix socket.
   std::vector<const char*> keys = {"dbname",          "connect_timeout",    "application_name",
                                    "keepalives_idle", "keepalives_interval", "keepalives_count",
                                    "tcp_user_timeout"};
-  std::vector<const char*> values = {url.c_str(), "10", "fleetbench", "5", "2", "2", "5000"};
+  std::vector<const char*> values = {url.c_str(), "2", "fleetbench", "5", "1", "2", "2000"};
   if (!password.empty()) {
     keys.push_back("password");
     values.push_back(password.c_str());
@@ -50,7 +53,12 @@ absl::Status ConnectionStatus(pg_conn* conn, absl::string_view url) {
 
 }  // namespace
 
-PgParam PgText(absl::string_view text) { return std::string(text); }
+PgParam PgText(absl::string_view text) {
+  // PostgreSQL's text holds no NUL byte, and libpq would cut the text at
+  // one: a NUL (in a benchmark's output, say) is stored as U+FFFD.
+  if (text.find('\0') == absl::string_view::npos) return std::string(text);
+  return absl::StrReplaceAll(text, {{absl::string_view("\0", 1), "\xEF\xBF\xBD"}});
+}
 PgParam PgInt(int64_t value) { return absl::StrCat(value); }
 PgParam PgDouble(double value) {
   if (std::isnan(value)) return std::nullopt;
@@ -161,7 +169,7 @@ absl::StatusOr<std::unique_ptr<PgConnection>> PgConnection::Open(
     std::string message = error != nullptr ? error : "out of memory";
     if (error != nullptr) PQfreemem(error);
     return absl::InvalidArgumentError(
-        absl::StrCat("--store ", url, ": not a PostgreSQL URL: ",
+        absl::StrCat("--db ", url, ": not a PostgreSQL URL: ",
                      absl::StripAsciiWhitespace(message)));
   }
   bool has_password = false;
@@ -173,7 +181,7 @@ absl::StatusOr<std::unique_ptr<PgConnection>> PgConnection::Open(
   PQconninfoFree(options);
   if (has_password) {
     return absl::InvalidArgumentError(
-        "--store: the URL holds a password; put it in a file (--store-password-file) or "
+        "--db: the URL holds a password; put it in a file (--db-password-file) or "
         "PGPASSFILE instead, so it shows in no process list");
   }
   std::string password;
@@ -181,7 +189,7 @@ absl::StatusOr<std::unique_ptr<PgConnection>> PgConnection::Open(
     std::ifstream in(password_file);
     if (!in || !std::getline(in, password)) {
       return absl::InvalidArgumentError(
-          absl::StrCat("--store-password-file ", password_file, ": cannot read a password"));
+          absl::StrCat("--db-password-file ", password_file, ": cannot read a password"));
     }
     absl::StripTrailingAsciiWhitespace(&password);
   }
@@ -212,10 +220,13 @@ absl::Status PgConnection::Reconnect() {
   broken_ = !s.ok();
   if (s.ok() && on_reconnect_) {
     if (absl::Status hook = on_reconnect_(*this); !hook.ok()) {
-      refused_ = hook;
+      // A refusal (FAILED_PRECONDITION) is for good; anything else (the
+      // new connection failed too) is tried again by the next call.
+      if (absl::IsFailedPrecondition(hook)) refused_ = hook;
       PQfinish(conn_);
       conn_ = nullptr;
-      return refused_;
+      broken_ = true;
+      return hook;
     }
   }
   return s;

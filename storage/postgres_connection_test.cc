@@ -69,6 +69,10 @@ TEST_F(PostgresConnectionTest, ParametersOfEveryKindRoundTripAndAreNeverSql) {
   EXPECT_TRUE(rows->IsNull(1, 0));
   EXPECT_TRUE(rows->IsNull(1, 1));
   EXPECT_TRUE(std::isnan(rows->Double(1, 3)));
+  // Text holds no NUL byte: one is stored as U+FFFD, not cut there.
+  auto nul = conn->Exec("SELECT $1::TEXT", {PgText(std::string("a\0b", 3))}, "a NUL");
+  ASSERT_TRUE(nul.ok()) << nul.status();
+  EXPECT_EQ(nul->Text(0, 0), "a\xEF\xBF\xBD" "b");
 }
 
 TEST_F(PostgresConnectionTest, TheServersErrorsMapOntoTheStoreContract) {

@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
+#include "common/logging.h"
 #include "common/status_macros.h"
 #include "storage/postgres_connection.h"
 #include "storage/postgres_store.h"
@@ -268,8 +269,16 @@ absl::StatusOr<bool> PostgresStore::TryLease(PgConnection& conn) {
   return rows.Text(0, 0) == "t";
 }
 
+absl::Status PostgresStore::LostLeadError() {
+  return absl::FailedPreconditionError(
+      "this controller lost the lead of the history: its lease is held by another session "
+      "(another controller, or this one's own lost connection until the server drops it), or "
+      "it could not check its lease for too long");
+}
+
 void PostgresStore::LostLead() {
   if (lead_lost_.exchange(true)) return;
+  LOG(ERROR) << LostLeadError().message();
   if (lost_lead_) lost_lead_();
 }
 
@@ -298,13 +307,13 @@ absl::Status PostgresStore::Lead(const PostgresOptions& options) {
     absl::SleepFor(options.lease_check_interval);
     mu_.Lock();
   }
-  if (told) {
-    // The old leader checks its connection every lease_check_interval:
-    // by the end of the grace it has found the lease gone and stopped.
-    mu_.Unlock();
-    absl::SleepFor(options.lease_grace);
-    mu_.Lock();
-  }
+  // Whether or not this store waited, a leader whose connection the
+  // server dropped may not know yet: by the end of the grace it has found
+  // out (a reconnect that finds the lease taken, or checks failing past
+  // lease_timeout) and stopped.
+  mu_.Unlock();
+  absl::SleepFor(options.lease_grace);
+  mu_.Lock();
   lost_lead_ = options.lost_lead;
   // A new connection holds no lock: it must take the lease again before
   // anything is sent on it, or refuse every call for good.
@@ -313,15 +322,26 @@ absl::Status PostgresStore::Lead(const PostgresOptions& options) {
     if (taken.ok() && *taken) return absl::OkStatus();
     if (!taken.ok() && absl::IsUnavailable(taken.status())) return taken.status();
     LostLead();
-    return absl::FailedPreconditionError(
-        "this controller lost the lead of the history: its connection was cut and another "
-        "controller took the lease");
+    return LostLeadError();
   });
-  lease_checker_ = std::thread([this, interval = options.lease_check_interval] {
+  lease_checker_ = std::thread([this, interval = options.lease_check_interval,
+                                timeout = options.lease_timeout] {
+    absl::Time last_ok = absl::Now();
     while (!stop_.WaitForNotificationWithTimeout(interval)) {
-      absl::MutexLock lock(&mu_);
-      absl::StatusOr<PgRows> alive = Exec("SELECT 1", {}, "checking the lease");
-      if (!alive.ok() && absl::IsFailedPrecondition(alive.status())) return;
+      absl::Status alive;
+      {
+        absl::MutexLock lock(&mu_);
+        alive = Exec("SELECT 1", {}, "checking the lease").status();
+      }
+      if (alive.ok()) {
+        last_ok = absl::Now();
+        continue;
+      }
+      if (absl::IsFailedPrecondition(alive)) return;  // lost, and said so
+      if (absl::Now() - last_ok >= timeout) {
+        LostLead();
+        return;
+      }
     }
   });
   return absl::OkStatus();
@@ -329,6 +349,7 @@ absl::Status PostgresStore::Lead(const PostgresOptions& options) {
 
 absl::Status PostgresStore::InTransaction(absl::string_view what,
                                           absl::FunctionRef<absl::Status()> body) {
+  if (lead_lost_) return LostLeadError();
   FLEETBENCH_RETURN_IF_ERROR(conn_->Begin(what));
   absl::Status status = body();
   if (status.ok()) status = conn_->Commit(what);
@@ -374,8 +395,10 @@ absl::StatusOr<std::unique_ptr<Store>> OpenPostgresStore(const PostgresOptions& 
   FLEETBENCH_ASSIGN_OR_RETURN(std::unique_ptr<PgConnection> conn,
                               PgConnection::Open(options.url, options.password_file));
   auto store = std::make_unique<PostgresStore>(std::move(conn));
-  FLEETBENCH_RETURN_IF_ERROR(store->Migrate());
+  // A controller migrates only once it leads: a standby of a newer build
+  // does not change the schema under a running older leader.
   if (options.lead) FLEETBENCH_RETURN_IF_ERROR(store->Lead(options));
+  FLEETBENCH_RETURN_IF_ERROR(store->Migrate());
   return store;
 }
 

@@ -159,8 +159,10 @@ class PostgresStore final : public Store {
   // One statement; `what` labels a failure.
   absl::StatusOr<PgRows> Exec(absl::string_view sql, const std::vector<PgParam>& params,
                               absl::string_view what) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (lead_lost_) return LostLeadError();
     return conn_->Exec(sql, params, what);
   }
+  static absl::Status LostLeadError();
   // Runs `body` between BEGIN and COMMIT; rolls back when either fails.
   absl::Status InTransaction(absl::string_view what, absl::FunctionRef<absl::Status()> body)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

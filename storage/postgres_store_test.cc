@@ -23,6 +23,10 @@
 namespace fleetbench::storage {
 namespace {
 
+// The lease's advisory lock key (storage/postgres_store.cc), for a test
+// that takes the lease itself.
+constexpr int64_t kLeaderLockForTests = 0x666c6565746c6472;
+
 class PostgresStoreTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -185,7 +189,8 @@ TEST_F(PostgresStoreTest, OneLeadsAndAStandbyTakesOverOnlyOnceTheLeaderIsFenced)
   lead.password_file = server_->password_file();
   lead.lead = true;
   lead.lease_check_interval = absl::Milliseconds(100);
-  lead.lease_grace = absl::Milliseconds(300);
+  lead.lease_timeout = absl::Milliseconds(300);
+  lead.lease_grace = absl::Milliseconds(600);
   std::atomic<int> lost = 0;
   lead.lost_lead = [&lost] { ++lost; };
   auto a = OpenPostgresStore(lead);
@@ -217,14 +222,21 @@ TEST_F(PostgresStoreTest, OneLeadsAndAStandbyTakesOverOnlyOnceTheLeaderIsFenced)
   EXPECT_TRUE((*a)->UpsertNode(MakeNode("n2", "6.1", kT0)).ok()) << "the leader goes on";
 
   // The leader's connection is cut (the server ended it, as a failover or
-  // a network cut does): the standby takes the lease, and the old leader
-  // finds out at its next check, before the standby's grace is over.
+  // a network cut does), and the lease is taken before the old leader can
+  // take it again (here by the admin, then handed to the standby, so the
+  // race for it has one outcome): the old leader finds it taken at its
+  // next check, before the standby's grace is over.
   auto leader = admin_->Exec(
       "SELECT pg_terminate_backend(pid) FROM pg_locks WHERE locktype = 'advisory' AND granted "
       "AND database = (SELECT oid FROM pg_database WHERE datname = $1)",
       {PgText(database_)}, "cutting the leader");
   ASSERT_TRUE(leader.ok()) << leader.status();
   ASSERT_EQ(leader->size(), 1);
+  ASSERT_TRUE(admin_->Exec("SELECT pg_advisory_lock($1)", {PgInt(kLeaderLockForTests)},
+                           "taking the lease").ok());
+  ASSERT_TRUE(Eventually([&] { return lost == 1; })) << "the old leader never found out";
+  ASSERT_TRUE(admin_->Exec("SELECT pg_advisory_unlock($1)", {PgInt(kLeaderLockForTests)},
+                           "handing the lease on").ok());
   standby.join();
   ASSERT_TRUE(b.ok()) << b.status();
   EXPECT_EQ(lost, 1) << "the old leader knew before the new one returned";
@@ -236,6 +248,31 @@ TEST_F(PostgresStoreTest, OneLeadsAndAStandbyTakesOverOnlyOnceTheLeaderIsFenced)
   auto nodes = (*b)->ListNodes();
   ASSERT_TRUE(nodes.ok());
   EXPECT_EQ(nodes->size(), 3u) << "n1, n2 and n4; nothing of the fenced leader's n3";
+}
+
+TEST_F(PostgresStoreTest, ALeaderThatCannotCheckItsLeaseStops) {
+  PostgresOptions lead;
+  lead.url = server_->Url(database_);
+  lead.password_file = server_->password_file();
+  lead.lead = true;
+  lead.lease_check_interval = absl::Milliseconds(100);
+  lead.lease_timeout = absl::Milliseconds(300);
+  lead.lease_grace = absl::Milliseconds(10);
+  std::atomic<int> lost = 0;
+  lead.lost_lead = [&lost] { ++lost; };
+  auto a = OpenPostgresStore(lead);
+  ASSERT_TRUE(a.ok()) << a.status();
+  // The database goes away: the leader cannot tell whether a standby holds
+  // the lease by now, so past lease_timeout it stops, and stays stopped
+  // when the database is back.
+  ASSERT_TRUE(server_->Stop().ok());
+  EXPECT_TRUE(Eventually([&] { return lost == 1; }));
+  ASSERT_TRUE(server_->Restart().ok());
+  EXPECT_EQ((*a)->ListNodes().status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(lost, 1);
+  auto admin = PgConnection::Open(server_->Url(database_), server_->password_file());
+  ASSERT_TRUE(admin.ok());
+  admin_ = std::move(*admin);
 }
 
 TEST_F(PostgresStoreTest, BackupsAreTheServersOwnTools) {

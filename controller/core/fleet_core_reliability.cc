@@ -8,6 +8,7 @@
 #include "controller/core/fleet_core.h"
 
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -59,20 +60,30 @@ void FleetCore::NoteRunInterruptions(const storage::RunRecord& run,
     }
     e.outcomes.insert(e.outcomes.end(), t.outcomes.begin(), t.outcomes.end());
   }
-  if (!evidence.empty()) {
-    absl::StatusOr<std::vector<v1::Sample>> samples = store_->ListSamplesForRun(run.run_id);
-    if (!samples.ok()) {
+  // On the actor thread, so bounded: a run of more samples than this (a
+  // fleet-wide suite) is judged on its first kMaxJudgedSamples, node by
+  // node in the store's order; the rest of its nodes on their facts.
+  constexpr int kMaxJudgedSamples = 100'000;
+  constexpr int kPage = 10'000;
+  std::optional<storage::RunSampleCursor> after;
+  for (int read = 0; !evidence.empty() && read < kMaxJudgedSamples; read += kPage) {
+    std::vector<storage::RunSampleCursor> cursors;
+    absl::StatusOr<std::vector<v1::Sample>> page =
+        store_->ListSamplesForRunPage(run.run_id, kPage, after, &cursors);
+    if (!page.ok()) {
       // The run's other interruptions still count; its findings can be
       // read again with `findings --run`.
       LOG(WARNING) << "reading run " << run.run_id
-                   << "'s samples for its critical findings: " << samples.status();
+                   << "'s samples for its critical findings: " << page.status();
       evidence.clear();
-    } else {
-      for (v1::Sample& s : *samples) {
-        auto it = evidence.find(s.node());
-        if (it != evidence.end()) it->second.samples.push_back(std::move(s));
-      }
+      break;
     }
+    for (v1::Sample& s : *page) {
+      auto it = evidence.find(s.node());
+      if (it != evidence.end()) it->second.samples.push_back(std::move(s));
+    }
+    if (page->size() < static_cast<size_t>(kPage)) break;
+    after = cursors.back();
   }
   std::vector<diagnosis::NodeEvidence> judged;
   judged.reserve(evidence.size());
