@@ -202,33 +202,54 @@ absl::StatusOr<int> PostgresStore::CommitReports(const std::vector<ReportWrite>&
         d.last_ms = std::max(d.last_ms, s.time_unix_ms());
       }
     }
-    // The new samples join their days' summaries in the same transaction.
-    for (auto& [key, d] : days) {
+    // The new samples join their days' summaries in the same transaction:
+    // the stored ones read (and locked) in one query, merged here, all
+    // written back in one upsert.
+    if (!days.empty()) {
+      std::vector<std::string> metric_col, day_col, node_col;
+      for (const auto& [key, d] : days) {
+        metric_col.push_back(absl::StrCat(key.metric_id));
+        day_col.push_back(absl::StrCat(key.day));
+        node_col.push_back(absl::StrCat(key.node_id));
+      }
+      const PgParam metrics = PgText(TextArray(metric_col));
+      const PgParam day_keys = PgText(TextArray(day_col));
+      const PgParam nodes = PgText(TextArray(node_col));
       FLEETBENCH_ASSIGN_OR_RETURN(
           PgRows old,
-          Exec("SELECT first_ms, last_ms, sketch FROM metric_day_summaries WHERE metric_id = $1 "
-               "AND day = $2 AND node_id = $3 FOR UPDATE",
-               {PgInt(key.metric_id), PgInt(key.day), PgInt(key.node_id)},
-               "reading a day summary"));
-      if (old.size() > 0) {
-        absl::StatusOr<ValueSketch> stored = ValueSketch::Decode(old.Bytes(0, 2));
+          Exec("SELECT s.metric_id, s.day, s.node_id, s.first_ms, s.last_ms, s.sketch "
+               "FROM metric_day_summaries s JOIN unnest($1::BIGINT[], $2::BIGINT[], "
+               "$3::BIGINT[]) AS k(metric_id, day, node_id) ON s.metric_id = k.metric_id "
+               "AND s.day = k.day AND s.node_id = k.node_id FOR UPDATE OF s",
+               {metrics, day_keys, nodes}, "reading day summaries"));
+      for (int i = 0; i < old.size(); ++i) {
+        const DayKey key{old.Int(i, 0), old.Int(i, 1), old.Int(i, 2)};
+        absl::StatusOr<ValueSketch> stored = ValueSketch::Decode(old.Bytes(i, 5));
         if (!stored.ok()) {
           return absl::DataLossError(absl::StrCat("day summary of metric ", key.metric_id,
                                                   ", day ", key.day, ", node ", key.node_id, ": ",
                                                   stored.status().message()));
         }
+        DayAggregate& d = days.at(key);
         d.values.Merge(*stored);
-        d.first_ms = std::min(d.first_ms, old.Int(0, 0));
-        d.last_ms = std::max(d.last_ms, old.Int(0, 1));
+        d.first_ms = std::min(d.first_ms, old.Int(i, 3));
+        d.last_ms = std::max(d.last_ms, old.Int(i, 4));
+      }
+      std::vector<std::string> first_col, last_col, sketch_col;
+      for (const auto& [key, d] : days) {
+        first_col.push_back(absl::StrCat(d.first_ms));
+        last_col.push_back(absl::StrCat(d.last_ms));
+        sketch_col.push_back(absl::StrCat("\\x", absl::BytesToHexString(d.values.Encode())));
       }
       FLEETBENCH_RETURN_IF_ERROR(
           Exec("INSERT INTO metric_day_summaries(metric_id, day, node_id, first_ms, last_ms, "
-               "sketch) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (metric_id, day, node_id) "
+               "sketch) SELECT * FROM unnest($1::BIGINT[], $2::BIGINT[], $3::BIGINT[], "
+               "$4::BIGINT[], $5::BIGINT[], $6::BYTEA[]) ON CONFLICT (metric_id, day, node_id) "
                "DO UPDATE SET first_ms = excluded.first_ms, last_ms = excluded.last_ms, "
                "sketch = excluded.sketch",
-               {PgInt(key.metric_id), PgInt(key.day), PgInt(key.node_id), PgInt(d.first_ms),
-                PgInt(d.last_ms), PgBytes{d.values.Encode()}},
-               "storing a day summary")
+               {metrics, day_keys, nodes, PgText(TextArray(first_col)),
+                PgText(TextArray(last_col)), PgText(TextArray(sketch_col))},
+               "storing day summaries")
               .status());
     }
     for (const ReportWrite& report : reports) {
