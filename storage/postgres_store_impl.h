@@ -10,7 +10,8 @@
 // SQLite's.
 //
 // One class, its member functions defined by domain: postgres_store.cc
-// (opening, the schema, transactions, integrity), postgres_nodes.cc,
+// (opening, migrating, the leader lease, transactions, integrity; the
+// schema's steps are postgres_schema.h), postgres_nodes.cc,
 // postgres_runs.cc (runs, tasks, task logs), postgres_samples.cc (reports,
 // sample reads, ranking points, day summaries, retention),
 // postgres_catalog.cc (metric descriptors, prices, schedules) and

@@ -45,6 +45,17 @@ class PostgresStoreTest : public ::testing::Test {
     ASSERT_TRUE(admin.ok()) << admin.status();
     admin_ = std::move(*admin);
   }
+  // A controller's store, its lease timed in tenths of a second.
+  PostgresOptions Leading(absl::Duration grace) const {
+    PostgresOptions lead;
+    lead.url = server_->Url(database_);
+    lead.password_file = server_->password_file();
+    lead.lead = true;
+    lead.lease_check_interval = absl::Milliseconds(100);
+    lead.lease_timeout = absl::Milliseconds(300);
+    lead.lease_grace = grace;
+    return lead;
+  }
   absl::StatusOr<std::unique_ptr<Store>> Open() {
     PostgresOptions options;
     options.url = server_->Url(database_);
@@ -184,13 +195,7 @@ bool Eventually(const std::function<bool()>& condition) {
 }
 
 TEST_F(PostgresStoreTest, OneLeadsAndAStandbyTakesOverOnlyOnceTheLeaderIsFenced) {
-  PostgresOptions lead;
-  lead.url = server_->Url(database_);
-  lead.password_file = server_->password_file();
-  lead.lead = true;
-  lead.lease_check_interval = absl::Milliseconds(100);
-  lead.lease_timeout = absl::Milliseconds(300);
-  lead.lease_grace = absl::Milliseconds(600);
+  PostgresOptions lead = Leading(absl::Milliseconds(600));
   std::atomic<int> lost = 0;
   lead.lost_lead = [&lost] { ++lost; };
   auto a = OpenPostgresStore(lead);
@@ -251,13 +256,7 @@ TEST_F(PostgresStoreTest, OneLeadsAndAStandbyTakesOverOnlyOnceTheLeaderIsFenced)
 }
 
 TEST_F(PostgresStoreTest, ALeaderThatCannotCheckItsLeaseStops) {
-  PostgresOptions lead;
-  lead.url = server_->Url(database_);
-  lead.password_file = server_->password_file();
-  lead.lead = true;
-  lead.lease_check_interval = absl::Milliseconds(100);
-  lead.lease_timeout = absl::Milliseconds(300);
-  lead.lease_grace = absl::Milliseconds(10);
+  PostgresOptions lead = Leading(absl::Milliseconds(10));
   std::atomic<int> lost = 0;
   lead.lost_lead = [&lost] { ++lost; };
   auto a = OpenPostgresStore(lead);
