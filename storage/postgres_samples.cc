@@ -98,10 +98,6 @@ struct DayAggregate {
   int64_t last_ms = std::numeric_limits<int64_t>::min();
 };
 
-int64_t SinceMillis(absl::Time since) {
-  return since == absl::InfinitePast() ? std::numeric_limits<int64_t>::min() : PgMillis(since);
-}
-
 }  // namespace
 
 absl::StatusOr<int> PostgresStore::CommitReports(const std::vector<ReportWrite>& reports) {
@@ -423,7 +419,7 @@ absl::StatusOr<MetricPointTable> PostgresStore::MetricPointTableSince(const std:
   absl::MutexLock lock(&mu_);
   MetricPointTable table;
   absl::Status status = InTransaction("reading ranking points", [&]() -> absl::Status {
-    FLEETBENCH_ASSIGN_OR_RETURN(table, PointTableLocked(metric, SinceMillis(since), std::nullopt));
+    FLEETBENCH_ASSIGN_OR_RETURN(table, PointTableLocked(metric, PgMillis(since), std::nullopt));
     return absl::OkStatus();
   });
   if (!status.ok()) return status;
@@ -437,7 +433,7 @@ absl::StatusOr<MetricPointTable> PostgresStore::MetricPointTableBetween(const st
   MetricPointTable table;
   absl::Status status = InTransaction("reading ranking points", [&]() -> absl::Status {
     FLEETBENCH_ASSIGN_OR_RETURN(
-        table, PointTableLocked(metric, SinceMillis(since),
+        table, PointTableLocked(metric, PgMillis(since),
                                 until == absl::InfiniteFuture()
                                     ? std::nullopt
                                     : std::optional<int64_t>(PgMillis(until))));
@@ -467,7 +463,7 @@ absl::StatusOr<MetricPointTable> PostgresStore::MetricPointTableOfNewestRuns(
            "JOIN k ON k.node_id = p.node_id AND k.run_key = p.run_key AND k.rn <= $3 "
            "JOIN nodes n ON n.id = p.node_id JOIN runs r ON r.key = p.run_key "
            "ORDER BY p.seq DESC",
-           {PgText(metric), PgInt(SinceMillis(since)), PgInt(max_runs_per_node)},
+           {PgText(metric), PgInt(PgMillis(since)), PgInt(max_runs_per_node)},
            "reading the newest runs' points"));
   MetricPointTable table;
   std::map<std::string, uint32_t> nodes, runs;

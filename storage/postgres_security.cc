@@ -154,8 +154,7 @@ absl::StatusOr<int64_t> PostgresStore::AppendAudit(const AuditRecord& r, int64_t
 absl::StatusOr<std::vector<AuditRecord>> PostgresStore::ListAudit(absl::Time since, int limit,
                                                                   int64_t before_id) {
   if (limit <= 0) return absl::InvalidArgumentError("ListAudit wants a limit above 0");
-  const int64_t since_ms =
-      since == absl::InfinitePast() ? std::numeric_limits<int64_t>::min() : PgMillis(since);
+  const int64_t since_ms = PgMillis(since);
   const int64_t before = before_id > 0 ? before_id : std::numeric_limits<int64_t>::max();
   absl::MutexLock lock(&mu_);
   FLEETBENCH_ASSIGN_OR_RETURN(

@@ -14,6 +14,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "common/logging.h"
+#include "common/reason.h"
 #include "common/status_macros.h"
 #include "storage/postgres_connection.h"
 #include "storage/postgres_schema.h"
@@ -195,7 +196,7 @@ absl::StatusOr<int64_t> PostgresStore::RunKeyLocked(const std::string& run_id) {
   FLEETBENCH_ASSIGN_OR_RETURN(
       PgRows rows, Exec("SELECT key FROM runs WHERE run_id = $1", {PgText(run_id)}, "finding run"));
   if (rows.size() == 0) {
-    return absl::NotFoundError(absl::StrCat("run ", run_id.substr(0, 64), " not found"));
+    return absl::NotFoundError(absl::StrCat("run ", ClipInput(run_id), " not found"));
   }
   return rows.Int(0, 0);
 }

@@ -191,7 +191,8 @@ class PostgresStore final : public Store {
   std::thread lease_checker_;
 };
 
-// Times are stored as Unix milliseconds.
+// Times are stored as Unix milliseconds; InfinitePast and InfiniteFuture
+// saturate to the int64 limits, so they bound queries as they are.
 inline int64_t PgMillis(absl::Time t) { return absl::ToUnixMillis(t); }
 inline absl::Time PgTime(int64_t ms) { return absl::FromUnixMillis(ms); }
 // NULL for an absent time (InfinitePast / InfiniteFuture by the record's

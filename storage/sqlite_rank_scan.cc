@@ -116,10 +116,6 @@ absl::StatusOr<MetricPointTable> SqliteStore::MetricPointTableSince(
 
 namespace {
 
-int64_t SinceMillis(absl::Time since) {
-  return since == absl::InfinitePast() ? std::numeric_limits<int64_t>::min() : ToMillis(since);
-}
-
 // A day: a run's samples are measured within it (a task's deadline is far
 // shorter), so points written a day before a run's oldest are not its.
 constexpr int64_t kRunSpanMs = 86'400'000;
@@ -136,7 +132,7 @@ absl::StatusOr<MetricPointTable> SqliteStore::MetricPointTableBetween(
   absl::Status status = InTransaction(TxnKind::kRead, [&]() -> absl::Status {
     FLEETBENCH_ASSIGN_OR_RETURN(int64_t metric_id, MetricIdLocked(metric, false));
     if (metric_id == 0) return absl::OkStatus();
-    return PointTableLocked(metric_id, SinceMillis(since), until_ms, 0, 0, table);
+    return PointTableLocked(metric_id, ToMillis(since), until_ms, 0, 0, table);
   });
   if (!status.ok()) return status;
   return table;
@@ -152,7 +148,7 @@ absl::StatusOr<MetricPointTable> SqliteStore::MetricPointTableOfNewestRuns(
   absl::Status status = InTransaction(TxnKind::kRead, [&]() -> absl::Status {
     FLEETBENCH_ASSIGN_OR_RETURN(int64_t metric_id, MetricIdLocked(metric, false));
     if (metric_id == 0) return absl::OkStatus();
-    return PointTableLocked(metric_id, SinceMillis(since), std::numeric_limits<int64_t>::max(),
+    return PointTableLocked(metric_id, ToMillis(since), std::numeric_limits<int64_t>::max(),
                             max_runs_per_node, fleet_nodes, table);
   });
   if (!status.ok()) return status;

@@ -175,7 +175,7 @@ absl::StatusOr<int64_t> SqliteStore::AppendAudit(const AuditRecord& r, int64_t k
 absl::StatusOr<std::vector<AuditRecord>> SqliteStore::ListAudit(absl::Time since, int limit,
                                                                 int64_t before_id) {
   if (limit <= 0) return absl::InvalidArgumentError("ListAudit wants a limit above 0");
-  const int64_t since_ms = since == absl::InfinitePast() ? INT64_MIN : ToMillis(since);
+  const int64_t since_ms = ToMillis(since);
   const int64_t before = before_id > 0 ? before_id : INT64_MAX;
   const int64_t n = limit;
   absl::MutexLock lock(&mu_);

@@ -52,7 +52,8 @@ struct sqlite3;
 
 namespace fleetbench::storage {
 
-// Times are stored as Unix milliseconds.
+// Times are stored as Unix milliseconds; InfinitePast and InfiniteFuture
+// saturate to the int64 limits, so they bound queries as they are.
 inline int64_t ToMillis(absl::Time t) { return absl::ToUnixMillis(t); }
 inline absl::Time FromMillis(int64_t ms) { return absl::FromUnixMillis(ms); }
 

@@ -1,14 +1,17 @@
 #include "agent/benchmarks/collective/gloo_engine.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <exception>
 #include <memory>
+#include <optional>
 #include <thread>
 #include <utility>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "agent/benchmarks/collective/gloo_mesh.h"
@@ -30,11 +33,19 @@ constexpr absl::Duration kNoDeadlineTimeout = absl::Minutes(30);
 // Receive elements compared per rank and size (evenly spaced, plus the
 // last), as the NCCL backend does.
 constexpr uint64_t kCheckedPerSize = 1024;
-// How often a member waiting to meet the group looks at cancelled().
+// How often a member waiting to meet the group, or for its operations,
+// looks at cancelled().
 constexpr absl::Duration kWatchSlice = absl::Milliseconds(100);
 // How long an interrupted meeting may take to end (a store call in
 // progress finishes its slice first, 200 ms at most).
 constexpr absl::Duration kMeetingEndBound = absl::Seconds(5);
+// How long operations asked to stop (a cancel), or running beside a broken
+// connection, have to end by themselves before Sweep() leaves them behind:
+// a normal end takes microseconds (one more operation, or one that already
+// has its data), so only a stuck operation is still running by then.
+constexpr absl::Duration kStuckBound = absl::Seconds(10);
+// A slot no operation uses: the sentinel's receives (Session::sentinel).
+constexpr uint64_t kSentinelSlot = uint64_t{0xfb} << 56;
 
 void FillPattern(int rank, std::vector<float>* buffer) {
   for (uint64_t i = 0; i < buffer->size(); ++i) {
@@ -64,6 +75,57 @@ void Verify(int op, int ranks, int rank, uint64_t send_count,
 }
 
 }  // namespace
+
+// Everything the operations use, shared by the engine and the thread that
+// runs them: a thread left behind in a stuck gloo operation keeps it alive
+// until gloo's timeout, so nothing here points outside it (the caller's
+// cancelled() is mirrored into `cancel` by the engine).
+struct GlooEngine::Session {
+  Session(const GlooMember& member, std::shared_ptr<gloo::Context> gloo_context)
+      : rank(member.rank),
+        size(member.size),
+        deadline(member.deadline),
+        context(std::move(gloo_context)) {}
+
+  // The time left before the deadline as a gloo timeout (at least 1 ms).
+  std::chrono::milliseconds TimeLeft() const;
+  // A caught gloo exception as a Status (CANCELLED once cancelled).
+  absl::Status FromGloo(const std::string& what, const std::string& where) const;
+  absl::StatusOr<std::vector<GlooPoint>> Sweep(const std::string& op_name, int op,
+                                               const std::vector<uint64_t>& sizes, int warmup,
+                                               int iters);
+  // Runs one size; fills `point` except the group fields.
+  absl::Status RunSize(const std::string& op_name, int op, uint64_t bytes, int warmup,
+                       int iters, GlooPoint* point);
+  // All ranks' seconds for every point, gathered; fills the group fields.
+  absl::Status GatherTimes(std::vector<GlooPoint>* points);
+
+  void SetWhere(std::string where) {
+    absl::MutexLock lock(&mu);
+    current = std::move(where);
+  }
+  std::string Where() const {
+    absl::MutexLock lock(&mu);
+    return current;
+  }
+
+  const int rank;
+  const int size;
+  const absl::Time deadline;
+  const std::shared_ptr<gloo::Context> context;
+  // A receive of one byte posted from every peer on kSentinelSlot, which
+  // nobody sends to: gloo fails it when any connection breaks. Declared
+  // after `context`, which must outlive it.
+  char sentinel_byte = 0;
+  std::unique_ptr<gloo::transport::UnboundBuffer> sentinel;
+  std::atomic<bool> cancel{false};
+  absl::Notification broken;
+  std::string broken_what;  // written once, before `broken` is notified
+  uint64_t next_slot = 1;   // reduce-scatter's message slots (operations' thread)
+
+  mutable absl::Mutex mu;
+  std::string current ABSL_GUARDED_BY(mu);  // the operation under way
+};
 
 absl::StatusOr<std::unique_ptr<GlooEngine>> GlooEngine::Connect(
     const GlooMember& member) {
@@ -143,8 +205,19 @@ absl::StatusOr<std::unique_ptr<GlooEngine>> GlooEngine::Connect(
   if (meeting->failure.empty()) {
     GlooMember kept = member;
     kept.deadline = deadline;
-    return std::unique_ptr<GlooEngine>(
-        new GlooEngine(std::move(kept), meeting->context));
+    auto session = std::make_shared<Session>(kept, meeting->context);
+    if (member.size > 1) {
+      try {
+        session->sentinel =
+            session->context->createUnboundBuffer(&session->sentinel_byte, 1);
+        for (int peer = 0; peer < member.size; ++peer) {
+          if (peer != member.rank) session->sentinel->recv(peer, kSentinelSlot);
+        }
+      } catch (const std::exception& e) {
+        return absl::UnavailableError(absl::StrCat(where, ": ", e.what()));
+      }
+    }
+    return std::unique_ptr<GlooEngine>(new GlooEngine(kept, std::move(session)));
   }
   const RendezvousStore& store = meeting->store;
   if (!store.error().ok()) {
@@ -167,34 +240,50 @@ absl::StatusOr<std::unique_ptr<GlooEngine>> GlooEngine::Connect(
   return absl::UnavailableError(absl::StrCat(where, ": ", meeting->failure));
 }
 
-GlooEngine::GlooEngine(GlooMember member,
-                       std::shared_ptr<gloo::Context> context)
-    : member_(std::move(member)), context_(std::move(context)) {}
+GlooEngine::GlooEngine(const GlooMember& member, std::shared_ptr<Session> session)
+    : rank_(member.rank),
+      size_(member.size),
+      cancelled_(member.cancelled),
+      session_(std::move(session)) {
+  if (session_->sentinel == nullptr) return;
+  sentinel_waiter_ = std::thread([session = session_] {
+    try {
+      // False when the engine ends and aborts the wait.
+      session->sentinel->waitRecv(nullptr, session->TimeLeft());
+    } catch (const std::exception& e) {
+      session->broken_what = e.what();
+      session->broken.Notify();
+    }
+  });
+}
 
-GlooEngine::~GlooEngine() = default;
+GlooEngine::~GlooEngine() {
+  if (session_->sentinel != nullptr) session_->sentinel->abortWaitRecv();
+  if (sentinel_waiter_.joinable()) sentinel_waiter_.join();
+}
 
-std::chrono::milliseconds GlooEngine::TimeLeft() const {
-  const absl::Duration left = member_.deadline - absl::Now();
+std::chrono::milliseconds GlooEngine::Session::TimeLeft() const {
+  const absl::Duration left = deadline - absl::Now();
   return std::chrono::milliseconds(
       std::max<int64_t>(1, absl::ToInt64Milliseconds(left)));
 }
 
-absl::Status GlooEngine::FromGloo(const std::string& what,
-                                  const std::string& where) const {
-  const std::string text = absl::StrCat("gloo: rank ", member_.rank, " of ",
-                                        member_.size, ": ", where, ": ");
-  if (cancelled()) return absl::CancelledError(absl::StrCat(text, "cancelled"));
-  if (absl::Now() >= member_.deadline) {
+absl::Status GlooEngine::Session::FromGloo(const std::string& what,
+                                           const std::string& where) const {
+  const std::string text =
+      absl::StrCat("gloo: rank ", rank, " of ", size, ": ", where, ": ");
+  if (cancel) return absl::CancelledError(absl::StrCat(text, "cancelled"));
+  if (absl::Now() >= deadline) {
     return absl::DeadlineExceededError(
         absl::StrCat(text, "past the group's deadline: ", what));
   }
   return absl::UnavailableError(absl::StrCat(text, what));
 }
 
-absl::Status GlooEngine::RunSize(const std::string& op_name, int op,
-                                 uint64_t bytes, int warmup, int iters,
-                                 GlooPoint* point) {
-  const uint64_t n = static_cast<uint64_t>(member_.size);
+absl::Status GlooEngine::Session::RunSize(const std::string& op_name, int op,
+                                          uint64_t bytes, int warmup,
+                                          int iters, GlooPoint* point) {
+  const uint64_t n = static_cast<uint64_t>(size);
   const uint64_t total = bytes / sizeof(float) / n * n;
   if (total == 0) {
     return absl::InvalidArgumentError(
@@ -211,7 +300,7 @@ absl::Status GlooEngine::RunSize(const std::string& op_name, int op,
   const bool in_place = op == FLEETBENCH_GPU_ALLREDUCE;
   std::vector<float> send(in_place ? 0 : send_count);
   std::vector<float> recv(recv_count, 0.0f);
-  if (!in_place) FillPattern(member_.rank, &send);
+  if (!in_place) FillPattern(rank, &send);
   // reduce-scatter's ring reduces into a copy of the send buffer and
   // receives each neighbour's chunk into `incoming`.
   std::vector<float> work;
@@ -224,7 +313,7 @@ absl::Status GlooEngine::RunSize(const std::string& op_name, int op,
   auto once = [&]() {
     switch (op) {
       case FLEETBENCH_GPU_ALLGATHER: {
-        gloo::AllgatherOptions opts(context_);
+        gloo::AllgatherOptions opts(context);
         opts.setInput(send.data(), send.size());
         opts.setOutput(recv.data(), recv.size());
         opts.setTimeout(TimeLeft());
@@ -238,17 +327,16 @@ absl::Status GlooEngine::RunSize(const std::string& op_name, int op,
         // (gloo's ReduceScatterHalvingDoubling counts bytes in an int and
         // so stops at 2 GiB.)
         std::copy(send.begin(), send.end(), work.begin());
-        const int r = member_.rank;
-        const int size = member_.size;
+        const int r = rank;
         const size_t chunk_bytes = recv_count * sizeof(float);
         if (size > 1) {
-          auto out = context_->createUnboundBuffer(work.data(),
+          auto out = context->createUnboundBuffer(work.data(),
                                                    work.size() * sizeof(float));
-          auto in = context_->createUnboundBuffer(incoming.data(), chunk_bytes);
+          auto in = context->createUnboundBuffer(incoming.data(), chunk_bytes);
           const int right = (r + 1) % size;
           const int left = (r + size - 1) % size;
           for (int s = 0; s < size - 1; ++s) {
-            const uint64_t slot = next_slot_++;
+            const uint64_t slot = next_slot++;
             const int send_chunk = ((r - s - 1) % size + size) % size;
             const int recv_chunk = ((r - s - 2) % size + size) % size;
             out->send(right, slot, send_chunk * chunk_bytes, chunk_bytes);
@@ -263,7 +351,7 @@ absl::Status GlooEngine::RunSize(const std::string& op_name, int op,
         break;
       }
       default: {
-        gloo::AllreduceOptions opts(context_);
+        gloo::AllreduceOptions opts(context);
         opts.setOutput(recv.data(), recv.size());
         opts.setReduceFunction(
             static_cast<void (*)(void*, const void*, const void*, size_t)>(
@@ -276,14 +364,15 @@ absl::Status GlooEngine::RunSize(const std::string& op_name, int op,
   };
 
   const std::string where = absl::StrCat(op_name, " at ", point->bytes, " B");
+  SetWhere(where);
   try {
     for (int i = 0; i < warmup; ++i) {
-      if (cancelled()) return FromGloo("", where);
+      if (cancel) return FromGloo("", where);
       once();
     }
     double seconds = 0;
     for (int i = 0; i < iters; ++i) {
-      if (cancelled()) return FromGloo("", where);
+      if (cancel) return FromGloo("", where);
       const auto start = std::chrono::steady_clock::now();
       once();
       seconds += std::chrono::duration<double>(
@@ -292,33 +381,35 @@ absl::Status GlooEngine::RunSize(const std::string& op_name, int op,
     }
     point->seconds = seconds / iters;
     if (in_place) {
-      FillPattern(member_.rank, &recv);
+      FillPattern(rank, &recv);
       once();
     }
   } catch (const std::exception& e) {
     return FromGloo(e.what(), where);
   }
-  Verify(op, member_.size, member_.rank, send_count, recv, point);
+  Verify(op, size, rank, send_count, recv, point);
   return absl::OkStatus();
 }
 
-absl::Status GlooEngine::GatherTimes(std::vector<GlooPoint>* points) {
+absl::Status GlooEngine::Session::GatherTimes(std::vector<GlooPoint>* points) {
   const size_t count = points->size();
   std::vector<double> mine(count);
   for (size_t i = 0; i < count; ++i) mine[i] = (*points)[i].seconds;
-  std::vector<double> all(count * static_cast<size_t>(member_.size));
+  std::vector<double> all(count * static_cast<size_t>(size));
+  const std::string where = "gathering the ranks' times";
+  SetWhere(where);
   try {
-    gloo::AllgatherOptions opts(context_);
+    gloo::AllgatherOptions opts(context);
     opts.setInput(mine.data(), mine.size());
     opts.setOutput(all.data(), all.size());
     opts.setTimeout(TimeLeft());
     gloo::allgather(opts);
   } catch (const std::exception& e) {
-    return FromGloo(e.what(), "gathering the ranks' times");
+    return FromGloo(e.what(), where);
   }
   for (size_t i = 0; i < count; ++i) {
     GlooPoint& point = (*points)[i];
-    for (int r = 0; r < member_.size; ++r) {
+    for (int r = 0; r < size; ++r) {
       const double t = all[static_cast<size_t>(r) * count + i];
       if (r == 0 || t > point.group_seconds) {
         point.group_seconds = t;
@@ -327,6 +418,21 @@ absl::Status GlooEngine::GatherTimes(std::vector<GlooPoint>* points) {
     }
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<GlooPoint>> GlooEngine::Session::Sweep(
+    const std::string& op_name, int op, const std::vector<uint64_t>& sizes,
+    int warmup, int iters) {
+  std::vector<GlooPoint> points(sizes.size());
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    if (absl::Status s =
+            RunSize(op_name, op, sizes[i], warmup, iters, &points[i]);
+        !s.ok()) {
+      return s;
+    }
+  }
+  if (absl::Status s = GatherTimes(&points); !s.ok()) return s;
+  return points;
 }
 
 absl::StatusOr<std::vector<GlooPoint>> GlooEngine::Sweep(
@@ -341,16 +447,52 @@ absl::StatusOr<std::vector<GlooPoint>> GlooEngine::Sweep(
     return absl::InvalidArgumentError(absl::StrCat(
         "gloo: iters must be >= 1 and warmup >= 0, not ", iters, ", ", warmup));
   }
-  std::vector<GlooPoint> points(sizes.size());
-  for (size_t i = 0; i < sizes.size(); ++i) {
-    if (absl::Status s =
-            RunSize(op, op_number, sizes[i], warmup, iters, &points[i]);
-        !s.ok()) {
-      return s;
+  struct Outcome {
+    absl::StatusOr<std::vector<GlooPoint>> points;
+    absl::Notification done;
+  };
+  auto outcome = std::make_shared<Outcome>();
+  std::thread operations([session = session_, outcome, op, op_number, sizes,
+                          warmup, iters] {
+    outcome->points = session->Sweep(op, op_number, sizes, warmup, iters);
+    outcome->done.Notify();
+  });
+  // Since when the operations have been asked to stop (a cancel) or may be
+  // stuck (a broken connection).
+  std::optional<absl::Time> stopping_since;
+  while (!outcome->done.WaitForNotificationWithTimeout(kWatchSlice)) {
+    if (!session_->cancel && cancelled_ && cancelled_()) session_->cancel = true;
+    if (!stopping_since &&
+        (session_->cancel || session_->broken.HasBeenNotified())) {
+      stopping_since = absl::Now();
+    }
+    if (stopping_since && absl::Now() - *stopping_since >= kStuckBound) {
+      // Left to gloo's timeout; it stops at its next operation if it ever
+      // gets one.
+      const absl::Status status =
+          session_->cancel
+              ? session_->FromGloo("", session_->Where())
+              : session_->FromGloo(
+                    absl::StrCat(session_->broken_what,
+                                 " (an operation still waited ",
+                                 absl::FormatDuration(kStuckBound),
+                                 " later and was left behind)"),
+                    session_->Where());
+      session_->cancel = true;
+      operations.detach();
+      return status;
     }
   }
-  if (absl::Status s = GatherTimes(&points); !s.ok()) return s;
-  return points;
+  operations.join();
+  // A peer cancelled a moment sooner closes its connections while this
+  // rank's operation is under way: a failure then is the cancel's, as it
+  // is when the operations see the cancel themselves.
+  if (!outcome->points.ok() && !session_->cancel && cancelled_ &&
+      cancelled_()) {
+    session_->cancel = true;
+    return session_->FromGloo("", session_->Where());
+  }
+  return std::move(outcome->points);
 }
 
 }  // namespace fleetbench::collective

@@ -19,14 +19,23 @@
 // all-gather), so each point also carries the group's time: the slowest
 // rank's, and which rank that was.
 //
-// Errors: CANCELLED when cancelled() turned true (checked between
-// operations; a peer that stops closes its connections, which ends a
-// blocked operation at once); DEADLINE_EXCEEDED when a member did not come
-// or an operation outlived the deadline (every gloo operation's timeout is
-// the time left to it, so no rank hangs when a peer dies silently);
-// UNAVAILABLE when a connection broke; INVALID_ARGUMENT for a size below one
-// float per rank. A wrong result is not an error here: the point counts it
-// (mismatches) and the caller fails the run with DATA_LOSS.
+// Errors: CANCELLED when cancelled() turned true (looked at every 100 ms;
+// the operations stop at the next one); DEADLINE_EXCEEDED when a member did
+// not come or an operation outlived the deadline (every gloo operation's
+// timeout is the time left to it, so no rank hangs when a peer dies
+// silently); UNAVAILABLE when a connection broke; INVALID_ARGUMENT for a
+// size below one float per rank. A wrong result is not an error here: the
+// point counts it (mismatches) and the caller fails the run with DATA_LOSS.
+//
+// A peer that stops closes its connections, which fails a blocked
+// operation at once, with one exception in gloo's TCP transport: a send
+// still queued on the broken connection (a message larger than the socket
+// buffer) is never told and waits for its timeout, the deadline. So the
+// operations run on a thread of their own, and a connection that breaks (a
+// receive posted from every peer on a slot nobody sends to fails with it)
+// or a cancel that the operations have not answered within 10 s ends
+// Sweep() anyway: the stuck thread is left to gloo's timeout with all it
+// uses (buffers, connections), the caller is not.
 //
 // Thread safety: one engine per thread; engines of the same group may run
 // in threads of one process (the tests do).
@@ -38,6 +47,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -93,26 +103,19 @@ class GlooEngine {
       const std::string& op, const std::vector<uint64_t>& sizes, int warmup,
       int iters);
 
-  int rank() const { return member_.rank; }
-  int size() const { return member_.size; }
+  int rank() const { return rank_; }
+  int size() const { return size_; }
 
  private:
-  GlooEngine(GlooMember member, std::shared_ptr<gloo::Context> context);
-  // Runs one size; fills `point` except the group fields.
-  absl::Status RunSize(const std::string& op_name, int op, uint64_t bytes,
-                       int warmup, int iters, GlooPoint* point);
-  // All ranks' seconds for every point, gathered; fills the group fields.
-  absl::Status GatherTimes(std::vector<GlooPoint>* points);
-  // The time left before the deadline as a gloo timeout (at least 1 ms).
-  std::chrono::milliseconds TimeLeft() const;
-  bool cancelled() const { return member_.cancelled && member_.cancelled(); }
-  // A caught gloo exception as a Status (CANCELLED once cancelled).
-  absl::Status FromGloo(const std::string& what,
-                        const std::string& where) const;
+  // What the operations touch, shared with the thread that runs them.
+  struct Session;
+  GlooEngine(const GlooMember& member, std::shared_ptr<Session> session);
 
-  GlooMember member_;
-  std::shared_ptr<gloo::Context> context_;
-  uint64_t next_slot_ = 1;  // reduce-scatter's message slots
+  const int rank_;
+  const int size_;
+  std::function<bool()> cancelled_;  // may be empty; read on this thread only
+  std::shared_ptr<Session> session_;
+  std::thread sentinel_waiter_;  // waits for a broken connection
 };
 
 }  // namespace fleetbench::collective
