@@ -46,6 +46,8 @@ constexpr absl::Duration kMeetingEndBound = absl::Seconds(5);
 constexpr absl::Duration kStuckBound = absl::Seconds(10);
 // A slot no operation uses: the sentinel's receives (Session::sentinel).
 constexpr uint64_t kSentinelSlot = uint64_t{0xfb} << 56;
+// Longer than any engine lives; the engine's end aborts the wait.
+constexpr std::chrono::milliseconds kSentinelWait = std::chrono::hours(24 * 365);
 
 void FillPattern(int rank, std::vector<float>* buffer) {
   for (uint64_t i = 0; i < buffer->size(); ++i) {
@@ -248,8 +250,10 @@ GlooEngine::GlooEngine(const GlooMember& member, std::shared_ptr<Session> sessio
   if (session_->sentinel == nullptr) return;
   sentinel_waiter_ = std::thread([session = session_] {
     try {
-      // False when the engine ends and aborts the wait.
-      session->sentinel->waitRecv(nullptr, session->TimeLeft());
+      // False when the engine ends and aborts the wait. No timeout of its
+      // own: gloo's would close every connection (the operations' timeouts
+      // keep the deadline).
+      session->sentinel->waitRecv(nullptr, kSentinelWait);
     } catch (const std::exception& e) {
       session->broken_what = e.what();
       session->broken.Notify();
@@ -447,6 +451,8 @@ absl::StatusOr<std::vector<GlooPoint>> GlooEngine::Sweep(
     return absl::InvalidArgumentError(absl::StrCat(
         "gloo: iters must be >= 1 and warmup >= 0, not ", iters, ", ", warmup));
   }
+  // The engine's connections are gone with the operations left behind.
+  if (!left_behind_.ok()) return left_behind_;
   struct Outcome {
     absl::StatusOr<std::vector<GlooPoint>> points;
     absl::Notification done;
@@ -479,7 +485,10 @@ absl::StatusOr<std::vector<GlooPoint>> GlooEngine::Sweep(
                                  " later and was left behind)"),
                     session_->Where());
       session_->cancel = true;
+      // The peers still waiting on this rank fail now, not at the deadline.
+      session_->context->closeConnections();
       operations.detach();
+      left_behind_ = status;
       return status;
     }
   }
@@ -487,8 +496,8 @@ absl::StatusOr<std::vector<GlooPoint>> GlooEngine::Sweep(
   // A peer cancelled a moment sooner closes its connections while this
   // rank's operation is under way: a failure then is the cancel's, as it
   // is when the operations see the cancel themselves.
-  if (!outcome->points.ok() && !session_->cancel && cancelled_ &&
-      cancelled_()) {
+  if (!outcome->points.ok() && !absl::IsCancelled(outcome->points.status()) &&
+      (session_->cancel || (cancelled_ && cancelled_()))) {
     session_->cancel = true;
     return session_->FromGloo("", session_->Where());
   }

@@ -35,7 +35,9 @@
 // receive posted from every peer on a slot nobody sends to fails with it)
 // or a cancel that the operations have not answered within 10 s ends
 // Sweep() anyway: the stuck thread is left to gloo's timeout with all it
-// uses (buffers, connections), the caller is not.
+// uses (buffers), the caller is not. The engine's connections are closed
+// then, so peers waiting on this rank fail at once, and every later
+// Sweep() returns the same error.
 //
 // Thread safety: one engine per thread; engines of the same group may run
 // in threads of one process (the tests do).
@@ -50,6 +52,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "agent/benchmarks/benchmark.h"
@@ -116,6 +119,9 @@ class GlooEngine {
   std::function<bool()> cancelled_;  // may be empty; read on this thread only
   std::shared_ptr<Session> session_;
   std::thread sentinel_waiter_;  // waits for a broken connection
+  // What Sweep() said when it left its operations behind: every later
+  // Sweep() says it again.
+  absl::Status left_behind_;
 };
 
 }  // namespace fleetbench::collective
