@@ -1,5 +1,9 @@
 #include "cli/args.h"
 
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -124,6 +128,33 @@ absl::Status CheckHostPort(const std::string& flag, const std::string& address,
     return bad(absl::StrCat("port ", value, " is outside ", allow_any_port ? 0 : 1, "..65535"));
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<std::string>> ParseControllerList(const std::string& flag,
+                                                             const std::string& value) {
+  std::vector<std::string> addresses;
+  for (absl::string_view part : absl::StrSplit(value, ',')) {
+    std::string address(absl::StripAsciiWhitespace(part));
+    if (absl::Status s = CheckHostPort(flag, address); !s.ok()) return s;
+    if (std::find(addresses.begin(), addresses.end(), address) != addresses.end()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(flag, " '", ClipInput(address), "' is listed twice"));
+    }
+    addresses.push_back(std::move(address));
+  }
+  if (addresses.size() > kMaxControllerAddresses) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(flag, ": at most ", kMaxControllerAddresses, " addresses"));
+  }
+  if (addresses.size() > 1) {
+    for (const std::string& address : addresses) {
+      if (absl::StartsWith(address, "unix:")) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            flag, ": a unix: socket is one controller's on its own host, not part of a list"));
+      }
+    }
+  }
+  return addresses;
 }
 
 absl::StatusOr<absl::Duration> ParseWindow(const std::string& w) {

@@ -47,6 +47,16 @@ absl::StatusOr<std::pair<std::string, std::string>> ParseKeyValue(const std::str
 absl::Status CheckHostPort(const std::string& flag, const std::string& address,
                            bool allow_any_port = false);
 
+// The most controller addresses one --controller may list.
+inline constexpr size_t kMaxControllerAddresses = 8;
+
+// --controller as a list: one address (CheckHostPort's forms), or a leader
+// and its standbys as HOST:PORT,HOST:PORT,... (no unix: socket in a list,
+// none twice, at most kMaxControllerAddresses); INVALID_ARGUMENT quoting
+// `flag` otherwise.
+absl::StatusOr<std::vector<std::string>> ParseControllerList(const std::string& flag,
+                                                             const std::string& value);
+
 // A ranking window: "7d" (days) or an absl duration ("24h", "90m"), > 0 and
 // at most ten years; INVALID_ARGUMENT (quoting it clipped) otherwise.
 absl::StatusOr<absl::Duration> ParseWindow(const std::string& window);

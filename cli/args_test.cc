@@ -58,6 +58,21 @@ TEST(HostPortTest, RefusesWhatCannotBeDialled) {
             std::string::npos);
 }
 
+TEST(ControllerListTest, OneAddressOrALeaderAndItsStandbys) {
+  auto one = ParseControllerList("--controller", "unix:/run/fb.sock");
+  ASSERT_TRUE(one.ok()) << one.status();
+  EXPECT_EQ(*one, std::vector<std::string>{"unix:/run/fb.sock"});
+  auto two = ParseControllerList("--controller", "ctl-a.example:7070, [::1]:7071");
+  ASSERT_TRUE(two.ok()) << two.status();
+  EXPECT_EQ(*two, (std::vector<std::string>{"ctl-a.example:7070", "[::1]:7071"}));
+  for (const char* bad : {"a:1,a:1", "a:1,", ",a:1", "a:1,unix:/run/fb.sock", "a:1,b",
+                          "a:1,b:2,c:3,d:4,e:5,f:6,g:7,h:8,i:9"}) {
+    auto parsed = ParseControllerList("--controller", bad);
+    EXPECT_EQ(parsed.status().code(), absl::StatusCode::kInvalidArgument) << bad;
+    EXPECT_NE(parsed.status().message().find("--controller"), std::string::npos) << bad;
+  }
+}
+
 TEST(ParseArgsTest, ErrorsClipWhatTheyEcho) {
   const std::string huge(128 << 10, 'z');
   auto args = ParseArgs({"--" + huge}, kFlags);

@@ -11,8 +11,8 @@ namespace fleetbench::cli {
 
 const FlagSpec kControllerFlag{
     "controller", true, false,
-    "controller address, HOST:PORT or unix:PATH for its local socket (default "
-    "$FLEETBENCH_CONTROLLER or 127.0.0.1:7070)"};
+    "controller address, HOST:PORT or unix:PATH for its local socket, or a leader and its "
+    "standbys as HOST:PORT,HOST:PORT,... (default $FLEETBENCH_CONTROLLER or 127.0.0.1:7070)"};
 const FlagSpec kTokenFlag{"token-file", true, false, "file with the token (else $FLEETBENCH_TOKEN)"};
 const FlagSpec kJsonFlag{"json", false, false, "print protobuf JSON (snake_case field names)"};
 const FlagSpec kCaFlag{"ca", true, false,
@@ -32,11 +32,14 @@ int Usage(const std::string& command, const std::string& error, const std::vecto
 
 absl::StatusOr<Client> Client::Connect(const Args& args) {
   const char* env = std::getenv("FLEETBENCH_CONTROLLER");
-  const std::string address = args.Get("controller", env && *env ? env : "127.0.0.1:7070");
-  if (absl::Status s = CheckHostPort("--controller", address); !s.ok()) return s;
+  absl::StatusOr<std::vector<std::string>> addresses = ParseControllerList(
+      "--controller", args.Get("controller", env && *env ? env : "127.0.0.1:7070"));
+  if (!addresses.ok()) return addresses.status();
+  const std::string address = addresses->front();
   absl::StatusOr<std::string> token = LoadToken(args.Get("token-file"));
   if (!token.ok()) return token.status();
   Client c;
+  c.addresses_ = *std::move(addresses);
   c.address_ = address;
   c.token_ = *token;
   c.tls_.insecure = args.Has("insecure");
@@ -61,12 +64,44 @@ absl::StatusOr<Client> Client::Connect(const Args& args) {
   return c;
 }
 
+namespace {
+
+// How long a dial to one of several controllers may take to connect.
+constexpr absl::Duration kPickTimeout = absl::Seconds(3);
+
+// True once `channel` is connected; false as soon as a connection attempt
+// failed (a standby does not listen) or at `deadline`.
+bool Connects(grpc::Channel& channel, absl::Time deadline) {
+  grpc_connectivity_state state = channel.GetState(/*try_to_connect=*/true);
+  while (state != GRPC_CHANNEL_READY) {
+    if (state == GRPC_CHANNEL_TRANSIENT_FAILURE || state == GRPC_CHANNEL_SHUTDOWN) return false;
+    if (!channel.WaitForStateChange(state, absl::ToChronoTime(deadline))) return false;
+    state = channel.GetState(/*try_to_connect=*/true);
+  }
+  return true;
+}
+
+}  // namespace
+
 void Client::Redial() {
   // The limit every peer agrees on (common/wire_limits.h); large reads
   // come in pages below it.
   grpc::ChannelArguments channel_args;
   channel_args.SetMaxReceiveMessageSize(kMaxMessageBytes);
   channel_args.SetMaxSendMessageSize(kMaxMessageBytes);
+  if (addresses_.size() > 1) {
+    // The leader is the one that answers; none answering, the first's
+    // calls say why.
+    for (const std::string& address : addresses_) {
+      std::shared_ptr<grpc::Channel> channel = DialController(address, tls_, channel_args);
+      if (Connects(*channel, absl::Now() + kPickTimeout)) {
+        address_ = address;
+        stub_ = v1::Fleet::NewStub(channel);
+        return;
+      }
+    }
+    address_ = addresses_.front();
+  }
   stub_ = v1::Fleet::NewStub(DialController(address_, tls_, channel_args));
 }
 

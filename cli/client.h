@@ -87,13 +87,16 @@ class Client {
     return absl::Status(static_cast<absl::StatusCode>(s.error_code()), s.error_message());
   }
 
-  // A new channel to the same controller, for a caller that goes on after
-  // an UNAVAILABLE (run --wait through a controller restart): the old one
-  // would not reach a controller that came back (DialController).
+  // A new channel to the controller, for a caller that goes on after an
+  // UNAVAILABLE (run --wait through a controller restart): the old one
+  // would not reach a controller that came back (DialController). With
+  // several addresses (a leader and its standbys) it is the first that
+  // connects, else the first.
   void Redial();
 
  private:
-  std::string address_;
+  std::vector<std::string> addresses_;
+  std::string address_;  // the one dialled
   std::string token_;
   ClientTls tls_;
   std::unique_ptr<v1::Fleet::Stub> stub_;

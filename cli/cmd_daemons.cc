@@ -384,7 +384,9 @@ int ControllerCommand(const Argv& argv) {
 
 int AgentCommand(const Argv& argv) {
   const std::vector<FlagSpec> flags = {
-      {"controller", true, false, "controller address (default $FLEETBENCH_CONTROLLER or 127.0.0.1:7070)"},
+      {"controller", true, false,
+       "controller address HOST:PORT, or a leader and its standbys as HOST:PORT,HOST:PORT,... "
+       "dialled in turn (default $FLEETBENCH_CONTROLLER or 127.0.0.1:7070)"},
       {"name", true, false, "node name (default: the hostname)"},
       {"label", true, true,
        "key=value; meaningful keys: provider, region, instance_type, price_per_hour (USD), spot"},
@@ -418,18 +420,18 @@ int AgentCommand(const Argv& argv) {
     return Usage("agent", "unexpected argument " + ClipInput(args->positional[0]), flags);
   }
   agent::AgentOptions options;
-  options.controller = args->Get("controller", DefaultController());
-  if (absl::Status s = CheckHostPort("--controller", options.controller); !s.ok()) {
-    return Usage("agent", std::string(s.message()), flags);
-  }
+  absl::StatusOr<std::vector<std::string>> controllers =
+      ParseControllerList("--controller", args->Get("controller", DefaultController()));
+  if (!controllers.ok()) return Usage("agent", std::string(controllers.status().message()), flags);
   // The local socket carries no certificate: an enrolled node could never
   // prove who it is there.
-  if (IsLocalAddress(options.controller)) {
+  if (IsLocalAddress(controllers->front())) {
     return Usage("agent",
                  "--controller: agents dial the controller's TCP port (HOST:PORT); its unix: "
                  "socket is for the CLI on its host and carries no node certificate",
                  flags);
   }
+  options.controllers = *std::move(controllers);
   char host[256] = {};
   gethostname(host, sizeof(host) - 1);
   options.name = args->Get("name", host);
@@ -503,7 +505,7 @@ int AgentCommand(const Argv& argv) {
     return Usage("agent", absl::StrCat("at most ", kMaxLabels, " labels"), flags);
   }
   agent::AgentTlsOptions tls;
-  tls.controller = options.controller;
+  tls.controllers = options.controllers;
   tls.name = options.name;
   tls.state_dir = options.state_dir;
   tls.insecure = args->Has("insecure");

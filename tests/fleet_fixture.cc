@@ -61,7 +61,9 @@ Process* FleetTest::StartAgent(const std::string& name, const std::vector<std::s
   auto prefix = agent_prefix_.find(name);
   std::vector<std::string> argv = prefix != agent_prefix_.end() ? prefix->second : exec_prefix_;
   for (const std::string& a : {std::string(FLEETBENCH_BINARY), std::string("agent"),
-                               std::string("--controller"), address_, std::string("--name"), name,
+                               std::string("--controller"),
+                               agent_controller_.empty() ? address_ : agent_controller_,
+                               std::string("--name"), name,
                                std::string("--state-dir"), dir_ + "/agent-" + name}) {
     argv.push_back(a);
   }

@@ -51,6 +51,8 @@ class FleetTest : public ::testing::Test {
   std::string db_path_;
   std::string files_prefix_;
   std::string address_;
+  // What agents are given as --controller; empty: address_.
+  std::string agent_controller_;
   std::map<std::string, std::string> env_;
   std::unique_ptr<Process> controller_;
   std::map<std::string, std::unique_ptr<Process>> agents_;

@@ -84,7 +84,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   fleetbench::agent::AgentOptions options;
-  options.controller = flags["--controller"];
+  options.controllers = {flags["--controller"]};
   options.name = flags["--name"];
   options.state_dir = flags["--state-dir"];
   options.scratch_dir = options.state_dir + "/scratch";

@@ -4,8 +4,9 @@
 // controller on the same history refused unless it stands by; a standby
 // that takes over within seconds of the leader's SIGKILL, with the same
 // history, the same CA (its files copied, as a fleet shares them) and the
-// nodes' identities, so the agents, pointed at it, connect with their own
-// certificates and run again.
+// nodes' identities, so the agents, given both controllers' addresses,
+// follow it without a restart, connect with their own certificates and run
+// again.
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -76,6 +77,11 @@ class PostgresFleetTest : public FleetTest {
 };
 
 TEST_F(PostgresFleetTest, ALeaderAStandbyAndTheFleetAcrossTheTakeover) {
+  // The agents know both controllers from the start, as a fleet's would:
+  // the standby's address does not answer until it leads.
+  const std::string address_a = address_;
+  const std::string address_b = absl::StrCat("127.0.0.1:", PickFreePort());
+  agent_controller_ = absl::StrCat(address_a, ",", address_b);
   StartController();
   for (const char* n : {"pg1", "pg2", "pg3"}) {
     StartAgent(n, {"instance_type=pgtype", "price_per_hour=1"});
@@ -102,7 +108,6 @@ TEST_F(PostgresFleetTest, ALeaderAStandbyAndTheFleetAcrossTheTakeover) {
   for (const char* f : {"ca.pem", "ca.key"}) {
     fs::copy_file(dir_ + "/ctl-a/controller.tls/" + f, dir_ + "/ctl-b/controller.tls/" + f);
   }
-  const std::string address_b = absl::StrCat("127.0.0.1:", PickFreePort());
   auto standby = OtherController("ctl-b", address_b, {"--standby"});
   EXPECT_TRUE(standby->ReadLineStartingWith("listening", absl::Seconds(2)).empty())
       << "a standby serves nothing while the leader lives";
@@ -116,22 +121,31 @@ TEST_F(PostgresFleetTest, ALeaderAStandbyAndTheFleetAcrossTheTakeover) {
   std::cout << "standby took over " << absl::FormatDuration(takeover)
             << " after the leader's SIGKILL\n";
   controller_ = std::move(standby);
-  address_ = address_b;
+  // The CLI too is given both: it talks to the one that answers.
+  address_ = agent_controller_;
   files_prefix_ = dir_ + "/ctl-b/controller";
   env_["FLEETBENCH_CA"] = CaPath();
   EXPECT_EQ(CountRuns(), 1) << "the same history";
 
-  // The agents, pointed at the new leader, connect with the certificates
-  // the old one issued (the same CA, the identities in the history).
-  for (auto& [name, agent] : agents_) agent->Signal(SIGKILL);
-  agents_.clear();
-  for (const char* n : {"pg1", "pg2", "pg3"}) {
-    StartAgent(n, {"instance_type=pgtype", "price_per_hour=1"});
-  }
+  // The agents, never restarted, find the new leader on their own and
+  // connect with the certificates the old one issued (the same CA, the
+  // identities in the history).
+  const std::vector<std::string> names = {"pg1", "pg2", "pg3"};
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        for (const std::string& n : names) {
+          if (CountInAgentLog(n, "connected to " + address_b + " as ") == 0) return false;
+        }
+        return true;
+      },
+      absl::Seconds(90)))
+      << AgentLog("pg1");
   ASSERT_TRUE(WaitForOnlineNodes(3, absl::Seconds(60)));
-  for (const char* n : {"pg1", "pg2", "pg3"}) {
-    EXPECT_GE(CountInAgentLog(n, "already enrolled as"), 1)
-        << n << ": enrolled once, on the first leader";
+  for (const std::string& n : names) {
+    EXPECT_EQ(CountInAgentLog(n, "connected to " + address_a + " as "), 1) << AgentLog(n);
+    EXPECT_GE(CountInAgentLog(n, "; trying " + address_b + "\n"), 1)
+        << n << ": the dead leader's address, then the standby's at once\n"
+        << AgentLog(n);
   }
   ASSERT_NO_FATAL_FAILURE(RunGemm("on the new leader"));
   EXPECT_EQ(CountRuns(), 2);

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "agent/facts/facts.h"
 #include "agent/facts/gpu_facts.h"
+#include "agent/runtime/controller_list.h"
 #include "agent/runtime/identity.h"
 #include "agent/runtime/reconnect_backoff.h"
 #include "common/logging.h"
@@ -40,7 +41,7 @@ void Agent::Stop() {
   if (renew_context_ != nullptr) renew_context_->TryCancel();
 }
 
-std::unique_ptr<v1::AgentGateway::Stub> Agent::NewStub() {
+std::unique_ptr<v1::AgentGateway::Stub> Agent::NewStub(const std::string& address) {
   ClientTls tls;
   {
     absl::MutexLock lock(&mu_);
@@ -58,7 +59,7 @@ std::unique_ptr<v1::AgentGateway::Stub> Agent::NewStub() {
   // The limit every peer agrees on (common/wire_limits.h).
   args.SetMaxReceiveMessageSize(kMaxMessageBytes);
   args.SetMaxSendMessageSize(kMaxMessageBytes);
-  return v1::AgentGateway::NewStub(DialController(options_.controller, tls, args));
+  return v1::AgentGateway::NewStub(DialController(address, tls, args));
 }
 
 absl::Status Agent::Run() {
@@ -75,6 +76,7 @@ absl::Status Agent::Run() {
   ReconnectBackoff backoff({.initial = options_.initial_backoff,
                             .max = options_.max_backoff,
                             .reset_after = options_.backoff_reset_after});
+  ControllerList controllers(options_.controllers);
   while (true) {
     {
       absl::MutexLock lock(&mu_);
@@ -83,9 +85,10 @@ absl::Status Agent::Run() {
     // A new channel for every session: one that failed to connect while
     // the controller was away never reaches it again (DialController).
     // It also dials with the identity a renewal left in tls_.
-    std::unique_ptr<v1::AgentGateway::Stub> stub = NewStub();
+    const std::string address = controllers.current();
+    std::unique_ptr<v1::AgentGateway::Stub> stub = NewStub(address);
     std::optional<absl::Duration> connected_for;
-    absl::Status s = Session(*stub, &connected_for);
+    absl::Status s = Session(*stub, address, &connected_for);
     if (absl::IsUnauthenticated(s) || absl::IsInvalidArgument(s) || absl::IsPermissionDenied(s)) {
       return s;
     }
@@ -98,10 +101,15 @@ absl::Status Agent::Run() {
     if (renewed && connected_for.has_value()) continue;
     // A session always ends in an error (the controller went away), so how
     // it went is judged by its welcome and its length, not by its status.
+    if (!controllers.SessionEnded(connected_for.has_value())) {
+      LOG(WARNING) << "controller " << address << ": " << s.message() << "; trying "
+                   << controllers.current();
+      continue;
+    }
     const absl::Duration wait =
         backoff.NextWait(connected_for.has_value(), connected_for.value_or(absl::ZeroDuration()));
-    LOG(WARNING) << "controller " << options_.controller << ": " << s.message()
-                 << "; reconnecting in " << absl::FormatDuration(wait);
+    LOG(WARNING) << "controller " << address << ": " << s.message() << "; reconnecting in "
+                 << absl::FormatDuration(wait);
     absl::MutexLock lock(&mu_);
     auto stopping = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) { return stopping_; };
     mu_.AwaitWithTimeout(absl::Condition(&stopping), wait);
@@ -131,7 +139,7 @@ v1::Hello Agent::MakeHello() {
   return hello;
 }
 
-absl::Status Agent::Session(v1::AgentGateway::Stub& stub,
+absl::Status Agent::Session(v1::AgentGateway::Stub& stub, const std::string& address,
                              std::optional<absl::Duration>* connected_for) {
   grpc::ClientContext context;
   // A node with a certificate is its certificate; the shared token stays
@@ -182,7 +190,7 @@ absl::Status Agent::Session(v1::AgentGateway::Stub& stub,
     return end(absl::Status(static_cast<absl::StatusCode>(status.error_code()),
                             status.error_message()));
   }
-  LOG(INFO) << "connected to " << options_.controller << " as " << options_.name;
+  LOG(INFO) << "connected to " << address << " as " << options_.name;
   const absl::Time welcomed_at = absl::Now();
   {
     absl::MutexLock lock(&write_mu_);

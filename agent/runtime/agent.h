@@ -6,7 +6,9 @@
 // running and the finished tasks still spooled), then the spool is resent,
 // then heartbeats. On any stream error it reconnects with exponential
 // backoff and full jitter (reconnect_backoff.h), starting over after a
-// session that was up for `backoff_reset_after`. UNAUTHENTICATED,
+// session that was up for `backoff_reset_after`; with several controllers
+// a dial nobody answers goes on to the next at once (controller_list.h).
+// UNAUTHENTICATED,
 // PERMISSION_DENIED (a hello as another node, an enrolled name without its
 // certificate) and INVALID_ARGUMENT from the controller are not retried:
 // they need the operator.
@@ -35,6 +37,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 #include <thread>
 
 #include "absl/status/status.h"
@@ -50,7 +53,9 @@
 namespace fleetbench::agent {
 
 struct AgentOptions {
-  std::string controller = "127.0.0.1:7070";
+  // HOST:PORT each: a controller, or a leader and its standbys on one
+  // history, dialled in turn (controller_list.h).
+  std::vector<std::string> controllers = {"127.0.0.1:7070"};
   std::string name;
   std::map<std::string, std::string> labels;
   std::string state_dir;
@@ -86,7 +91,7 @@ class Agent {
 
   // One connection, from hello to the stream's end. `connected_for` is set
   // to the time from the welcome to the end when there was a welcome.
-  absl::Status Session(v1::AgentGateway::Stub& stub,
+  absl::Status Session(v1::AgentGateway::Stub& stub, const std::string& address,
                        std::optional<absl::Duration>* connected_for);
   bool Send(const v1::AgentMessage& message);
   void HandleControllerMessage(const v1::ControllerMessage& message);
@@ -95,7 +100,7 @@ class Agent {
   void PreemptionLoop();
   // The notice, when there is one, on the current stream.
   void SendPreempting();
-  std::unique_ptr<v1::AgentGateway::Stub> NewStub();
+  std::unique_ptr<v1::AgentGateway::Stub> NewStub(const std::string& address);
   void ExecutorLoop();
   v1::Hello MakeHello();
   // Spools then sends; kept in the spool until acked.

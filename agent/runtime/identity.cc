@@ -34,8 +34,12 @@ absl::StatusOr<std::string> ResolveCa(const AgentTlsOptions& options, const std:
     }
   }
   if (ca.empty() && !options.ca_fingerprint.empty()) {
-    absl::StatusOr<std::string> fetched =
-        FetchPinnedCa(options.controller, options.ca_fingerprint, absl::Seconds(10));
+    // From the first controller that answers; a standby does not.
+    absl::StatusOr<std::string> fetched = absl::NotFoundError("no controller to fetch the CA from");
+    for (const std::string& controller : options.controllers) {
+      fetched = FetchPinnedCa(controller, options.ca_fingerprint, absl::Seconds(10));
+      if (fetched.ok()) break;
+    }
     if (!fetched.ok()) return fetched.status();
     // Made only when something is kept: a node on the shared token may run
     // with a state folder it cannot write identity/ into.
@@ -67,11 +71,14 @@ absl::StatusOr<std::string> EnrollOnce(const AgentTlsOptions& options, const Cli
   request.set_node_name(options.name);
   request.set_csr_pem(csr);
   const absl::Time give_up = absl::Now() + options.enroll_patience;
-  while (true) {
+  if (options.controllers.empty()) return absl::InvalidArgumentError("no controller to enroll with");
+  for (size_t attempt = 0;; ++attempt) {
+    // Each controller in turn: a standby does not answer until it leads.
+    const std::string& controller = options.controllers[attempt % options.controllers.size()];
     // A channel per attempt: one whose first dial failed (the controller
     // not up yet) would fail every later call too (DialController).
     auto stub = v1::AgentGateway::NewStub(
-        DialController(options.controller, server_only, grpc::ChannelArguments()));
+        DialController(controller, server_only, grpc::ChannelArguments()));
     grpc::ClientContext context;
     context.AddMetadata(kAuthMetadataKey, "Bearer " + options.enroll_token);
     context.set_deadline(absl::ToChronoTime(absl::Now() + absl::Seconds(20)));
@@ -85,13 +92,14 @@ absl::StatusOr<std::string> EnrollOnce(const AgentTlsOptions& options, const Cli
           static_cast<absl::StatusCode>(s.error_code()),
           absl::StrCat("enrolling as ", options.name, ": ",
                        s.error_code() == grpc::StatusCode::UNAVAILABLE
-                           ? ExplainUnavailable(options.controller, server_only, s.error_message())
+                           ? ExplainUnavailable(controller, server_only, s.error_message())
                            : s.error_message()));
     }
-    LOG(WARNING) << "enrolling: controller " << options.controller << ": "
-                 << ExplainUnavailable(options.controller, server_only, s.error_message())
+    LOG(WARNING) << "enrolling: controller " << controller << ": "
+                 << ExplainUnavailable(controller, server_only, s.error_message())
                  << "; trying again";
-    absl::SleepFor(absl::Seconds(1));  // a wait between attempts, not a synchronisation
+    // A wait between rounds, not a synchronisation.
+    if ((attempt + 1) % options.controllers.size() == 0) absl::SleepFor(absl::Seconds(1));
   }
 }
 

@@ -22,6 +22,7 @@
 #define FLEETBENCH_AGENT_RUNTIME_IDENTITY_H_
 
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -32,7 +33,8 @@
 namespace fleetbench::agent {
 
 struct AgentTlsOptions {
-  std::string controller;      // HOST:PORT
+  // HOST:PORT each, tried in turn (a leader and its standbys).
+  std::vector<std::string> controllers;
   std::string name;            // this node
   std::string state_dir;
   bool insecure = false;       // --insecure

@@ -48,8 +48,12 @@ absl::Status FleetCore::Start() {
       live_.AddRun(*std::move(run));
     }
     // After a restart nobody is connected yet. Nodes whose task was in
-    // flight get one heartbeat timeout, counted from now, to come back.
-    if (task.state != v1::TASK_STATE_QUEUED) sessions_.ExpectBack(task.node, now);
+    // flight get a heartbeat timeout and the agents' longest backoff,
+    // counted from now, to come back.
+    if (task.state != v1::TASK_STATE_QUEUED) {
+      sessions_.ExpectBack(task.node, now,
+                           options_.heartbeat_timeout + options_.agent_max_backoff);
+    }
     live_.AddTask(std::move(task));
   }
   for (const auto& [id, task] : live_.tasks()) groups_.Register(task);

@@ -28,6 +28,11 @@ struct FleetOptions {
   absl::Duration heartbeat_timeout = absl::Seconds(15);
   // What agents are told to use; a third of the timeout by default.
   absl::Duration heartbeat_interval = absl::Seconds(5);
+  // The longest an agent waits between dials (AgentOptions::max_backoff).
+  // After a restart a node whose task was in flight gets a heartbeat
+  // timeout plus this to come back: its backoff grew while the controller
+  // was away, and a task lost to that would fail its run for nothing.
+  absl::Duration agent_max_backoff = absl::Seconds(30);
   // How often expiry is checked.
   absl::Duration sweep_interval = absl::Milliseconds(250);
   absl::Duration rank_window = absl::Hours(24 * 7);

@@ -20,6 +20,7 @@ const NodeSessions::Session& NodeSessions::Open(std::shared_ptr<AgentLink> link,
   session.link = std::move(link);
   session.online = true;
   session.last_seen = now;
+  session.expected_until = absl::InfinitePast();
   session.labels.clear();
   for (const auto& [k, v] : hello.labels()) session.labels[k] = v;
   session.facts = hello.facts();
@@ -29,11 +30,13 @@ const NodeSessions::Session& NodeSessions::Open(std::shared_ptr<AgentLink> link,
   return session;
 }
 
-void NodeSessions::ExpectBack(const std::string& node, absl::Time now) {
+void NodeSessions::ExpectBack(const std::string& node, absl::Time now,
+                              absl::Duration within) {
   if (sessions_.contains(node)) return;
   Session& s = sessions_[node];
   s.last_seen = now;
   s.online = false;
+  s.expected_until = now + within;
 }
 
 std::string NodeSessions::NodeOf(const std::shared_ptr<AgentLink>& link) const {
@@ -114,7 +117,7 @@ std::set<std::string> NodeSessions::DeclaredBenchmarks(bool pairwise_only) const
 std::vector<NodeSessions::Silent> NodeSessions::Sweep(absl::Time now) {
   std::vector<Silent> silent;
   for (auto& [name, session] : sessions_) {
-    if (now - session.last_seen <= heartbeat_timeout_) continue;
+    if (now - session.last_seen <= heartbeat_timeout_ || now <= session.expected_until) continue;
     const bool was_online = session.online;
     session.online = false;
     if (session.link) {

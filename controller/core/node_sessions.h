@@ -52,6 +52,8 @@ class NodeSessions {
     // kept across hellos, so the same notice sent again after a reconnect
     // is known.
     std::string departure_key;
+    // Not swept before this (ExpectBack); a hello clears it.
+    absl::Time expected_until = absl::InfinitePast();
   };
 
   explicit NodeSessions(absl::Duration heartbeat_timeout)
@@ -63,9 +65,10 @@ class NodeSessions {
   const Session& Open(std::shared_ptr<AgentLink> link, const v1::Hello& hello,
                       const std::string& peer_host, absl::Time now);
   // After a controller restart: a node whose task was in flight is known,
-  // offline, with one heartbeat timeout from `now` to come back. No change
-  // to a node already known.
-  void ExpectBack(const std::string& node, absl::Time now);
+  // offline, and not swept before `now + within` (its agent's backoff may
+  // have grown while the controller was away). No change to a node already
+  // known.
+  void ExpectBack(const std::string& node, absl::Time now, absl::Duration within);
 
   // The node behind a link, or "" when the link is not a node's current
   // stream (a replaced or unauthenticated one).

@@ -88,18 +88,28 @@ TEST(NodeSessionsTest, ASilentNodeGoesOfflineWithItsStreamClosed) {
   EXPECT_THAT(sessions.OnlineNodes(), ElementsAre("n2"));
 }
 
-TEST(NodeSessionsTest, ANodeExpectedBackAfterARestartIsOfflineWithOneTimeout) {
+TEST(NodeSessionsTest, ANodeExpectedBackAfterARestartIsOfflineUntilItsGraceEnds) {
   NodeSessions sessions(kTimeout);
-  sessions.ExpectBack("n1", kNow);
+  const absl::Duration grace = kTimeout + absl::Seconds(30);
+  sessions.ExpectBack("n1", kNow, grace);
   ASSERT_NE(sessions.Find("n1"), nullptr);
   EXPECT_FALSE(sessions.Online("n1"));
-  EXPECT_TRUE(sessions.Sweep(kNow + kTimeout).empty());
-  EXPECT_EQ(sessions.Sweep(kNow + kTimeout + absl::Seconds(1)).size(), 1u);
+  // A heartbeat timeout is not enough: its backoff may have grown meanwhile.
+  EXPECT_TRUE(sessions.Sweep(kNow + kTimeout + absl::Seconds(1)).empty());
+  EXPECT_TRUE(sessions.Sweep(kNow + grace).empty());
+  EXPECT_EQ(sessions.Sweep(kNow + grace + absl::Seconds(1)).size(), 1u);
+
+  // Back in time, then silent: one heartbeat timeout from its hello, the
+  // grace is spent.
+  sessions.ExpectBack("n3", kNow, grace);
+  sessions.Open(std::make_shared<RecordingLink>(), HelloOf("n3"), "h", kNow + absl::Seconds(1));
+  EXPECT_TRUE(sessions.Sweep(kNow + absl::Seconds(1) + kTimeout).empty());
+  EXPECT_EQ(sessions.Sweep(kNow + absl::Seconds(2) + kTimeout).size(), 1u);
 
   // A node already known keeps its session.
   auto link = std::make_shared<RecordingLink>();
   sessions.Open(link, HelloOf("n2"), "h", kNow);
-  sessions.ExpectBack("n2", kNow + absl::Seconds(5));
+  sessions.ExpectBack("n2", kNow + absl::Seconds(5), grace);
   EXPECT_TRUE(sessions.Reachable("n2"));
   EXPECT_EQ(sessions.Find("n2")->last_seen, kNow);
 }
