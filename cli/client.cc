@@ -69,16 +69,23 @@ namespace {
 // How long a dial to one of several controllers may take to connect.
 constexpr absl::Duration kPickTimeout = absl::Seconds(3);
 
-// True once `channel` is connected; false as soon as a connection attempt
-// failed (a standby does not listen) or at `deadline`.
-bool Connects(grpc::Channel& channel, absl::Time deadline) {
+enum class Reach { kConnected, kStillTrying, kFailed };
+
+// Whether `channel` connects by `deadline`: kFailed as soon as an attempt
+// failed (a standby does not listen; a TLS mismatch), kStillTrying when it
+// is still connecting then (a slow leader on a busy host).
+Reach Connects(grpc::Channel& channel, absl::Time deadline) {
   grpc_connectivity_state state = channel.GetState(/*try_to_connect=*/true);
   while (state != GRPC_CHANNEL_READY) {
-    if (state == GRPC_CHANNEL_TRANSIENT_FAILURE || state == GRPC_CHANNEL_SHUTDOWN) return false;
-    if (!channel.WaitForStateChange(state, absl::ToChronoTime(deadline))) return false;
+    if (state == GRPC_CHANNEL_TRANSIENT_FAILURE || state == GRPC_CHANNEL_SHUTDOWN) {
+      return Reach::kFailed;
+    }
+    if (!channel.WaitForStateChange(state, absl::ToChronoTime(deadline))) {
+      return Reach::kStillTrying;
+    }
     state = channel.GetState(/*try_to_connect=*/true);
   }
-  return true;
+  return Reach::kConnected;
 }
 
 }  // namespace
@@ -90,15 +97,27 @@ void Client::Redial() {
   channel_args.SetMaxReceiveMessageSize(kMaxMessageBytes);
   channel_args.SetMaxSendMessageSize(kMaxMessageBytes);
   if (addresses_.size() > 1) {
-    // The leader is the one that answers; none answering, the first's
-    // calls say why.
+    // The leader is the one that answers. Else one still connecting (a slow
+    // leader) over one that failed; none at all, the first's calls say why.
+    std::shared_ptr<grpc::Channel> trying;
+    std::string trying_address;
     for (const std::string& address : addresses_) {
       std::shared_ptr<grpc::Channel> channel = DialController(address, tls_, channel_args);
-      if (Connects(*channel, absl::Now() + kPickTimeout)) {
+      const Reach reach = Connects(*channel, absl::Now() + kPickTimeout);
+      if (reach == Reach::kConnected) {
         address_ = address;
         stub_ = v1::Fleet::NewStub(channel);
         return;
       }
+      if (reach == Reach::kStillTrying && trying == nullptr) {
+        trying = std::move(channel);
+        trying_address = address;
+      }
+    }
+    if (trying != nullptr) {
+      address_ = trying_address;
+      stub_ = v1::Fleet::NewStub(trying);
+      return;
     }
     address_ = addresses_.front();
   }

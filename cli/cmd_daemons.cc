@@ -179,6 +179,12 @@ int ControllerCommand(const Argv& argv) {
     return Usage("controller", "unexpected argument " + ClipInput(args->positional[0]), flags);
   }
   controller::ControllerOptions options;
+  if (!args->Has("listen") && absl::StrContains(DefaultController(), ",")) {
+    return Usage("controller",
+                 "FLEETBENCH_CONTROLLER lists several controllers (that is for agents and the "
+                 "CLI); pass --listen HOST:PORT",
+                 flags);
+  }
   options.listen = args->Get("listen", DefaultController());
   // Port 0 asks for any free port (the "listening" line names it); 99999
   // is a typo, not a request for a random one.

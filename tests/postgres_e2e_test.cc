@@ -142,7 +142,7 @@ TEST_F(PostgresFleetTest, ALeaderAStandbyAndTheFleetAcrossTheTakeover) {
       << AgentLog("pg1");
   ASSERT_TRUE(WaitForOnlineNodes(3, absl::Seconds(60)));
   for (const std::string& n : names) {
-    EXPECT_EQ(CountInAgentLog(n, "connected to " + address_a + " as "), 1) << AgentLog(n);
+    EXPECT_GE(CountInAgentLog(n, "connected to " + address_a + " as "), 1) << AgentLog(n);
     EXPECT_GE(CountInAgentLog(n, "; trying " + address_b + "\n"), 1)
         << n << ": the dead leader's address, then the standby's at once\n"
         << AgentLog(n);

@@ -97,8 +97,12 @@ absl::Status Agent::Run() {
       absl::MutexLock lock(&mu_);
       std::swap(renewed, identity_renewed_);
     }
-    // Dialled again at once with the new certificate: nothing failed.
-    if (renewed && connected_for.has_value()) continue;
+    // Dialled again at once with the new certificate: nothing failed, and
+    // the same address is dialled (a welcome starts the round over).
+    if (renewed && connected_for.has_value()) {
+      (void)controllers.SessionEnded(/*welcomed=*/true);
+      continue;
+    }
     // A session always ends in an error (the controller went away), so how
     // it went is judged by its welcome and its length, not by its status.
     if (!controllers.SessionEnded(connected_for.has_value())) {

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "agent/runtime/controller_list.h"
 #include "common/ca_fetch.h"
 #include "common/logging.h"
 #include "common/pem_files.h"
@@ -34,13 +35,21 @@ absl::StatusOr<std::string> ResolveCa(const AgentTlsOptions& options, const std:
     }
   }
   if (ca.empty() && !options.ca_fingerprint.empty()) {
-    // From the first controller that answers; a standby does not.
+    // From the first controller that answers; a standby does not. Each
+    // one's error is kept: a wrong fingerprint at one must not read as
+    // another's refused connection.
     absl::StatusOr<std::string> fetched = absl::NotFoundError("no controller to fetch the CA from");
+    std::string errors;
     for (const std::string& controller : options.controllers) {
       fetched = FetchPinnedCa(controller, options.ca_fingerprint, absl::Seconds(10));
       if (fetched.ok()) break;
+      absl::StrAppend(&errors, errors.empty() ? "" : "; ", controller, ": ",
+                      fetched.status().message());
     }
-    if (!fetched.ok()) return fetched.status();
+    if (!fetched.ok()) {
+      return options.controllers.size() > 1 ? absl::Status(fetched.status().code(), errors)
+                                            : fetched.status();
+    }
     // Made only when something is kept: a node on the shared token may run
     // with a state folder it cannot write identity/ into.
     if (absl::Status s = EnsureDir(dir, 0700); !s.ok()) return s;
@@ -72,9 +81,11 @@ absl::StatusOr<std::string> EnrollOnce(const AgentTlsOptions& options, const Cli
   request.set_csr_pem(csr);
   const absl::Time give_up = absl::Now() + options.enroll_patience;
   if (options.controllers.empty()) return absl::InvalidArgumentError("no controller to enroll with");
-  for (size_t attempt = 0;; ++attempt) {
-    // Each controller in turn: a standby does not answer until it leads.
-    const std::string& controller = options.controllers[attempt % options.controllers.size()];
+  // Each controller in turn, as the dial loop does: a standby does not
+  // answer until it leads.
+  ControllerList controllers(options.controllers);
+  while (true) {
+    const std::string controller = controllers.current();
     // A channel per attempt: one whose first dial failed (the controller
     // not up yet) would fail every later call too (DialController).
     auto stub = v1::AgentGateway::NewStub(
@@ -99,7 +110,7 @@ absl::StatusOr<std::string> EnrollOnce(const AgentTlsOptions& options, const Cli
                  << ExplainUnavailable(controller, server_only, s.error_message())
                  << "; trying again";
     // A wait between rounds, not a synchronisation.
-    if ((attempt + 1) % options.controllers.size() == 0) absl::SleepFor(absl::Seconds(1));
+    if (controllers.SessionEnded(/*welcomed=*/false)) absl::SleepFor(absl::Seconds(1));
   }
 }
 

@@ -243,9 +243,7 @@ absl::StatusOr<std::unique_ptr<GlooEngine>> GlooEngine::Connect(
 }
 
 GlooEngine::GlooEngine(const GlooMember& member, std::shared_ptr<Session> session)
-    : rank_(member.rank),
-      size_(member.size),
-      cancelled_(member.cancelled),
+    : cancelled_(member.cancelled),
       session_(std::move(session)) {
   if (session_->sentinel == nullptr) return;
   sentinel_waiter_ = std::thread([session = session_] {
@@ -260,6 +258,9 @@ GlooEngine::GlooEngine(const GlooMember& member, std::shared_ptr<Session> sessio
     }
   });
 }
+
+int GlooEngine::rank() const { return session_->rank; }
+int GlooEngine::size() const { return session_->size; }
 
 GlooEngine::~GlooEngine() {
   if (session_->sentinel != nullptr) session_->sentinel->abortWaitRecv();

@@ -106,16 +106,14 @@ class GlooEngine {
       const std::string& op, const std::vector<uint64_t>& sizes, int warmup,
       int iters);
 
-  int rank() const { return rank_; }
-  int size() const { return size_; }
+  int rank() const;
+  int size() const;
 
  private:
   // What the operations touch, shared with the thread that runs them.
   struct Session;
   GlooEngine(const GlooMember& member, std::shared_ptr<Session> session);
 
-  const int rank_;
-  const int size_;
   std::function<bool()> cancelled_;  // may be empty; read on this thread only
   std::shared_ptr<Session> session_;
   std::thread sentinel_waiter_;  // waits for a broken connection
