@@ -38,6 +38,8 @@ int ScheduleCommand(const Argv& args);
 int TokenCommand(const Argv& args);
 int AuditCommand(const Argv& args);
 int BackupCommand(const Argv& args);
+// `store copy` (cmd_store.cc): runs in fleetbenchd, beside the storage code.
+int StoreCommand(const Argv& args);
 
 }  // namespace fleetbench::cli
 

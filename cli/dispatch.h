@@ -37,6 +37,8 @@ struct Command {
 // The daemon commands' lines in both programs' usage.
 inline constexpr const char* kControllerHelp = "serve the fleet: gRPC API + SQLite history";
 inline constexpr const char* kAgentHelp = "run on a node: dial the controller, run benchmarks";
+inline constexpr const char* kStoreHelp =
+    "move a SQLite history into PostgreSQL (copy), the controller stopped";
 inline constexpr const char* kProbeHelp =
     "run the suite on this machine, no controller; findings and a PASS/WARN/FAIL verdict";
 

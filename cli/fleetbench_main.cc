@@ -37,6 +37,8 @@ constexpr Command kCommands[] = {
     {"audit", fleetbench::cli::AuditCommand, "who changed what on the controller, newest first"},
     {"backup", fleetbench::cli::BackupCommand,
      "copy the controller's history to a local file while it runs"},
+    {"store", [](const Argv& a) { return ExecFleetbenchd("store", a); },
+     fleetbench::cli::kStoreHelp},
 };
 
 }  // namespace

@@ -13,6 +13,7 @@ constexpr Command kCommands[] = {
     {"controller", fleetbench::cli::ControllerCommand, fleetbench::cli::kControllerHelp},
     {"agent", fleetbench::cli::AgentCommand, fleetbench::cli::kAgentHelp},
     {"probe", fleetbench::cli::ProbeCommand, fleetbench::cli::kProbeHelp},
+    {"store", fleetbench::cli::StoreCommand, fleetbench::cli::kStoreHelp},
 };
 
 }  // namespace

@@ -60,6 +60,25 @@ PgParam PgText(absl::string_view text) {
   return absl::StrReplaceAll(text, {{absl::string_view("\0", 1), "\xEF\xBF\xBD"}});
 }
 PgParam PgInt(int64_t value) { return absl::StrCat(value); }
+
+std::string PgArrayLiteral(const std::vector<std::optional<std::string>>& elements) {
+  std::string out = "{";
+  for (size_t i = 0; i < elements.size(); ++i) {
+    if (i > 0) out += ',';
+    if (!elements[i].has_value()) {
+      out += "NULL";
+      continue;
+    }
+    out += '"';
+    for (char c : *elements[i]) {
+      if (c == '"' || c == '\\') out += '\\';
+      out += c;
+    }
+    out += '"';
+  }
+  out += '}';
+  return out;
+}
 PgParam PgDouble(double value) {
   if (std::isnan(value)) return std::nullopt;
   // Shortest text that reads back as the same double.

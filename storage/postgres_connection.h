@@ -53,6 +53,10 @@ using PgParam = std::variant<std::nullopt_t, std::string, PgBytes>;
 PgParam PgText(absl::string_view text);
 PgParam PgInt(int64_t value);
 PgParam PgDouble(double value);  // NaN as NULL
+// A PostgreSQL array literal ({"a","b\"c",NULL}) of text elements, each
+// quoted; NULL for nullopt. Sent as one text parameter and cast
+// ($1::BIGINT[]), it carries a column of many rows in one statement.
+std::string PgArrayLiteral(const std::vector<std::optional<std::string>>& elements);
 
 // The rows of one statement's result.
 class PgRows {

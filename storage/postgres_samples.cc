@@ -30,25 +30,8 @@
 namespace fleetbench::storage {
 namespace {
 
-// A PostgreSQL array literal of text elements, each quoted ("a\"b"); NULL
-// for nullopt.
 std::string NullableTextArray(const std::vector<std::optional<std::string>>& elements) {
-  std::string out = "{";
-  for (size_t i = 0; i < elements.size(); ++i) {
-    if (i > 0) out += ',';
-    if (!elements[i].has_value()) {
-      out += "NULL";
-      continue;
-    }
-    out += '"';
-    for (char c : *elements[i]) {
-      if (c == '"' || c == '\\') out += '\\';
-      out += c;
-    }
-    out += '"';
-  }
-  out += '}';
-  return out;
+  return PgArrayLiteral(elements);
 }
 std::string TextArray(const std::vector<std::string>& elements) {
   return NullableTextArray(

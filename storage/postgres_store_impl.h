@@ -108,6 +108,9 @@ class PostgresStore final : public Store {
   absl::StatusOr<int64_t> CountSamples() override;
   absl::Status CheckIntegrity() override;
   absl::Status BackupTo(const std::string& dest_path, int step_size) override;
+  absl::Status ExportHistory(const HistorySink& sink, int batch_rows) override;
+  absl::StatusOr<std::map<std::string, int64_t>> ImportHistory(
+      const HistorySource& source) override;
   absl::StatusOr<int64_t> PruneSamplesBefore(absl::Time before, int max_samples) override;
   absl::StatusOr<int64_t> PruneTaskLogsBefore(absl::Time before, int max_logs) override;
 

@@ -129,6 +129,9 @@ class SqliteStore final : public Store {
   absl::StatusOr<int64_t> CountSamples() override;
   absl::Status CheckIntegrity() override;
   absl::Status BackupTo(const std::string& dest_path, int pages_per_step) override;
+  absl::Status ExportHistory(const HistorySink& sink, int batch_rows) override;
+  absl::StatusOr<std::map<std::string, int64_t>> ImportHistory(
+      const HistorySource& source) override;
   absl::StatusOr<int64_t> PruneSamplesBefore(absl::Time before, int max_samples) override;
   absl::StatusOr<int64_t> PruneTaskLogsBefore(absl::Time before, int max_logs) override;
   absl::Status RecordReliability(const std::vector<NodeUptime>& uptime,

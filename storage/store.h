@@ -58,6 +58,7 @@
 #include "fleetbench/v1/run.pb.h"
 #include "fleetbench/v1/result.pb.h"
 #include "fleetbench/v1/schedule.pb.h"
+#include "storage/history_rows.h"
 
 namespace fleetbench::storage {
 
@@ -529,6 +530,19 @@ class Store {
   // re-enrolled or renewed meanwhile). Enrollment time and token stay.
   virtual absl::Status RenewNodeIdentity(const NodeIdentityRecord& renewed,
                                          const std::string& current_fingerprint) = 0;
+
+  // --- Moving a history to another backend (storage/history_rows.h). ---
+  // Hands the whole history to `sink`, table by table in HistoryTables()'
+  // order, in batches of at most `batch_rows` (> 0) rows, as of one moment
+  // (one read transaction). UNIMPLEMENTED for a backend that cannot.
+  virtual absl::Status ExportHistory(const HistorySink& sink, int batch_rows) = 0;
+  // Stores everything `source` hands over, in one transaction, into a
+  // history that holds nothing yet: FAILED_PRECONDITION naming a table
+  // that has rows. A failure (of the source too) stores none of it. The
+  // store's own numbering goes on after the copied keys. Returns the rows
+  // stored per table. UNIMPLEMENTED for a backend that cannot.
+  virtual absl::StatusOr<std::map<std::string, int64_t>> ImportHistory(
+      const HistorySource& source) = 0;
 };
 
 }  // namespace fleetbench::storage

@@ -90,13 +90,11 @@ TaskRecord MakeTask(const std::string& task_id, const std::string& run_id,
   return task;
 }
 
-namespace {
-
 // One PostgreSQL server for the whole test binary, started on first use
 // and stopped (its folder removed) when the binary exits; each scratch
 // folder gets a database of its own, named after it, created on the
 // folder's first open, so a reopen finds the same history.
-absl::StatusOr<std::unique_ptr<Store>> OpenPostgresIn(const std::string& scratch_dir) {
+absl::StatusOr<PostgresOptions> PostgresOptionsIn(const std::string& scratch_dir) {
   static absl::Mutex mu;
   static PostgresTestServer* server = nullptr;
   absl::MutexLock lock(&mu);
@@ -116,7 +114,15 @@ absl::StatusOr<std::unique_ptr<Store>> OpenPostgresIn(const std::string& scratch
   PostgresOptions options;
   options.url = server->Url(database);
   options.password_file = server->password_file();
-  return OpenPostgresStore(options);
+  return options;
+}
+
+namespace {
+
+absl::StatusOr<std::unique_ptr<Store>> OpenPostgresIn(const std::string& scratch_dir) {
+  absl::StatusOr<PostgresOptions> options = PostgresOptionsIn(scratch_dir);
+  if (!options.ok()) return options.status();
+  return OpenPostgresStore(*options);
 }
 
 }  // namespace

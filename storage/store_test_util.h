@@ -23,6 +23,7 @@
 #include "absl/time/time.h"
 #include "fleetbench/v1/result.pb.h"
 #include "gtest/gtest.h"
+#include "storage/postgres_store.h"
 #include "storage/store.h"
 
 namespace fleetbench::storage {
@@ -63,6 +64,10 @@ inline constexpr char kSqliteBackend[] = "Sqlite";
 // A database of its own on a PostgreSQL server the test binary starts
 // (storage/postgres_test_server.h).
 inline constexpr char kPostgresBackend[] = "Postgres";
+// Where the Postgres backend keeps the history of `scratch_dir`: its
+// database on the test binary's server, created on first use (for a test
+// that also looks at the database itself).
+absl::StatusOr<PostgresOptions> PostgresOptionsIn(const std::string& scratch_dir);
 // How gtest prints a parameter: its name.
 inline void PrintTo(const StoreBackend& backend, std::ostream* os) { *os << backend.name; }
 // Every backend of this build.

@@ -6,7 +6,8 @@
 // history, the same CA (its files copied, as a fleet shares them) and the
 // nodes' identities, so the agents, given both controllers' addresses,
 // follow it without a restart, connect with their own certificates and run
-// again.
+// again. And a fleet that moves its SQLite history into PostgreSQL with
+// `fleetbench store copy` and goes on.
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -21,6 +22,7 @@
 #include "fleetbench/v1/node.pb.h"
 #include "fleetbench/v1/rank.pb.h"
 #include "fleetbench/v1/run.pb.h"
+#include "google/protobuf/util/message_differencer.h"
 #include "gtest/gtest.h"
 #include "storage/postgres_test_server.h"
 #include "tests/fleet_fixture.h"
@@ -47,8 +49,10 @@ class PostgresFleetTest : public FleetTest {
     FleetTest::TearDown();
     postgres_.reset();
   }
-  void RunGemm(const std::string& note) {
-    v1::Run run;
+  // A quick gemm run on the three nodes, waited for; `out` gets it.
+  void RunGemm(const std::string& note, v1::Run* out = nullptr) {
+    v1::Run local;
+    v1::Run& run = out != nullptr ? *out : local;
     int code = -1;
     ASSERT_TRUE(CliJson({"run", "--bench", "gemm", "--param", "gemm.sizes=128", "--param",
                          "gemm.min_seconds=0.1", "--param", "gemm.threads=1", "--wait"},
@@ -148,6 +152,85 @@ TEST_F(PostgresFleetTest, ALeaderAStandbyAndTheFleetAcrossTheTakeover) {
         << AgentLog(n);
   }
   ASSERT_NO_FATAL_FAILURE(RunGemm("on the new leader"));
+  EXPECT_EQ(CountRuns(), 2);
+}
+
+// A team moves its fleet from SQLite to PostgreSQL: the SQLite
+// controller stopped, `fleetbench store copy` into an empty database, a
+// controller started on it with the fleet's CA: the agents, never
+// restarted, come back with the identities they enrolled under SQLite, and
+// the runs, results and ranking read the same.
+TEST_F(PostgresFleetTest, ASqliteHistoryMovesIntoPostgresAndTheFleetGoesOn) {
+  const std::string sqlite = dir_ + "/history.db";
+  db_path_ = sqlite;
+  files_prefix_.clear();
+  controller_flags_.clear();
+  StartController();
+  for (const char* n : {"mv1", "mv2", "mv3"}) {
+    StartAgent(n, {"instance_type=mvtype", "price_per_hour=1"});
+  }
+  ASSERT_TRUE(WaitForOnlineNodes(3, absl::Seconds(60)));
+  v1::Run run;
+  ASSERT_NO_FATAL_FAILURE(RunGemm("on SQLite", &run));
+  v1::Run before;
+  ASSERT_TRUE(CliJson({"results", run.run_id()}, &before));
+  ASSERT_GT(before.samples_size(), 0);
+  v1::RankResponse rank_before;
+  ASSERT_TRUE(CliJson({"rank", "--metric", "gemm.cpu.fp32.tflops"}, &rank_before));
+  ASSERT_EQ(rank_before.rows_size(), 3);
+
+  // An offline command: no controller to talk to.
+  const std::vector<std::string> copy = {FLEETBENCH_BINARY, "store", "copy", "--from", sqlite,
+                                         "--to", postgres_->Url("fleet"), "--to-password-file",
+                                         postgres_->password_file()};
+  // Not while its controller runs.
+  CommandResult refused = RunCommand(copy, env_);
+  EXPECT_EQ(refused.exit_code, 1) << refused.out << refused.err;
+  EXPECT_TRUE(absl::StrContains(refused.err, "a controller runs on " + sqlite + ": stop it"))
+      << refused.err;
+
+  KillController(SIGTERM);
+  std::vector<std::string> with_json = copy;
+  with_json.push_back("--json");
+  CommandResult copied = RunCommand(with_json, env_);
+  ASSERT_EQ(copied.exit_code, 0) << copied.out << copied.err;
+  EXPECT_TRUE(absl::StrContains(copied.out, absl::StrCat("\"samples\": ", before.samples_size())))
+      << copied.out;
+  EXPECT_TRUE(absl::StrContains(copied.err, "copying samples")) << copied.err;
+  std::cout << "store copy: " << copied.out;
+  // Into a database that holds a history: refused, nothing changed.
+  CommandResult again = RunCommand(copy, env_);
+  EXPECT_EQ(again.exit_code, 1);
+  EXPECT_TRUE(absl::StrContains(again.err, "already holds a history")) << again.err;
+
+  // The controller on PostgreSQL, with the fleet's CA (docs/operations.md).
+  fs::create_directories(dir_ + "/ctl-a/controller.tls");
+  for (const char* f : {"ca.pem", "ca.key"}) {
+    fs::copy_file(sqlite + ".tls/" + f, dir_ + "/ctl-a/controller.tls/" + f);
+  }
+  db_path_ = postgres_->Url("fleet");
+  files_prefix_ = dir_ + "/ctl-a/controller";
+  controller_flags_ = {"--db-password-file", postgres_->password_file(), "--state-dir",
+                       dir_ + "/ctl-a"};
+  StartController();
+  env_["FLEETBENCH_CA"] = CaPath();
+  v1::Run after;
+  ASSERT_TRUE(CliJson({"results", run.run_id()}, &after));
+  EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals(after, before))
+      << before.DebugString() << "\n---\n" << after.DebugString();
+  v1::RankResponse rank_after;
+  ASSERT_TRUE(CliJson({"rank", "--metric", "gemm.cpu.fp32.tflops"}, &rank_after));
+  ASSERT_EQ(rank_after.rows_size(), 3);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(rank_after.rows(i).group(), rank_before.rows(i).group());
+    EXPECT_DOUBLE_EQ(rank_after.rows(i).median(), rank_before.rows(i).median());
+  }
+  ASSERT_TRUE(WaitForOnlineNodes(3, absl::Seconds(90)));
+  for (const char* n : {"mv1", "mv2", "mv3"}) {
+    EXPECT_EQ(CountInAgentLog(n, "; certificate in "), 1) << "no second enrollment\n"
+                                                          << AgentLog(n);
+  }
+  ASSERT_NO_FATAL_FAILURE(RunGemm("on the copied history"));
   EXPECT_EQ(CountRuns(), 2);
 }
 

@@ -55,8 +55,11 @@ RULES = {
     # The server that wires the parts together.
     "controller": ["controller/", "diagnosis/", "storage/", "common/", "proto"],
     # The binary wires everything together, but its client commands speak
-    # the API only: from the controller it starts the server, nothing else.
-    "cli": ["cli/", "controller/controller_server.h", "agent/", "diagnosis/",
+    # the API only: from the controller it starts the server, and an offline
+    # command on a history file (store copy) takes the file's lock as a
+    # controller would; nothing else.
+    "cli": ["cli/", "controller/controller_server.h", "controller/history_lock.h", "agent/",
+            "diagnosis/",
             "storage/", "common/", "proto"],
     # Tests, benchmarks and tools may reach anything.
     "tests": None,

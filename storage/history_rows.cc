@@ -1,0 +1,76 @@
+#include "storage/history_rows.h"
+
+namespace fleetbench::storage {
+
+const std::vector<HistoryTable>& HistoryTables() {
+  using K = HistoryColumnKind;
+  static const auto* const kTables = new std::vector<HistoryTable>{
+      {"nodes",
+       {{"id", K::kInt}, {"name", K::kText}, {"agent_version", K::kText},
+        {"first_seen_ms", K::kInt}, {"last_seen_ms", K::kInt}, {"removed_ms", K::kInt}},
+       "id"},
+      {"node_labels", {{"node_id", K::kInt}, {"key", K::kText}, {"value", K::kText}}},
+      {"node_facts",
+       {{"id", K::kInt}, {"node_id", K::kInt}, {"seen_ms", K::kInt}, {"facts", K::kBytes}},
+       "id"},
+      {"runs",
+       {{"key", K::kInt}, {"run_id", K::kText}, {"state", K::kText}, {"created_ms", K::kInt},
+        {"finished_ms", K::kInt}, {"benchmarks", K::kBytes}, {"max_parallel", K::kInt},
+        {"suite", K::kText}, {"group_options", K::kBytes}, {"group_nodes", K::kText}},
+       "key"},
+      {"tasks",
+       {{"seq", K::kInt}, {"task_id", K::kText}, {"run_key", K::kInt}, {"node", K::kText},
+        {"state", K::kInt}, {"reason", K::kText}, {"outcomes", K::kBytes},
+        {"updated_ms", K::kInt}, {"benchmarks", K::kBytes}, {"peer_task_id", K::kText},
+        {"group_id", K::kText}, {"group_rank", K::kInt}, {"group_members", K::kText},
+        {"group_pass", K::kInt}, {"group_metric", K::kText}, {"group_value", K::kReal}},
+       "seq"},
+      {"task_logs", {{"task_id", K::kText}, {"time_ms", K::kInt}, {"log", K::kText}}},
+      {"metrics", {{"id", K::kInt}, {"name", K::kText}}, "id"},
+      // params: a serialized Sample holding only the sample's params (all
+      // of them, text and measured), empty for none.
+      {"samples",
+       {{"id", K::kText}, {"run_key", K::kInt}, {"node_id", K::kInt}, {"metric_id", K::kInt},
+        {"time_ms", K::kInt}, {"value", K::kReal}, {"benchmark", K::kText}, {"unit", K::kText},
+        {"params", K::kBytes}}},
+      {"metric_day_summaries",
+       {{"metric_id", K::kInt}, {"day", K::kInt}, {"node_id", K::kInt}, {"first_ms", K::kInt},
+        {"last_ms", K::kInt}, {"sketch", K::kBytes}}},
+      {"metric_descriptors",
+       {{"metric_id", K::kInt}, {"unit", K::kText}, {"direction", K::kInt},
+        {"description", K::kText}, {"benchmark", K::kText}}},
+      {"prices",
+       {{"provider", K::kText}, {"region", K::kText}, {"instance_type", K::kText},
+        {"effective_from_ms", K::kInt}, {"price_per_hour", K::kReal},
+        {"spot_price_per_hour", K::kReal}, {"currency", K::kText}, {"imported_ms", K::kInt}}},
+      {"schedules",
+       {{"name", K::kText}, {"cron", K::kText}, {"timezone", K::kText}, {"run", K::kBytes},
+        {"created_ms", K::kInt}, {"handled_until_ms", K::kInt}, {"last_run_id", K::kText}}},
+      {"schedule_firings",
+       {{"id", K::kInt}, {"schedule", K::kText}, {"slot_ms", K::kInt}, {"fired_ms", K::kInt},
+        {"outcome", K::kInt}, {"run_id", K::kText}, {"reason", K::kText},
+        {"offline_nodes", K::kText}, {"manual", K::kBool}, {"slots", K::kInt}},
+       "id"},
+      {"node_identities",
+       {{"node", K::kText}, {"serial", K::kText}, {"fingerprint", K::kText},
+        {"not_after_ms", K::kInt}, {"enrolled_ms", K::kInt}, {"enrolled_by", K::kText},
+        {"revoked_ms", K::kInt}}},
+      {"api_tokens",
+       {{"name", K::kText}, {"token_id", K::kText}, {"secret_hash", K::kBytes},
+        {"role", K::kText}, {"created_ms", K::kInt}, {"expires_ms", K::kInt},
+        {"revoked_ms", K::kInt}, {"last_used_ms", K::kInt}}},
+      {"settings", {{"key", K::kText}, {"value", K::kText}}},
+      {"audit",
+       {{"id", K::kInt}, {"time_ms", K::kInt}, {"principal", K::kText}, {"role", K::kText},
+        {"rpc", K::kText}, {"target", K::kText}, {"code", K::kInt}, {"message", K::kText}},
+       "id"},
+      {"node_uptime", {{"node", K::kText}, {"day", K::kInt}, {"online_ms", K::kInt}}},
+      {"interruptions",
+       {{"id", K::kInt}, {"node", K::kText}, {"time_ms", K::kInt}, {"kind", K::kText},
+        {"detail", K::kText}},
+       "id"},
+  };
+  return *kTables;
+}
+
+}  // namespace fleetbench::storage
