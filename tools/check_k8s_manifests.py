@@ -1,6 +1,10 @@
 #!/usr/bin/env python3
 """tools/check_k8s_manifests.py FLEETBENCH_BINARY MANIFEST... — a structural
-check of the Kubernetes manifests in deploy/k8s/ (CTest k8s_manifests_check).
+check of the Kubernetes manifests in deploy/k8s/ (CTest k8s_manifests_check
+and k8s_postgres_manifests_check). The manifests given are one shape of a
+deployment: a controller on SQLite (a StatefulSet of one) or controllers on
+PostgreSQL (deploy/k8s/postgres/: a Deployment of two or more, all
+--standby), with the agent DaemonSet.
 
 What it checks:
   1. Each document against a hand-written minimal JSON Schema for its kind
@@ -11,7 +15,14 @@ What it checks:
      volume named is defined; Service selectors select the StatefulSet's
      pods; the StatefulSet's serviceName is that Service; selectors match
      their templates; the PVC is mounted where --db points.
-  3. What the deployment must do: the agent DaemonSet has hostNetwork with
+  3. What the deployment must do: on SQLite, the PVC is mounted at --db's
+     folder; on PostgreSQL, --db is a postgresql:// URL whose password file
+     and the fleet's CA come from Secrets (the CA copied by an init
+     container into the state folder, where the controller writes its
+     server certificate), every replica starts with --standby, and no
+     liveness probe watches the gRPC port (a standby does not listen until
+     it leads: the readiness probe there is what sends the Service's
+     traffic to the leader). The agent DaemonSet has hostNetwork with
      ClusterFirstWithHostNet, tolerates nvidia.com/gpu, takes its name from
      spec.nodeName through the downward API and passes it as --name, adds
      exactly the capability IPC_LOCK after dropping ALL and is not
@@ -116,6 +127,10 @@ SCHEMAS = {
                     "type": "object", "required": ["accessModes", "resources"],
                     "properties": {"resources": {"type": "object", "required": ["requests"], "properties": {
                         "requests": {"type": "object", "required": ["storage"]}}}}}}}}}}),
+    "Deployment": kind_schema("apps/v1", {"type": "object",
+        "required": ["replicas", "selector", "template"], "additionalProperties": False,
+        "properties": {"replicas": {"type": "integer", "minimum": 2}, "selector": SELECTOR,
+                       "template": TEMPLATE, "strategy": {"type": "object"}}}),
     "DaemonSet": kind_schema("apps/v1", {"type": "object", "required": ["selector", "template"],
         "additionalProperties": False, "properties": {
             "selector": SELECTOR, "template": TEMPLATE, "updateStrategy": {"type": "object"}}}),
@@ -168,12 +183,16 @@ def check(docs, binary):
     if errors:
         return errors
     names = lambda kind: {d["metadata"]["name"] for d in by_kind.get(kind, [])}
-    for kind in ("StatefulSet", "DaemonSet"):
-        if len(by_kind.get(kind, [])) != 1:
-            errors.append(f"want exactly one {kind}")
+    controllers = by_kind.get("StatefulSet", []) + by_kind.get("Deployment", [])
+    if len(controllers) != 1:
+        errors.append("want exactly one controller: a StatefulSet (SQLite) or a Deployment "
+                      "(PostgreSQL)")
+    if len(by_kind.get("DaemonSet", [])) != 1:
+        errors.append("want exactly one DaemonSet")
     if errors:
         return errors
-    sts, ds = by_kind["StatefulSet"][0], by_kind["DaemonSet"][0]
+    sts, ds = controllers[0], by_kind["DaemonSet"][0]
+    ctl_kind = sts["kind"]
     services = {d["metadata"]["name"]: d for d in by_kind.get("Service", [])}
     helps = {}
 
@@ -217,7 +236,7 @@ def check(docs, binary):
         except ValueError as e:
             errors.append(f"{wname}: {e}")
             continue
-        commands[w["kind"]] = (cmd, flags, main, spec, w)
+        commands["controller" if w is sts else "agent"] = (cmd, flags, main, spec, w)
         if cmd not in ("controller", "agent"):
             errors.append(f"{wname}: runs {cmd!r}, not fleetbench controller or agent")
             continue
@@ -227,23 +246,29 @@ def check(docs, binary):
 
     if errors:
         return errors
-    cmd, flags, main, spec, _ = commands["StatefulSet"]
-    if sts["spec"]["serviceName"] not in services:
+    cmd, flags, main, spec, _ = commands["controller"]
+    pod_labels = sts["spec"]["template"]["metadata"]["labels"]
+    selecting = [n for n, svc in services.items()
+                 if all(pod_labels.get(k) == v for k, v in svc["spec"]["selector"].items())]
+    if ctl_kind == "StatefulSet" and sts["spec"]["serviceName"] not in services:
         errors.append("StatefulSet: serviceName names no Service")
+    elif ctl_kind == "StatefulSet" and sts["spec"]["serviceName"] not in selecting:
+        errors.append("Service: its selector does not select the controller's pods")
+    elif not selecting:
+        errors.append("no Service selects the controller's pods")
+    listen_port = int(flags.get("listen", "x:7070").rsplit(":", 1)[1])
+    if listen_port not in [p.get("containerPort") for p in main.get("ports", [])]:
+        errors.append("controller: --listen's port is not a containerPort")
+    if ctl_kind == "StatefulSet":
+        db_dir = flags.get("db", "").rsplit("/", 1)[0]
+        claims = {c["metadata"]["name"] for c in sts["spec"]["volumeClaimTemplates"]}
+        if not any(m["name"] in claims and m["mountPath"] == db_dir
+                   for m in main.get("volumeMounts", [])):
+            errors.append(f"controller: no PersistentVolumeClaim is mounted at {db_dir or '(no --db)'}")
     else:
-        svc = services[sts["spec"]["serviceName"]]
-        pod_labels = sts["spec"]["template"]["metadata"]["labels"]
-        if any(pod_labels.get(k) != v for k, v in svc["spec"]["selector"].items()):
-            errors.append("Service: its selector does not select the controller's pods")
-        listen_port = int(flags.get("listen", "x:7070").rsplit(":", 1)[1])
-        if listen_port not in [p.get("containerPort") for p in main.get("ports", [])]:
-            errors.append("controller: --listen's port is not a containerPort")
-    db_dir = flags.get("db", "").rsplit("/", 1)[0]
-    claims = {c["metadata"]["name"] for c in sts["spec"]["volumeClaimTemplates"]}
-    if not any(m["name"] in claims and m["mountPath"] == db_dir for m in main.get("volumeMounts", [])):
-        errors.append(f"controller: no PersistentVolumeClaim is mounted at {db_dir or '(no --db)'}")
+        errors += check_postgres_controller(flags, main, spec, listen_port)
 
-    cmd, flags, main, spec, _ = commands["DaemonSet"]
+    cmd, flags, main, spec, _ = commands["agent"]
     if spec.get("hostNetwork") is not True:
         errors.append("agent: hostNetwork must be true (the network benchmarks measure the node's NICs)")
     if spec.get("hostNetwork") and spec.get("dnsPolicy") != "ClusterFirstWithHostNet":
@@ -266,6 +291,53 @@ def check(docs, binary):
     return errors
 
 
+def mounted_from(spec, container, path):
+    """The volume a container mounts at the folder holding `path`, or None."""
+    volumes = {v["name"]: v for v in spec.get("volumes", [])}
+    folder = path.rsplit("/", 1)[0]
+    for m in container.get("volumeMounts", []):
+        if m["mountPath"] == folder:
+            return volumes.get(m["name"])
+    return None
+
+
+def check_postgres_controller(flags, main, spec, listen_port):
+    """What controllers sharing a PostgreSQL history need (docs/operations.md)."""
+    errors = []
+    if not re.match(r"^postgres(ql)?://", flags.get("db", "")):
+        errors.append("controller: a Deployment's --db must be a postgresql:// URL (one "
+                      "controller per SQLite file)")
+    if "standby" not in flags:
+        errors.append("controller: every replica must start with --standby (without it a "
+                      "second one is refused while another leads)")
+    password = flags.get("db-password-file", "")
+    volume = mounted_from(spec, main, password) if password else None
+    if volume is None or "secret" not in volume:
+        errors.append("controller: --db-password-file must be a file from a Secret")
+    state = flags.get("state-dir", "")
+    state_volumes = [m["name"] for m in main.get("volumeMounts", []) if m["mountPath"] == state]
+    if not state_volumes:
+        errors.append("controller: nothing is mounted at --state-dir (the root is read-only)")
+    volumes = {v["name"]: v for v in spec.get("volumes", [])}
+    # The CA: an init container mounts the state folder's volume and a
+    # Secret, and copies the one into the other.
+    if not any(any(m["name"] in state_volumes for m in c.get("volumeMounts", [])) and
+               any("secret" in volumes.get(m["name"], {}) for m in c.get("volumeMounts", []))
+               for c in spec.get("initContainers", [])):
+        errors.append("controller: no init container copies the fleet's CA from a Secret into "
+                      "--state-dir (every controller of a history must serve from one CA)")
+    probe = main.get("livenessProbe", {}).get("tcpSocket", {}).get("port")
+    port_names = {p.get("name"): p.get("containerPort") for p in main.get("ports", [])}
+    if probe is not None and port_names.get(probe, probe) == listen_port:
+        errors.append("controller: a liveness probe on the gRPC port kills a standby, which "
+                      "does not listen until it leads")
+    ready = main.get("readinessProbe", {}).get("tcpSocket", {}).get("port")
+    if ready is None or port_names.get(ready, ready) != listen_port:
+        errors.append("controller: the readiness probe must watch the gRPC port, so that the "
+                      "Service sends traffic to the leader only")
+    return errors
+
+
 def load(paths):
     docs = []
     for p in paths:
@@ -281,18 +353,41 @@ def self_test(docs, binary):
     def agent(ds):
         return find(ds, "DaemonSet")["spec"]["template"]["spec"]
 
+    def controller(ds):
+        return next(d for d in ds if d["kind"] in ("StatefulSet", "Deployment"))
+
+    def controller_main(ds):
+        return controller(ds)["spec"]["template"]["spec"]["containers"][0]
+
+    def drop_arg(ds, prefix):
+        main = controller_main(ds)
+        main["args"] = [a for a in main["args"] if not a.startswith(prefix)]
+
     breaks = {
         "an extra capability": lambda ds: agent(ds)["containers"][0]["securityContext"]["capabilities"]
         .__setitem__("add", ["IPC_LOCK", "SYS_ADMIN"]),
         "no host network": lambda ds: agent(ds).__setitem__("hostNetwork", False),
         "no GPU toleration": lambda ds: agent(ds).__setitem__("tolerations", []),
         "a typo in a pod spec key": lambda ds: agent(ds).__setitem__("hostNetwrok", True),
-        "a flag fleetbench lacks": lambda ds: find(ds, "StatefulSet")["spec"]["template"]["spec"]
-        ["containers"][0]["args"].append("--no-such-flag=1"),
-        "the PVC mounted elsewhere": lambda ds: find(ds, "StatefulSet")["spec"]["template"]["spec"]
-        ["containers"][0]["volumeMounts"][0].__setitem__("mountPath", "/data"),
+        "a flag fleetbench lacks": lambda ds: controller_main(ds)["args"].append("--no-such-flag=1"),
+        "the state folder mounted elsewhere": lambda ds: controller_main(ds)["volumeMounts"][0]
+        .__setitem__("mountPath", "/data"),
         "a missing Secret": lambda ds: [d for d in ds if d["kind"] != "Secret"],
+        "no controller": lambda ds: [d for d in ds if d is not controller(ds)],
     }
+    if controller(docs)["kind"] == "Deployment":
+        breaks.update({
+            "a replica without --standby": lambda ds: drop_arg(ds, "--standby"),
+            "a SQLite --db": lambda ds: controller_main(ds).__setitem__("args", [
+                "--db=/var/lib/fleetbench/history.db" if a.startswith("--db=") else a
+                for a in controller_main(ds)["args"]]),
+            "a liveness probe on the gRPC port": lambda ds: controller_main(ds).__setitem__(
+                "livenessProbe", {"tcpSocket": {"port": "grpc"}}),
+            "no readiness probe": lambda ds: controller_main(ds).__delitem__("readinessProbe"),
+            "no init container for the CA": lambda ds: controller(ds)["spec"]["template"]["spec"]
+            .__delitem__("initContainers"),
+            "one replica": lambda ds: controller(ds)["spec"].__setitem__("replicas", 1),
+        })
     failed = 0
     for what, brk in breaks.items():
         broken = copy.deepcopy(docs)
