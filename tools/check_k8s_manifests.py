@@ -19,10 +19,12 @@ What it checks:
      folder; on PostgreSQL, --db is a postgresql:// URL whose password file
      and the fleet's CA come from Secrets (the CA copied by an init
      container into the state folder, where the controller writes its
-     server certificate), every replica starts with --standby, and no
-     liveness probe watches the gRPC port (a standby does not listen until
-     it leads: the readiness probe there is what sends the Service's
-     traffic to the leader). The agent DaemonSet has hostNetwork with
+     server certificate), every replica starts with --standby, the
+     readiness probe watches the gRPC port (a standby does not listen until
+     it leads: that probe is what sends the Service's
+     traffic to the leader), and no liveness probe at all (a standby
+     listens on no port), and the Deployment updates by Recreate (only
+     the leader is ever Ready). The agent DaemonSet has hostNetwork with
      ClusterFirstWithHostNet, tolerates nvidia.com/gpu, takes its name from
      spec.nodeName through the downward API and passes it as --name, adds
      exactly the capability IPC_LOCK after dropping ALL and is not
@@ -33,7 +35,8 @@ What it does not prove: that a cluster accepts the manifests (no API
 server, no admission, no full OpenAPI schema), that the images exist, that
 the RDMA device plugin or the NVIDIA runtime class is installed, or that
 the init container's kubectl calls succeed. --self-test breaks copies of
-the manifests on purpose and fails unless the check catches each break.
+the manifests on purpose and fails unless the check catches each break
+with the error that break must cause.
 """
 import copy
 import re
@@ -266,7 +269,8 @@ def check(docs, binary):
                    for m in main.get("volumeMounts", [])):
             errors.append(f"controller: no PersistentVolumeClaim is mounted at {db_dir or '(no --db)'}")
     else:
-        errors += check_postgres_controller(flags, main, spec, listen_port)
+        secrets = {d["metadata"]["name"]: d for d in by_kind.get("Secret", [])}
+        errors += check_postgres_controller(sts, flags, main, spec, listen_port, secrets)
 
     cmd, flags, main, spec, _ = commands["agent"]
     if spec.get("hostNetwork") is not True:
@@ -301,9 +305,12 @@ def mounted_from(spec, container, path):
     return None
 
 
-def check_postgres_controller(flags, main, spec, listen_port):
+def check_postgres_controller(deployment, flags, main, spec, listen_port, secrets):
     """What controllers sharing a PostgreSQL history need (docs/operations.md)."""
     errors = []
+    if deployment["spec"].get("strategy", {}).get("type") != "Recreate":
+        errors.append("controller: the Deployment's strategy must be Recreate (only the leader "
+                      "is Ready: a rolling update waits forever for a second Ready pod)")
     if not re.match(r"^postgres(ql)?://", flags.get("db", "")):
         errors.append("controller: a Deployment's --db must be a postgresql:// URL (one "
                       "controller per SQLite file)")
@@ -320,17 +327,25 @@ def check_postgres_controller(flags, main, spec, listen_port):
         errors.append("controller: nothing is mounted at --state-dir (the root is read-only)")
     volumes = {v["name"]: v for v in spec.get("volumes", [])}
     # The CA: an init container mounts the state folder's volume and a
-    # Secret, and copies the one into the other.
+    # Secret holding ca.key, and its command copies into the folder where
+    # the controller looks for the CA.
+    tls_dir = flags.get("tls-dir") or state.rstrip("/") + "/controller.tls"
+
+    def ca_secret(volume):
+        secret = secrets.get(volume.get("secret", {}).get("secretName"), {})
+        return "ca.key" in {**secret.get("data", {}), **secret.get("stringData", {})}
+
     if not any(any(m["name"] in state_volumes for m in c.get("volumeMounts", [])) and
-               any("secret" in volumes.get(m["name"], {}) for m in c.get("volumeMounts", []))
+               any(ca_secret(volumes.get(m["name"], {})) for m in c.get("volumeMounts", [])) and
+               tls_dir in " ".join(c.get("command", []) + c.get("args", []))
                for c in spec.get("initContainers", [])):
-        errors.append("controller: no init container copies the fleet's CA from a Secret into "
-                      "--state-dir (every controller of a history must serve from one CA)")
-    probe = main.get("livenessProbe", {}).get("tcpSocket", {}).get("port")
+        errors.append(f"controller: no init container copies the fleet's CA (a Secret with "
+                      f"ca.key) into {tls_dir} (every controller of a history must serve from "
+                      f"one CA)")
     port_names = {p.get("name"): p.get("containerPort") for p in main.get("ports", [])}
-    if probe is not None and port_names.get(probe, probe) == listen_port:
-        errors.append("controller: a liveness probe on the gRPC port kills a standby, which "
-                      "does not listen until it leads")
+    if "livenessProbe" in main:
+        errors.append("controller: no liveness probe: a standby listens on no port until it "
+                      "leads, so any probe of one kills it")
     ready = main.get("readinessProbe", {}).get("tcpSocket", {}).get("port")
     if ready is None or port_names.get(ready, ready) != listen_port:
         errors.append("controller: the readiness probe must watch the gRPC port, so that the "
@@ -363,39 +378,60 @@ def self_test(docs, binary):
         main = controller_main(ds)
         main["args"] = [a for a in main["args"] if not a.startswith(prefix)]
 
+    # Each break, and words of the error it must cause: a break caught
+    # for another reason would hide a check that cannot fail.
     breaks = {
-        "an extra capability": lambda ds: agent(ds)["containers"][0]["securityContext"]["capabilities"]
-        .__setitem__("add", ["IPC_LOCK", "SYS_ADMIN"]),
-        "no host network": lambda ds: agent(ds).__setitem__("hostNetwork", False),
-        "no GPU toleration": lambda ds: agent(ds).__setitem__("tolerations", []),
-        "a typo in a pod spec key": lambda ds: agent(ds).__setitem__("hostNetwrok", True),
-        "a flag fleetbench lacks": lambda ds: controller_main(ds)["args"].append("--no-such-flag=1"),
-        "the state folder mounted elsewhere": lambda ds: controller_main(ds)["volumeMounts"][0]
-        .__setitem__("mountPath", "/data"),
-        "a missing Secret": lambda ds: [d for d in ds if d["kind"] != "Secret"],
-        "no controller": lambda ds: [d for d in ds if d is not controller(ds)],
+        "an extra capability": (lambda ds: agent(ds)["containers"][0]["securityContext"]
+                                ["capabilities"].__setitem__("add", ["IPC_LOCK", "SYS_ADMIN"]),
+                                "IPC_LOCK and nothing more"),
+        "no host network": (lambda ds: agent(ds).__setitem__("hostNetwork", False),
+                            "hostNetwork must be true"),
+        "no GPU toleration": (lambda ds: agent(ds).__setitem__("tolerations", []),
+                              "tolerate nvidia.com/gpu"),
+        "a typo in a pod spec key": (lambda ds: agent(ds).__setitem__("hostNetwrok", True),
+                                     "'hostNetwrok' was unexpected"),
+        "a flag fleetbench lacks": (lambda ds: controller_main(ds)["args"].append("--no-such-flag=1"),
+                                    "no flag --no-such-flag"),
+        "the state folder mounted elsewhere": (lambda ds: controller_main(ds)["volumeMounts"][0]
+                                               .__setitem__("mountPath", "/data"),
+                                               "mounted at"),
+        "a missing Secret": (lambda ds: [d for d in ds if d["kind"] != "Secret"],
+                             "names an undefined Secret"),
+        "no controller": (lambda ds: [d for d in ds if d is not controller(ds)],
+                          "want exactly one controller"),
     }
     if controller(docs)["kind"] == "Deployment":
         breaks.update({
-            "a replica without --standby": lambda ds: drop_arg(ds, "--standby"),
-            "a SQLite --db": lambda ds: controller_main(ds).__setitem__("args", [
+            "a replica without --standby": (lambda ds: drop_arg(ds, "--standby"), "--standby"),
+            "a SQLite --db": (lambda ds: controller_main(ds).__setitem__("args", [
                 "--db=/var/lib/fleetbench/history.db" if a.startswith("--db=") else a
-                for a in controller_main(ds)["args"]]),
-            "a liveness probe on the gRPC port": lambda ds: controller_main(ds).__setitem__(
-                "livenessProbe", {"tcpSocket": {"port": "grpc"}}),
-            "no readiness probe": lambda ds: controller_main(ds).__delitem__("readinessProbe"),
-            "no init container for the CA": lambda ds: controller(ds)["spec"]["template"]["spec"]
-            .__delitem__("initContainers"),
-            "one replica": lambda ds: controller(ds)["spec"].__setitem__("replicas", 1),
+                for a in controller_main(ds)["args"]]), "postgresql:// URL"),
+            "a liveness probe": (lambda ds: controller_main(ds).__setitem__(
+                "livenessProbe", {"httpGet": {"port": "http"}}), "no liveness probe"),
+            "no readiness probe": (lambda ds: controller_main(ds).__delitem__("readinessProbe"),
+                                   "readiness probe must watch the gRPC port"),
+            "no init container for the CA": (lambda ds: controller(ds)["spec"]["template"]["spec"]
+                                             .__delitem__("initContainers"),
+                                             "copies the fleet's CA"),
+            "the CA copied elsewhere": (lambda ds: controller(ds)["spec"]["template"]["spec"]
+                                        ["initContainers"][0].__setitem__("command", [
+                                            "/bin/sh", "-c", "cp /etc/fleetbench-ca/* /tmp/"]),
+                                        "copies the fleet's CA"),
+            "one replica": (lambda ds: controller(ds)["spec"].__setitem__("replicas", 1),
+                            "less than the minimum of 2"),
+            "a rolling update": (lambda ds: controller(ds)["spec"].__delitem__("strategy"),
+                                 "must be Recreate"),
         })
     failed = 0
-    for what, brk in breaks.items():
+    for what, (brk, reason) in breaks.items():
         broken = copy.deepcopy(docs)
         result = brk(broken)
         if isinstance(result, list):
             broken = result
-        if not check(broken, binary):
-            print(f"check_k8s_manifests self-test: {what} was not caught")
+        errors = check(broken, binary)
+        if not any(reason in e for e in errors):
+            print(f"check_k8s_manifests self-test: {what} was not caught for its reason "
+                  f"({reason!r}); errors: {errors}")
             failed += 1
     return failed
 
